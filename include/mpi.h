@@ -5,8 +5,9 @@
  * error class numbers, are those of the MPICH ABI (checked against MPICH
  * 4.0.2's mpi.h), so that a program built for MPICH could one day run on
  * bmpi unchanged. Where MPICH uses a pointer (MPI_File, the MPI_T handles)
- * so does bmpi. Constants that MPI 4.1 added after MPICH 4.0.2 are marked
- * "(MPI 4.1)"; their values follow MPICH's numbering.
+ * so does bmpi. Constants that MPICH 4.0.2 lacks are marked "(MPI 4.1)" or
+ * "not in MPICH 4.0.2" (test/api/check-mpi-h.sh relies on these words);
+ * their values follow MPICH's numbering.
  *
  * Every function is also declared as PMPI_X (the profiling interface). The
  * library defines PMPI_X and makes MPI_X a weak alias of it. A function that
@@ -29,6 +30,10 @@
  * library treats a null copy function as "do not copy" and a null delete
  * function as "nothing to do". The DUP ones (MPI_COMM_DUP_FN,
  * MPI_TYPE_DUP_FN, MPI_WIN_DUP_FN, MPI_DUP_FN) are real functions.
+ *
+ * Status arrays are declared "MPI_Status *array_of_statuses" (the same type as
+ * the standard's "MPI_Status array_of_statuses[]"): with the array spelling,
+ * GCC >= 11 warns, by default, on every call that passes MPI_STATUSES_IGNORE.
  *
  * Layout of the prototype section: one block per chapter of the standard,
  * each opened by a comment of the form "== N. Title ==", which
@@ -449,7 +454,7 @@ extern int * const MPI_WEIGHTS_EMPTY;
 #define MPI_ERR_PROC_ABORTED          76
 #define MPI_ERR_VALUE_TOO_LARGE       77
 #define MPI_T_ERR_NOT_SUPPORTED       78
-#define MPI_T_ERR_NOT_ACCESSIBLE      79  /* (MPI 4.1) */
+#define MPI_T_ERR_NOT_ACCESSIBLE      79  /* not in MPICH 4.0.2 */
 #define MPI_ERR_ERRHANDLER            80  /* (MPI 4.1) */
 #define MPI_ERR_LASTCODE              0x3fffffff
 
@@ -520,11 +525,10 @@ typedef struct bmpi_t_pvar_session *MPI_T_pvar_session;
 typedef struct bmpi_t_event_registration *MPI_T_event_registration;
 typedef struct bmpi_t_event_instance *MPI_T_event_instance;
 
-#define MPI_T_ENUM_NULL               ((MPI_T_enum)0)
-#define MPI_T_CVAR_HANDLE_NULL        ((MPI_T_cvar_handle)0)
-#define MPI_T_PVAR_HANDLE_NULL        ((MPI_T_pvar_handle)0)
-#define MPI_T_PVAR_SESSION_NULL       ((MPI_T_pvar_session)0)
-#define MPI_T_EVENT_REGISTRATION_NULL ((MPI_T_event_registration)0)
+#define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
 
 /* Defined by the library (a data symbol, as in MPICH) */
 extern struct bmpi_t_pvar_handle * const MPI_T_PVAR_ALL_HANDLES;
@@ -551,7 +555,7 @@ extern struct bmpi_t_pvar_handle * const MPI_T_PVAR_ALL_HANDLES;
 #define MPI_T_BIND_MPI_WIN        9708
 #define MPI_T_BIND_MPI_MESSAGE    9709
 #define MPI_T_BIND_MPI_INFO       9710
-#define MPI_T_BIND_MPI_SESSION    9711  /* not in MPICH 4.0.2 */
+#define MPI_T_BIND_MPI_SESSION    9711  /* MPI 4.0, but not in MPICH 4.0.2 */
 
 #define MPI_T_SCOPE_CONSTANT 60438
 #define MPI_T_SCOPE_READONLY 60439
@@ -691,11 +695,11 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 int MPI_Request_free(MPI_Request *request);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
-                               MPI_Status array_of_statuses[]);
+                               MPI_Status *array_of_statuses);
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
                                int *flag, MPI_Status *status);
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
-                                int array_of_indices[], MPI_Status array_of_statuses[]);
+                                int array_of_indices[], MPI_Status *array_of_statuses);
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request);
@@ -722,16 +726,16 @@ int MPI_Status_get_tag(MPI_Status *status, int *tag);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                MPI_Status array_of_statuses[]);
+                MPI_Status *array_of_statuses);
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
                 MPI_Status *status);
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                 int array_of_indices[], MPI_Status array_of_statuses[]);
+                 int array_of_indices[], MPI_Status *array_of_statuses);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
-int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status);
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                 int array_of_indices[], MPI_Status array_of_statuses[]);
+                 int array_of_indices[], MPI_Status *array_of_statuses);
 
 /* == 4. Partitioned Point-to-Point Communication == */
 
@@ -1494,11 +1498,11 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
 int PMPI_Request_free(MPI_Request *request);
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
-                                MPI_Status array_of_statuses[]);
+                                MPI_Status *array_of_statuses);
 int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
                                 int *flag, MPI_Status *status);
 int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
-                                 int array_of_indices[], MPI_Status array_of_statuses[]);
+                                 int array_of_indices[], MPI_Status *array_of_statuses);
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request *request);
@@ -1525,16 +1529,16 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag);
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[]);
+                 MPI_Status *array_of_statuses);
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
                  MPI_Status *status);
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]);
+                  int array_of_indices[], MPI_Status *array_of_statuses);
 int PMPI_Wait(MPI_Request *request, MPI_Status *status);
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status);
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]);
+                  int array_of_indices[], MPI_Status *array_of_statuses);
 
 /* -- 4. Partitioned Point-to-Point Communication -- */
 

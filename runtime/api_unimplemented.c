@@ -229,7 +229,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 
 BMPI_API(MPI_Request_get_status_all)
 int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
-                                MPI_Status array_of_statuses[])
+                                MPI_Status *array_of_statuses)
 {
     (void)count; (void)array_of_requests; (void)flag; (void)array_of_statuses;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_get_status_all");
@@ -245,7 +245,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
 
 BMPI_API(MPI_Request_get_status_some)
 int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
-                                 int array_of_indices[], MPI_Status array_of_statuses[])
+                                 int array_of_indices[], MPI_Status *array_of_statuses)
 {
     (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
     (void)array_of_statuses;
@@ -395,7 +395,7 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 
 BMPI_API(MPI_Testall)
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[])
+                 MPI_Status *array_of_statuses)
 {
     (void)count; (void)array_of_requests; (void)flag; (void)array_of_statuses;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Testall");
@@ -411,7 +411,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *fla
 
 BMPI_API(MPI_Testsome)
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[])
+                  int array_of_indices[], MPI_Status *array_of_statuses)
 {
     (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
     (void)array_of_statuses;
@@ -426,7 +426,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 }
 
 BMPI_API(MPI_Waitall)
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     (void)count; (void)array_of_requests; (void)array_of_statuses;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Waitall");
@@ -441,7 +441,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Stat
 
 BMPI_API(MPI_Waitsome)
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[])
+                  int array_of_indices[], MPI_Status *array_of_statuses)
 {
     (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
     (void)array_of_statuses;
