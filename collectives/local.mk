@@ -1,0 +1,1 @@
+# collectives: sources are added here

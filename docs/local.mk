@@ -1,0 +1,1 @@
+# docs: sources are added here

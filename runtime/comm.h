@@ -1,0 +1,56 @@
+/*
+ * Communicators. A communicator is a group, a context id that keeps its
+ * traffic apart from every other communicator's, and per-communicator
+ * state (error handler, name, attributes, topology).
+ *
+ * Context ids: point-to-point traffic of a communicator uses context_id,
+ * its collectives context_id + 1, so a user's receive never matches a
+ * collective's internal message.
+ */
+#ifndef BMPI_RUNTIME_COMM_H
+#define BMPI_RUNTIME_COMM_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "runtime/group.h"
+
+struct bmpi_match_ctx;
+
+struct bmpi_comm {
+    MPI_Comm handle;
+    int refcount;
+    struct bmpi_group *group;
+    int rank, size; /* shortcuts into group */
+    uint32_t context_id;
+    struct bmpi_match_ctx *pt2pt; /* matching state for context_id */
+    struct bmpi_match_ctx *coll;  /* ... and for context_id + 1 */
+    MPI_Errhandler errhandler;
+    char name[MPI_MAX_OBJECT_NAME];
+    void *attrs; /* owned by runtime/attr.c */
+    void *topo;  /* owned by runtime/topo.c */
+    void *info;
+    uint32_t coll_seq; /* tags successive collectives apart */
+};
+
+/* The communicator behind a handle, NULL for invalid handles and
+ * MPI_COMM_NULL. */
+struct bmpi_comm *bmpi_comm_get(MPI_Comm handle);
+
+/* World rank of comm's rank r. */
+static inline int bmpi_comm_world_rank(const struct bmpi_comm *c, int r)
+{
+    return c->group->world_ranks[r];
+}
+
+/* Build MPI_COMM_WORLD and MPI_COMM_SELF from bmpi_world. */
+int bmpi_comm_init(void);
+void bmpi_comm_finalize(void);
+
+/* Create a communicator on group g (retained) with a context id agreed by
+ * all members beforehand; gives it a handle. */
+int bmpi_comm_create_from_group(struct bmpi_group *g, uint32_t context_id,
+                                struct bmpi_comm **out);
+void bmpi_comm_release(struct bmpi_comm *c);
+
+#endif

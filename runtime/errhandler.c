@@ -1,0 +1,128 @@
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "runtime/api.h"
+#include "runtime/comm.h"
+#include "runtime/errhandler.h"
+#include "runtime/handle.h"
+#include "runtime/world.h"
+
+static struct bmpi_handle_table errhandlers = {.type = BMPI_OBJ_ERRHANDLER};
+
+static bool is_predefined(MPI_Errhandler h)
+{
+    return h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT;
+}
+
+struct bmpi_errhandler *bmpi_errhandler_get(MPI_Errhandler h)
+{
+    return bmpi_handle_get(&errhandlers, h);
+}
+
+bool bmpi_errhandler_valid(MPI_Errhandler h)
+{
+    return is_predefined(h) || bmpi_errhandler_get(h) != NULL;
+}
+
+void bmpi_errhandler_retain(MPI_Errhandler h)
+{
+    struct bmpi_errhandler *eh = bmpi_errhandler_get(h);
+    if (eh)
+        eh->refcount++;
+}
+
+void bmpi_errhandler_release(MPI_Errhandler h)
+{
+    struct bmpi_errhandler *eh = bmpi_errhandler_get(h);
+    if (eh && --eh->refcount == 0) {
+        bmpi_handle_release(&errhandlers, h);
+        free(eh);
+    }
+}
+
+void bmpi_errhandler_finalize(void)
+{
+    for (int i = 0; i < errhandlers.used; i++)
+        free(errhandlers.objs[i]);
+    bmpi_handle_table_free(&errhandlers);
+}
+
+static int create(enum bmpi_errh_kind kind, void (*fn)(void), MPI_Errhandler *out, const char *name)
+{
+    if (!fn || !out)
+        return bmpi_err_noobj(MPI_ERR_ARG, name, "%s is NULL", fn ? "errhandler" : "function");
+    struct bmpi_errhandler *eh = calloc(1, sizeof(*eh));
+    if (!eh)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, name, "out of memory");
+    eh->refcount = 1;
+    eh->kind = kind;
+    eh->fn = fn;
+    eh->handle = bmpi_handle_new(&errhandlers, eh);
+    if (!eh->handle) {
+        free(eh);
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, name, "out of handles");
+    }
+    *out = eh->handle;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_create_errhandler)
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    return create(BMPI_ERRH_COMM, (void (*)(void))fn, errhandler, "MPI_Comm_create_errhandler");
+}
+
+BMPI_API(MPI_Errhandler_free)
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    if (!errhandler || !bmpi_errhandler_valid(*errhandler))
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Errhandler_free", "invalid errhandler 0x%x",
+                              errhandler ? (unsigned)*errhandler : 0u);
+    bmpi_errhandler_release(*errhandler);
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_set_errhandler)
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    struct bmpi_comm *c = bmpi_comm_get(comm);
+    if (!c)
+        return bmpi_err_comm(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
+                             "invalid communicator 0x%x", (unsigned)comm);
+    struct bmpi_errhandler *eh = bmpi_errhandler_get(errhandler);
+    if (!is_predefined(errhandler) && (!eh || eh->kind != BMPI_ERRH_COMM))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                             "invalid communicator errhandler 0x%x", (unsigned)errhandler);
+    bmpi_errhandler_retain(errhandler);
+    bmpi_errhandler_release(c->errhandler);
+    c->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_get_errhandler)
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    struct bmpi_comm *c = bmpi_comm_get(comm);
+    if (!c)
+        return bmpi_err_comm(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
+                             "invalid communicator 0x%x", (unsigned)comm);
+    if (!errhandler)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    /* the caller owns a reference and frees it with MPI_Errhandler_free */
+    bmpi_errhandler_retain(c->errhandler);
+    *errhandler = c->errhandler;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_call_errhandler)
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    if (!bmpi_comm_get(comm))
+        return bmpi_err_comm(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler",
+                             "invalid communicator 0x%x", (unsigned)comm);
+    bmpi_err_comm(comm, errorcode, "MPI_Comm_call_errhandler", "error code %d raised by the application",
+                  errorcode);
+    return MPI_SUCCESS;
+}

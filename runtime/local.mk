@@ -1,0 +1,22 @@
+# runtime: init/finalize, bootstrap, errors, communicators, requests,
+# matching and the point-to-point protocol. May call transport/ only
+# through transport/transport.h.
+libbmpi_core_la_SOURCES += \
+	runtime/api.h \
+	runtime/api_unimplemented.c \
+	runtime/bsend.c \
+	runtime/comm.c runtime/comm.h \
+	runtime/errhandler.c runtime/errhandler.h \
+	runtime/error.c runtime/error.h \
+	runtime/group.c runtime/group.h \
+	runtime/handle.c runtime/handle.h \
+	runtime/init.c \
+	runtime/match.c runtime/match.h \
+	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h \
+	runtime/p2p_api.c \
+	runtime/pmix.c runtime/pmix.h \
+	runtime/progress.c runtime/progress.h \
+	runtime/request.c runtime/request.h \
+	runtime/request_api.c \
+	runtime/tl_select.c runtime/tl_select.h \
+	runtime/world.h

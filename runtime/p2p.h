@@ -1,0 +1,60 @@
+/*
+ * The runtime's internal point-to-point API: what MPI_Isend/MPI_Irecv and
+ * the collectives are built on. Arguments are already validated.
+ */
+#ifndef BMPI_RUNTIME_P2P_H
+#define BMPI_RUNTIME_P2P_H
+
+#include <stddef.h>
+#include <mpi.h>
+
+#include "runtime/comm.h"
+#include "runtime/request.h"
+
+/* Start a send of (buf, count, type) to comm rank dest. context_id is
+ * comm->context_id for user traffic, comm->context_id + 1 for collectives. */
+int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+               struct bmpi_comm *comm, uint32_t context_id, enum bmpi_send_mode mode,
+               struct bmpi_request **out);
+int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+               struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out);
+
+/* (Re)start a prepared send or receive request: persistent requests and
+ * the above share it. */
+int bmpi_send_start(struct bmpi_request *req);
+int bmpi_recv_start(struct bmpi_request *req);
+
+/* Receive-side cancel: succeeds if the receive has not matched yet. */
+int bmpi_recv_cancel(struct bmpi_request *req);
+
+/* Probe the unexpected queue (progressing once); *found when a message
+ * matches, with its status. take: remove it into *msg (MPI_Mprobe). */
+int bmpi_iprobe(int source, int tag, struct bmpi_comm *comm, int *found, MPI_Status *status,
+                struct bmpi_request **msg);
+/* Receive a message taken by bmpi_iprobe(take) into (buf, count, type). */
+int bmpi_mrecv_start(struct bmpi_request *msg, void *buf, size_t count, MPI_Datatype type);
+
+/* Progress the runtime's own queues (pending sends, staged receives). */
+int bmpi_p2p_progress(void);
+/* Flush everything this rank still has to send (MPI_Finalize). */
+int bmpi_p2p_drain(void);
+
+/* Start a prepared (persistent) send or receive, whatever its mode. */
+int bmpi_request_start(struct bmpi_request *req);
+/* Buffered send: copy into the attached buffer, then send from there. */
+int bmpi_bsend_start(struct bmpi_request *req);
+
+/* Argument checks shared by the entry points; each reports through the
+ * error handler and returns the code to return. */
+int bmpi_check_comm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
+int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type);
+/* Report the error in a completed operation's status. */
+int bmpi_report_status(struct bmpi_comm *c, const char *fn, const MPI_Status *st);
+
+/* Blocking conveniences for collectives and tests. */
+int bmpi_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+              struct bmpi_comm *comm, uint32_t context_id);
+int bmpi_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+              struct bmpi_comm *comm, uint32_t context_id, MPI_Status *status);
+
+#endif

@@ -1,0 +1,487 @@
+/*
+ * Point-to-point entry points: validate every argument, then hand over to
+ * the protocol engine (runtime/p2p.c).
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/api.h"
+#include "runtime/p2p.h"
+#include "runtime/progress.h"
+#include "runtime/world.h"
+
+/* Tags above this are invalid (the value of the MPI_TAG_UB attribute). */
+#define BMPI_TAG_UB INT_MAX
+
+enum peer_role { TO_PEER, FROM_PEER };
+
+struct p2p_args {
+    const char *fn;
+    MPI_Comm comm;
+    const void *buf;
+    int count;
+    MPI_Datatype type;
+    int peer;
+    int tag;
+    enum peer_role role;
+};
+
+int bmpi_check_comm(MPI_Comm comm, const char *fn, struct bmpi_comm **c)
+{
+    if (!bmpi_initialized())
+        return bmpi_err_comm(comm, MPI_ERR_OTHER, fn, "called before MPI_Init or after MPI_Finalize");
+    *c = bmpi_comm_get(comm);
+    if (!*c)
+        return bmpi_err_comm(comm, MPI_ERR_COMM, fn, "invalid communicator 0x%x", (unsigned)comm);
+    return MPI_SUCCESS;
+}
+
+int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type)
+{
+    if (count < 0)
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
+    struct bmpi_datatype *dt;
+    if (bmpi_dt_check_usable(type, &dt) != BMPI_OK)
+        return bmpi_err_comm(comm, MPI_ERR_TYPE, fn, NULL);
+    /* MPI_BOTTOM is NULL: only absolute-address derived types may use it. */
+    if (!buf && count > 0 && bmpi_dt_is_predefined(dt) && bmpi_dt_size(dt) > 0)
+        return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "NULL buffer for %d elements of %s", count,
+                             bmpi_dt_name(type));
+    return MPI_SUCCESS;
+}
+
+static int check_p2p(const struct p2p_args *a, struct bmpi_comm **c)
+{
+    int err = bmpi_check_comm(a->comm, a->fn, c);
+    if (err)
+        return err;
+    if ((err = bmpi_check_buffer(a->comm, a->fn, a->buf, a->count, a->type)))
+        return err;
+    bool wildcard_ok = a->role == FROM_PEER;
+    if (a->peer != MPI_PROC_NULL && !(wildcard_ok && a->peer == MPI_ANY_SOURCE) &&
+        (a->peer < 0 || a->peer >= (*c)->size))
+        return bmpi_err_comm(a->comm, MPI_ERR_RANK, a->fn, "invalid rank %d (communicator size %d)",
+                             a->peer, (*c)->size);
+    if (!(wildcard_ok && a->tag == MPI_ANY_TAG) && (a->tag < 0 || a->tag > BMPI_TAG_UB))
+        return bmpi_err_comm(a->comm, MPI_ERR_TAG, a->fn, "invalid tag %d (valid: 0..%d%s)", a->tag,
+                             BMPI_TAG_UB, wildcard_ok ? " or MPI_ANY_TAG" : "");
+    return MPI_SUCCESS;
+}
+
+static int check_request_out(MPI_Comm comm, const char *fn, MPI_Request *request)
+{
+    return request ? MPI_SUCCESS : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+}
+
+/* The error of a completed operation, through the communicator's handler. */
+int bmpi_report_status(struct bmpi_comm *c, const char *fn, const MPI_Status *st)
+{
+    if (st->MPI_ERROR == MPI_ERR_TRUNCATE)
+        return bmpi_err_comm(c->handle, MPI_ERR_TRUNCATE, fn,
+                             "message from rank %d (tag %d) is longer than the receive buffer; "
+                             "the buffer was filled and the rest discarded",
+                             st->MPI_SOURCE, st->MPI_TAG);
+    return bmpi_err_comm(c->handle, st->MPI_ERROR, fn, NULL);
+}
+
+static int isend_mode(const struct p2p_args *a, enum bmpi_send_mode mode, MPI_Request *request)
+{
+    struct bmpi_comm *c;
+    int err = check_p2p(a, &c);
+    if (!err && request)
+        err = check_request_out(a->comm, a->fn, request);
+    if (err)
+        return err;
+    struct bmpi_request *req;
+    err = bmpi_isend(a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, mode, &req);
+    if (err)
+        return bmpi_err_comm(a->comm, err, a->fn, NULL);
+    if (request) {
+        *request = bmpi_request_handle(req);
+        return MPI_SUCCESS;
+    }
+    MPI_Status st;
+    err = bmpi_request_wait(req, &st);
+    return err ? bmpi_report_status(c, a->fn, &st) : MPI_SUCCESS;
+}
+
+#define SEND_ARGS(name) \
+    {.fn = name, .comm = comm, .buf = buf, .count = count, .type = datatype, .peer = dest, .tag = tag, .role = TO_PEER}
+
+BMPI_API(MPI_Send)
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Send");
+    return isend_mode(&a, BMPI_SEND_STANDARD, NULL);
+}
+
+BMPI_API(MPI_Ssend)
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Ssend");
+    return isend_mode(&a, BMPI_SEND_SYNC, NULL);
+}
+
+/* A ready send may assume the receive is posted; sending it as a standard
+ * send is always correct. */
+BMPI_API(MPI_Rsend)
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Rsend");
+    return isend_mode(&a, BMPI_SEND_READY, NULL);
+}
+
+BMPI_API(MPI_Isend)
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Isend");
+    return isend_mode(&a, BMPI_SEND_STANDARD, request);
+}
+
+BMPI_API(MPI_Issend)
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Issend");
+    return isend_mode(&a, BMPI_SEND_SYNC, request);
+}
+
+BMPI_API(MPI_Irsend)
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Irsend");
+    return isend_mode(&a, BMPI_SEND_READY, request);
+}
+
+static int irecv_checked(const struct p2p_args *a, MPI_Request *request, MPI_Status *status)
+{
+    struct bmpi_comm *c;
+    int err = check_p2p(a, &c);
+    if (!err && request)
+        err = check_request_out(a->comm, a->fn, request);
+    if (err)
+        return err;
+    struct bmpi_request *req;
+    err = bmpi_irecv((void *)a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, &req);
+    if (err)
+        return bmpi_err_comm(a->comm, err, a->fn, NULL);
+    if (request) {
+        *request = bmpi_request_handle(req);
+        return MPI_SUCCESS;
+    }
+    MPI_Status st;
+    err = bmpi_request_wait(req, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return err ? bmpi_report_status(c, a->fn, &st) : MPI_SUCCESS;
+}
+
+#define RECV_ARGS(name) \
+    {.fn = name, .comm = comm, .buf = buf, .count = count, .type = datatype, .peer = source, .tag = tag, .role = FROM_PEER}
+
+BMPI_API(MPI_Recv)
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    struct p2p_args a = RECV_ARGS("MPI_Recv");
+    return irecv_checked(&a, NULL, status);
+}
+
+BMPI_API(MPI_Irecv)
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    struct p2p_args a = RECV_ARGS("MPI_Irecv");
+    return irecv_checked(&a, request, NULL);
+}
+
+BMPI_API(MPI_Sendrecv)
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    struct p2p_args s = {"MPI_Sendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {"MPI_Sendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
+    struct bmpi_comm *c;
+    int err = check_p2p(&s, &c);
+    if (!err)
+        err = check_p2p(&r, &c);
+    if (err)
+        return err;
+    struct bmpi_request *rreq, *sreq;
+    err = bmpi_irecv(recvbuf, (size_t)recvcount, recvtype, source, recvtag, c, c->context_id, &rreq);
+    if (err)
+        return bmpi_err_comm(comm, err, "MPI_Sendrecv", NULL);
+    err = bmpi_isend(sendbuf, (size_t)sendcount, sendtype, dest, sendtag, c, c->context_id,
+                     BMPI_SEND_STANDARD, &sreq);
+    if (err) {
+        bmpi_recv_cancel(rreq);
+        bmpi_request_wait(rreq, MPI_STATUS_IGNORE);
+        return bmpi_err_comm(comm, err, "MPI_Sendrecv", NULL);
+    }
+    MPI_Status sst, rst;
+    int serr = bmpi_request_wait(sreq, &sst);
+    int rerr = bmpi_request_wait(rreq, &rst);
+    if (status != MPI_STATUS_IGNORE)
+        *status = rst;
+    if (serr)
+        return bmpi_report_status(c, "MPI_Sendrecv", &sst);
+    return rerr ? bmpi_report_status(c, "MPI_Sendrecv", &rst) : MPI_SUCCESS;
+}
+
+/* The message goes out of a packed copy, so the buffer can take the reply. */
+BMPI_API(MPI_Sendrecv_replace)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    struct p2p_args s = {"MPI_Sendrecv_replace", comm, buf, count, datatype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {"MPI_Sendrecv_replace", comm, buf, count, datatype, source, recvtag, FROM_PEER};
+    struct bmpi_comm *c;
+    int err = check_p2p(&s, &c);
+    if (!err)
+        err = check_p2p(&r, &c);
+    if (err)
+        return err;
+    struct bmpi_datatype *dt = bmpi_dt_get(datatype);
+    size_t bytes = (size_t)count * bmpi_dt_size(dt);
+    void *packed = malloc(bytes ? bytes : 1);
+    if (!packed)
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
+                             "out of memory for a %zu-byte copy of the message", bytes);
+    bmpi_dt_pack_all(buf, (size_t)count, dt, packed);
+    err = PMPI_Sendrecv(packed, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source,
+                        recvtag, comm, status);
+    free(packed);
+    return err;
+}
+
+/* ---------------------------------------------------------------- probe */
+
+static int probe_checked(const char *fn, int source, int tag, MPI_Comm comm, int *flag,
+                         MPI_Message *message, MPI_Status *status, bool blocking)
+{
+    struct p2p_args a = {fn, comm, NULL, 0, MPI_BYTE, source, tag, FROM_PEER};
+    struct bmpi_comm *c;
+    int err = check_p2p(&a, &c);
+    if (err)
+        return err;
+    if (!blocking && !flag)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "flag is NULL");
+    if (source == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        if (message)
+            *message = MPI_MESSAGE_NO_PROC;
+        if (status != MPI_STATUS_IGNORE)
+            bmpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        return MPI_SUCCESS;
+    }
+    int found = 0;
+    unsigned idle = 0;
+    struct bmpi_request *msg = NULL;
+    for (;;) {
+        err = bmpi_iprobe(source, tag, c, &found, status, message ? &msg : NULL);
+        if (err)
+            return bmpi_err_comm(comm, err, fn, NULL);
+        if (found || !blocking)
+            break;
+        bmpi_progress_idle(&idle);
+    }
+    if (flag)
+        *flag = found;
+    if (message)
+        *message = found ? bmpi_request_handle(msg) : MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Iprobe)
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return probe_checked("MPI_Iprobe", source, tag, comm, flag, NULL, status, false);
+}
+
+BMPI_API(MPI_Probe)
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return probe_checked("MPI_Probe", source, tag, comm, NULL, NULL, status, true);
+}
+
+BMPI_API(MPI_Improbe)
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    if (!message)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Improbe", "message is NULL");
+    return probe_checked("MPI_Improbe", source, tag, comm, flag, message, status, false);
+}
+
+BMPI_API(MPI_Mprobe)
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (!message)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Mprobe", "message is NULL");
+    return probe_checked("MPI_Mprobe", source, tag, comm, NULL, message, status, true);
+}
+
+static int imrecv_checked(const char *fn, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Message *message, MPI_Request *request, MPI_Status *status)
+{
+    if (!message)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "message is NULL");
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        struct bmpi_request *req = bmpi_request_new(BMPI_REQ_RECV);
+        if (!req)
+            return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
+        bmpi_status_set(&req->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        bmpi_request_complete(req);
+        *message = MPI_MESSAGE_NULL;
+        if (request) {
+            *request = bmpi_request_handle(req);
+            return MPI_SUCCESS;
+        }
+        return bmpi_request_wait(req, status);
+    }
+    struct bmpi_request *msg = bmpi_request_get(*message);
+    if (!msg || !msg->probe_only)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, fn, "invalid message handle 0x%x", (unsigned)*message);
+    struct bmpi_comm *c = msg->comm;
+    int err = bmpi_check_buffer(c->handle, fn, buf, count, datatype);
+    if (err)
+        return err;
+    *message = MPI_MESSAGE_NULL;
+    bmpi_mrecv_start(msg, buf, (size_t)count, datatype);
+    if (request) {
+        *request = msg->handle;
+        return MPI_SUCCESS;
+    }
+    MPI_Status st;
+    err = bmpi_request_wait(msg, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return err ? bmpi_report_status(c, fn, &st) : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Mrecv)
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    return imrecv_checked("MPI_Mrecv", buf, count, datatype, message, NULL, status);
+}
+
+BMPI_API(MPI_Imrecv)
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+    if (!request)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
+    return imrecv_checked("MPI_Imrecv", buf, count, datatype, message, request, NULL);
+}
+
+/* ----------------------------------------------------------- persistent */
+
+static int persistent_init(const struct p2p_args *a, enum bmpi_req_kind kind, enum bmpi_send_mode mode,
+                           MPI_Request *request)
+{
+    struct bmpi_comm *c;
+    int err = check_p2p(a, &c);
+    if (!err)
+        err = check_request_out(a->comm, a->fn, request);
+    if (err)
+        return err;
+    struct bmpi_request *req = bmpi_request_new(kind);
+    if (!req)
+        return bmpi_err_comm(a->comm, MPI_ERR_NO_MEM, a->fn, "out of memory");
+    req->persistent = true;
+    req->complete = true; /* inactive */
+    req->buf = (void *)a->buf;
+    req->count = (size_t)a->count;
+    req->type = a->type;
+    req->dt = bmpi_dt_get(a->type);
+    bmpi_dt_retain(req->dt);
+    req->peer = a->peer;
+    req->tag = a->tag;
+    req->comm = c;
+    c->refcount++;
+    req->context_id = c->context_id;
+    req->mode = mode;
+    *request = bmpi_request_handle(req);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Send_init)
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Send_init");
+    return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_STANDARD, request);
+}
+
+BMPI_API(MPI_Ssend_init)
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Ssend_init");
+    return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_SYNC, request);
+}
+
+BMPI_API(MPI_Rsend_init)
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Rsend_init");
+    return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_READY, request);
+}
+
+BMPI_API(MPI_Recv_init)
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    struct p2p_args a = RECV_ARGS("MPI_Recv_init");
+    return persistent_init(&a, BMPI_REQ_RECV, BMPI_SEND_STANDARD, request);
+}
+
+int bmpi_request_start(struct bmpi_request *req)
+{
+    req->active = true;
+    if (req->kind == BMPI_REQ_RECV)
+        return bmpi_recv_start(req);
+    if (req->mode == BMPI_SEND_BUFFERED)
+        return bmpi_bsend_start(req);
+    return bmpi_send_start(req);
+}
+
+static int start_one(MPI_Request *request, const char *fn)
+{
+    struct bmpi_request *req = request ? bmpi_request_get(*request) : NULL;
+    if (!req || !req->persistent)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, fn, "0x%x is not a persistent request",
+                              request ? (unsigned)*request : 0u);
+    if (req->active)
+        return bmpi_err_comm(req->comm->handle, MPI_ERR_REQUEST, fn, "request 0x%x is already active",
+                             (unsigned)*request);
+    int err = bmpi_request_start(req);
+    return err ? bmpi_err_comm(req->comm->handle, err, fn, NULL) : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Start)
+int PMPI_Start(MPI_Request *request)
+{
+    return start_one(request, "MPI_Start");
+}
+
+BMPI_API(MPI_Startall)
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    if (count < 0)
+        return bmpi_err_noobj(MPI_ERR_COUNT, "MPI_Startall", "negative count %d", count);
+    if (count > 0 && !array_of_requests)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Startall", "array_of_requests is NULL");
+    for (int i = 0; i < count; i++) {
+        int err = start_one(&array_of_requests[i], "MPI_Startall");
+        if (err)
+            return err;
+    }
+    return MPI_SUCCESS;
+}

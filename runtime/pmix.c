@@ -1,0 +1,296 @@
+/*
+ * The PMIx client side of bootstrap. Every rank is a plain PMIx client, so
+ * the same binary starts under bmpirun, Slurm's srun --mpi=pmix and Open
+ * MPI's mpirun.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pmix.h>
+
+#include "runtime/error.h"
+#include "runtime/pmix.h"
+#include "runtime/world.h"
+
+/* Default for every bootstrap wait; BMPI_BOOTSTRAP_TIMEOUT overrides. */
+#define BOOTSTRAP_TIMEOUT_S 120
+
+static struct {
+    pmix_proc_t me;
+    pmix_proc_t wildcard;
+    int timeout_s;
+    /* a singleton keeps its own puts */
+    struct singleton_kv { char *key; void *data; size_t len; } *kv;
+    int nkv;
+} boot;
+
+static int pmix_fail(const char *what, pmix_status_t rc)
+{
+    return bmpi_err_set(MPI_ERR_OTHER, "%s failed: %s", what, PMIx_Error_string(rc));
+}
+
+/* Get key of proc as an unsigned integer of whatever width PMIx gave it. */
+static pmix_status_t get_uint(const pmix_proc_t *proc, const char *key, uint32_t *out)
+{
+    pmix_value_t *val = NULL;
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &boot.timeout_s, PMIX_INT);
+    pmix_status_t rc = PMIx_Get(proc, key, &info, 1, &val);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    switch (val->type) {
+    case PMIX_UINT32: *out = val->data.uint32; break;
+    case PMIX_UINT16: *out = val->data.uint16; break;
+    case PMIX_INT: *out = (uint32_t)val->data.integer; break;
+    case PMIX_UINT64: *out = (uint32_t)val->data.uint64; break;
+    case PMIX_PROC_RANK: *out = val->data.rank; break;
+    default: rc = PMIX_ERR_TYPE_MISMATCH; break;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return rc;
+}
+
+static pmix_status_t get_string(const pmix_proc_t *proc, const char *key, char **out)
+{
+    pmix_value_t *val = NULL;
+    pmix_status_t rc = PMIx_Get(proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    if (val->type == PMIX_STRING && val->data.string)
+        *out = strdup(val->data.string);
+    else
+        rc = PMIX_ERR_TYPE_MISMATCH;
+    PMIX_VALUE_RELEASE(val);
+    return rc;
+}
+
+/* PMIX_LOCAL_PEERS is "r0,r1,...": the world ranks on this node. */
+static int parse_local_peers(const char *list)
+{
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    bmpi_world.local_peers = calloc((size_t)n, sizeof(int));
+    if (!bmpi_world.local_peers)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    int count = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        bmpi_world.local_peers[count++] = (int)r;
+        p = *end == ',' ? end + 1 : end;
+    }
+    bmpi_world.local_size = count;
+    return BMPI_OK;
+}
+
+static int init_singleton(void)
+{
+    bmpi_world.singleton = true;
+    bmpi_world.rank = 0;
+    bmpi_world.size = 1;
+    bmpi_world.local_rank = 0;
+    bmpi_world.local_size = 1;
+    bmpi_world.nodeid = 0;
+    snprintf(bmpi_world.nspace, sizeof(bmpi_world.nspace), "singleton.%ld", (long)getpid());
+    bmpi_world.local_peers = calloc(1, sizeof(int));
+    bmpi_world.peers = calloc(1, sizeof(*bmpi_world.peers));
+    if (!bmpi_world.local_peers || !bmpi_world.peers)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    return BMPI_OK;
+}
+
+/* Node id of every rank. Launchers that do not give PMIX_NODEID per rank
+ * still give PMIX_LOCAL_PEERS: then "on my node" is all we can know, and
+ * all we need (shared memory is chosen per node). */
+static int fill_node_ids(void)
+{
+    bmpi_world.peers = calloc((size_t)bmpi_world.size, sizeof(*bmpi_world.peers));
+    if (!bmpi_world.peers)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    uint32_t mine;
+    bool have_ids = get_uint(&boot.me, PMIX_NODEID, &mine) == PMIX_SUCCESS;
+    bmpi_world.nodeid = have_ids ? mine : 0;
+    for (int r = 0; r < bmpi_world.size; r++) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, boot.me.nspace, (pmix_rank_t)r);
+        uint32_t id;
+        if (have_ids && get_uint(&p, PMIX_NODEID, &id) == PMIX_SUCCESS) {
+            bmpi_world.peers[r].nodeid = id;
+            continue;
+        }
+        have_ids = false;
+        bmpi_world.peers[r].nodeid = UINT32_MAX; /* "elsewhere" until proven local */
+    }
+    if (!have_ids) {
+        bmpi_world.nodeid = 0;
+        for (int r = 0; r < bmpi_world.size; r++)
+            bmpi_world.peers[r].nodeid = 1;
+        for (int i = 0; i < bmpi_world.local_size; i++)
+            bmpi_world.peers[bmpi_world.local_peers[i]].nodeid = 0;
+    }
+    return BMPI_OK;
+}
+
+int bmpi_pmix_init(void)
+{
+    const char *t = getenv("BMPI_BOOTSTRAP_TIMEOUT");
+    boot.timeout_s = t && atoi(t) > 0 ? atoi(t) : BOOTSTRAP_TIMEOUT_S;
+    if (gethostname(bmpi_world.hostname, sizeof(bmpi_world.hostname) - 1) != 0)
+        snprintf(bmpi_world.hostname, sizeof(bmpi_world.hostname), "unknown-host");
+
+    /* No PMIx server told us about itself: run alone, as other MPIs do. */
+    if (!getenv("PMIX_NAMESPACE"))
+        return init_singleton();
+
+    pmix_status_t rc = PMIx_Init(&boot.me, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        return bmpi_err_set(MPI_ERR_OTHER,
+                            "PMIx_Init failed (%s): the launcher's PMIx server could not be "
+                            "reached; start the program with bmpirun, srun --mpi=pmix or mpirun",
+                            PMIx_Error_string(rc));
+    PMIX_LOAD_PROCID(&boot.wildcard, boot.me.nspace, PMIX_RANK_WILDCARD);
+    snprintf(bmpi_world.nspace, sizeof(bmpi_world.nspace), "%s", boot.me.nspace);
+    bmpi_world.rank = (int)boot.me.rank;
+
+    uint32_t size, local_rank;
+    if ((rc = get_uint(&boot.wildcard, PMIX_JOB_SIZE, &size)) != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Get(PMIX_JOB_SIZE)", rc);
+    if ((rc = get_uint(&boot.me, PMIX_LOCAL_RANK, &local_rank)) != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Get(PMIX_LOCAL_RANK)", rc);
+    bmpi_world.size = (int)size;
+    bmpi_world.local_rank = (int)local_rank;
+
+    char *peers = NULL;
+    if ((rc = get_string(&boot.wildcard, PMIX_LOCAL_PEERS, &peers)) != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Get(PMIX_LOCAL_PEERS)", rc);
+    int err = parse_local_peers(peers);
+    free(peers);
+    if (err)
+        return err;
+    char *host = NULL;
+    if (get_string(&boot.me, PMIX_HOSTNAME, &host) == PMIX_SUCCESS) {
+        snprintf(bmpi_world.hostname, sizeof(bmpi_world.hostname), "%s", host);
+        free(host);
+    }
+    return fill_node_ids();
+}
+
+int bmpi_pmix_put(const char *key, const void *data, size_t len)
+{
+    if (bmpi_world.singleton) {
+        struct singleton_kv *kv = realloc(boot.kv, (size_t)(boot.nkv + 1) * sizeof(*kv));
+        if (!kv)
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        boot.kv = kv;
+        kv[boot.nkv].key = strdup(key);
+        kv[boot.nkv].data = malloc(len ? len : 1);
+        if (!kv[boot.nkv].key || !kv[boot.nkv].data)
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        memcpy(kv[boot.nkv].data, data, len);
+        kv[boot.nkv++].len = len;
+        return BMPI_OK;
+    }
+    pmix_value_t val;
+    PMIX_VALUE_CONSTRUCT(&val);
+    val.type = PMIX_BYTE_OBJECT;
+    val.data.bo.bytes = (char *)data;
+    val.data.bo.size = len;
+    /* PMIx_Put copies the value */
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &val);
+    if (rc != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Put", rc);
+    return BMPI_OK;
+}
+
+int bmpi_pmix_fence(void)
+{
+    if (bmpi_world.singleton)
+        return BMPI_OK;
+    pmix_status_t rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Commit", rc);
+    pmix_info_t info[2];
+    bool collect = true;
+    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &boot.timeout_s, PMIX_INT);
+    rc = PMIx_Fence(NULL, 0, info, 2);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc == PMIX_ERR_TIMEOUT)
+        return bmpi_err_set(MPI_ERR_OTHER,
+                            "PMIx_Fence timed out after %d s waiting for all %d ranks to reach "
+                            "MPI_Init (a rank is stuck or died before MPI_Init; "
+                            "BMPI_BOOTSTRAP_TIMEOUT changes the limit)",
+                            boot.timeout_s, bmpi_world.size);
+    if (rc != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Fence", rc);
+    return BMPI_OK;
+}
+
+int bmpi_pmix_get(int rank, const char *key, void **data, size_t *len)
+{
+    if (bmpi_world.singleton) {
+        for (int i = 0; i < boot.nkv; i++) {
+            if (strcmp(boot.kv[i].key, key) != 0)
+                continue;
+            *data = malloc(boot.kv[i].len ? boot.kv[i].len : 1);
+            if (!*data)
+                return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+            memcpy(*data, boot.kv[i].data, boot.kv[i].len);
+            *len = boot.kv[i].len;
+            return BMPI_OK;
+        }
+        return bmpi_err_set(MPI_ERR_OTHER, "key %s was never published", key);
+    }
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, boot.me.nspace, (pmix_rank_t)rank);
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &boot.timeout_s, PMIX_INT);
+    pmix_value_t *val = NULL;
+    pmix_status_t rc = PMIx_Get(&p, key, &info, 1, &val);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS)
+        return bmpi_err_set(MPI_ERR_OTHER, "PMIx_Get of %s from rank %d failed: %s", key, rank,
+                            PMIx_Error_string(rc));
+    if (val->type != PMIX_BYTE_OBJECT) {
+        PMIX_VALUE_RELEASE(val);
+        return bmpi_err_set(MPI_ERR_OTHER, "PMIx_Get of %s from rank %d: not a byte object", key, rank);
+    }
+    *len = val->data.bo.size;
+    *data = malloc(*len ? *len : 1);
+    if (*data)
+        memcpy(*data, val->data.bo.bytes, *len);
+    PMIX_VALUE_RELEASE(val);
+    return *data ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+}
+
+void bmpi_pmix_abort(int code, const char *msg)
+{
+    if (!bmpi_world.singleton && PMIx_Initialized())
+        PMIx_Abort(code, msg, NULL, 0);
+    _exit(code ? code : 1);
+}
+
+int bmpi_pmix_finalize(void)
+{
+    for (int i = 0; i < boot.nkv; i++) {
+        free(boot.kv[i].key);
+        free(boot.kv[i].data);
+    }
+    free(boot.kv);
+    boot.kv = NULL;
+    boot.nkv = 0;
+    if (bmpi_world.singleton)
+        return BMPI_OK;
+    pmix_status_t rc = PMIx_Finalize(NULL, 0);
+    return rc == PMIX_SUCCESS ? BMPI_OK : pmix_fail("PMIx_Finalize", rc);
+}

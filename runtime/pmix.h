@@ -1,0 +1,29 @@
+/*
+ * Bootstrap through the PMIx client API: who we are, where the peers are,
+ * and the exchange of transport addresses (Put/Commit/Fence/Get).
+ *
+ * Started without any launcher (no PMIX_NAMESPACE in the environment) the
+ * process runs as a singleton: size 1, and put/get work on a local store.
+ */
+#ifndef BMPI_RUNTIME_PMIX_H
+#define BMPI_RUNTIME_PMIX_H
+
+#include <stddef.h>
+
+/* Fills the identity fields of bmpi_world (rank, size, local ranks, node
+ * ids, hostname, nspace). */
+int bmpi_pmix_init(void);
+int bmpi_pmix_finalize(void);
+
+/* Publish a blob under key (visible to every rank after bmpi_pmix_fence). */
+int bmpi_pmix_put(const char *key, const void *data, size_t len);
+/* Commit and wait for every rank, collecting the published data. */
+int bmpi_pmix_fence(void);
+/* Fetch rank's blob for key; *data is malloc'd, the caller frees it. */
+int bmpi_pmix_get(int rank, const char *key, void **data, size_t *len);
+
+/* Ask the launcher to kill the whole job with exit status code. Does not
+ * return under a launcher; a singleton exits. */
+void bmpi_pmix_abort(int code, const char *msg);
+
+#endif

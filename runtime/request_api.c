@@ -1,0 +1,392 @@
+/*
+ * Completion entry points: the Wait and Test families, MPI_Request_free,
+ * MPI_Request_get_status, MPI_Cancel and MPI_Test_cancelled.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "runtime/api.h"
+#include "runtime/p2p.h"
+#include "runtime/progress.h"
+#include "runtime/world.h"
+
+/* A handle in an array of requests: NULL handles and inactive persistent
+ * requests take part as "nothing to wait for". */
+static int lookup(MPI_Request h, const char *fn, struct bmpi_request **req)
+{
+    *req = NULL;
+    if (h == MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    *req = bmpi_request_get(h);
+    if (!*req || (*req)->probe_only)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, fn, "invalid request 0x%x", (unsigned)h);
+    if ((*req)->persistent && !(*req)->active)
+        *req = NULL;
+    return MPI_SUCCESS;
+}
+
+static int lookup_all(int count, MPI_Request reqs[], const char *fn, struct bmpi_request **objs)
+{
+    if (count < 0)
+        return bmpi_err_noobj(MPI_ERR_COUNT, fn, "negative count %d", count);
+    if (count > 0 && !reqs)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "array_of_requests is NULL");
+    for (int i = 0; i < count; i++) {
+        int err = lookup(reqs[i], fn, &objs[i]);
+        if (err)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Hand a completed request's result to the user: status out, and
+ * non-persistent requests freed and their handle nulled. Returns the
+ * operation's error class. */
+static int retire(struct bmpi_request *req, MPI_Request *handle, MPI_Status *status)
+{
+    int err = req->status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE)
+        *status = req->status;
+    if (req->persistent) {
+        req->active = false;
+    } else {
+        bmpi_request_free(req);
+        *handle = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static int report(struct bmpi_comm *comm, const char *fn, const MPI_Status *st, int err)
+{
+    if (comm)
+        return bmpi_report_status(comm, fn, st);
+    return bmpi_err_noobj(err, fn, NULL);
+}
+
+static int retire_reporting(struct bmpi_request *req, MPI_Request *handle, MPI_Status *status,
+                            const char *fn)
+{
+    struct bmpi_comm *comm = req->comm;
+    if (comm)
+        comm->refcount++; /* outlives the request for the report */
+    MPI_Status st;
+    int err = retire(req, handle, &st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    if (err)
+        err = report(comm, fn, &st, err);
+    if (comm)
+        bmpi_comm_release(comm);
+    return err;
+}
+
+BMPI_API(MPI_Wait)
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!request)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
+    struct bmpi_request *req;
+    int err = lookup(*request, "MPI_Wait", &req);
+    if (err)
+        return err;
+    if (!req) {
+        if (status != MPI_STATUS_IGNORE)
+            bmpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bmpi_progress_wait(&req->complete);
+    return retire_reporting(req, request, status, "MPI_Wait");
+}
+
+BMPI_API(MPI_Test)
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!request || !flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Test", "%s is NULL", request ? "flag" : "request");
+    struct bmpi_request *req;
+    int err = lookup(*request, "MPI_Test", &req);
+    if (err)
+        return err;
+    if (!req) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            bmpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!req->complete)
+        bmpi_progress();
+    *flag = req->complete;
+    return *flag ? retire_reporting(req, request, status, "MPI_Test") : MPI_SUCCESS;
+}
+
+/* Retire every request of the array; the error class of MPI_Waitall and
+ * MPI_Testall is MPI_ERR_IN_STATUS when one failed. */
+static int retire_all(int count, MPI_Request reqs[], struct bmpi_request **objs, MPI_Status statuses[],
+                      const char *fn)
+{
+    struct bmpi_comm *failed_comm = NULL;
+    MPI_Status failed;
+    for (int i = 0; i < count; i++) {
+        MPI_Status st;
+        if (!objs[i]) {
+            bmpi_status_empty(&st);
+        } else {
+            if (objs[i]->status.MPI_ERROR && !failed_comm) {
+                failed_comm = objs[i]->comm;
+                failed = objs[i]->status;
+                if (failed_comm)
+                    failed_comm->refcount++;
+            }
+            retire(objs[i], &reqs[i], &st);
+        }
+        if (statuses != MPI_STATUSES_IGNORE)
+            statuses[i] = st;
+    }
+    if (!failed_comm)
+        return MPI_SUCCESS;
+    int err = bmpi_report_status(failed_comm, fn, &failed);
+    bmpi_comm_release(failed_comm);
+    return err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+static struct bmpi_request **scratch(int count)
+{
+    return malloc((size_t)(count > 0 ? count : 1) * sizeof(struct bmpi_request *));
+}
+
+BMPI_API(MPI_Waitall)
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    struct bmpi_request *small[16], **objs = count <= 16 ? small : scratch(count);
+    if (!objs)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Waitall", "out of memory");
+    int err = lookup_all(count, array_of_requests, "MPI_Waitall", objs);
+    if (!err) {
+        for (int i = 0; i < count; i++)
+            if (objs[i])
+                bmpi_progress_wait(&objs[i]->complete);
+        err = retire_all(count, array_of_requests, objs, array_of_statuses, "MPI_Waitall");
+    }
+    if (objs != small)
+        free(objs);
+    return err;
+}
+
+BMPI_API(MPI_Testall)
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    if (!flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
+    struct bmpi_request *small[16], **objs = count <= 16 ? small : scratch(count);
+    if (!objs)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Testall", "out of memory");
+    int err = lookup_all(count, array_of_requests, "MPI_Testall", objs);
+    if (!err) {
+        bmpi_progress();
+        *flag = 1;
+        for (int i = 0; i < count; i++)
+            if (objs[i] && !objs[i]->complete)
+                *flag = 0;
+        if (*flag)
+            err = retire_all(count, array_of_requests, objs, array_of_statuses, "MPI_Testall");
+    }
+    if (objs != small)
+        free(objs);
+    return err;
+}
+
+/* Index of the first completed request, -1 if none; *active counts the
+ * requests that take part. */
+static int first_complete(int count, MPI_Request reqs[], const char *fn, int *active, int *err)
+{
+    *active = 0;
+    int found = -1;
+    for (int i = 0; i < count; i++) {
+        struct bmpi_request *req;
+        if ((*err = lookup(reqs[i], fn, &req)))
+            return -1;
+        if (!req)
+            continue;
+        (*active)++;
+        if (req->complete && found < 0)
+            found = i;
+    }
+    return found;
+}
+
+static int any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status, bool block,
+               const char *fn)
+{
+    if (count < 0 || (count > 0 && !reqs) || !index)
+        return bmpi_err_noobj(count < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, fn,
+                              count < 0 ? "negative count" : "NULL array or index");
+    unsigned idle = 0;
+    for (;;) {
+        int active, err = MPI_SUCCESS;
+        int i = first_complete(count, reqs, fn, &active, &err);
+        if (err)
+            return err;
+        if (i >= 0) {
+            *index = i;
+            if (flag)
+                *flag = 1;
+            return retire_reporting(bmpi_request_get(reqs[i]), &reqs[i], status, fn);
+        }
+        if (active == 0 || !block) {
+            *index = MPI_UNDEFINED;
+            if (flag)
+                *flag = active == 0;
+            if (active == 0 && status != MPI_STATUS_IGNORE)
+                bmpi_status_empty(status);
+            if (!block && active > 0 && idle++ == 0) {
+                bmpi_progress();
+                continue;
+            }
+            return MPI_SUCCESS;
+        }
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    }
+}
+
+BMPI_API(MPI_Waitany)
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    return any(count, array_of_requests, index, NULL, status, true, "MPI_Waitany");
+}
+
+BMPI_API(MPI_Testany)
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+    if (!flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Testany", "flag is NULL");
+    return any(count, array_of_requests, index, flag, status, false, "MPI_Testany");
+}
+
+static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
+                bool block, const char *fn)
+{
+    if (incount < 0 || (incount > 0 && (!reqs || !indices)) || !outcount)
+        return bmpi_err_noobj(incount < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, fn,
+                              incount < 0 ? "negative count" : "NULL array or outcount");
+    unsigned idle = 0;
+    bool progressed = false;
+    for (;;) {
+        int active, err = MPI_SUCCESS;
+        int first = first_complete(incount, reqs, fn, &active, &err);
+        if (err)
+            return err;
+        if (active == 0) {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        if (first >= 0)
+            break;
+        if (!block && progressed) {
+            *outcount = 0;
+            return MPI_SUCCESS;
+        }
+        progressed = true;
+        if (!bmpi_progress() && block)
+            bmpi_progress_idle(&idle);
+    }
+    int n = 0, failed = 0;
+    for (int i = 0; i < incount; i++) {
+        struct bmpi_request *req = bmpi_request_get(reqs[i]);
+        if (reqs[i] == MPI_REQUEST_NULL || !req || !req->complete || (req->persistent && !req->active))
+            continue;
+        MPI_Status st;
+        failed |= retire(req, &reqs[i], &st) != MPI_SUCCESS;
+        if (statuses != MPI_STATUSES_IGNORE)
+            statuses[n] = st;
+        indices[n++] = i;
+    }
+    *outcount = n;
+    return failed ? bmpi_err_noobj(MPI_ERR_IN_STATUS, fn, "an operation failed; see the statuses")
+                  : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Waitsome)
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[])
+{
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true,
+                "MPI_Waitsome");
+}
+
+BMPI_API(MPI_Testsome)
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[])
+{
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false,
+                "MPI_Testsome");
+}
+
+BMPI_API(MPI_Request_get_status)
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (!flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
+    struct bmpi_request *req;
+    int err = lookup(request, "MPI_Request_get_status", &req);
+    if (err)
+        return err;
+    if (req && !req->complete)
+        bmpi_progress();
+    *flag = !req || req->complete;
+    if (*flag && status != MPI_STATUS_IGNORE) {
+        if (req)
+            *status = req->status;
+        else
+            bmpi_status_empty(status);
+    }
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Request_free)
+int PMPI_Request_free(MPI_Request *request)
+{
+    struct bmpi_request *req = request ? bmpi_request_get(*request) : NULL;
+    if (!req)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Request_free", "invalid request 0x%x",
+                              request ? (unsigned)*request : 0u);
+    *request = MPI_REQUEST_NULL;
+    if (req->complete && !(req->persistent && req->active)) {
+        bmpi_request_free(req);
+        return MPI_SUCCESS;
+    }
+    /* freed when it completes */
+    req->persistent = false;
+    req->user_freed = true;
+    return MPI_SUCCESS;
+}
+
+/* Receives that have not matched are cancelled; a send, once started,
+ * cannot be recalled in bmpi and completes normally (MPI 4.1 deprecates
+ * cancelling sends; MPI_Test_cancelled then reports false). */
+BMPI_API(MPI_Cancel)
+int PMPI_Cancel(MPI_Request *request)
+{
+    struct bmpi_request *req;
+    if (!request)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Cancel", "request is NULL");
+    int err = lookup(*request, "MPI_Cancel", &req);
+    if (err)
+        return err;
+    if (!req)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Cancel", "request 0x%x is null or inactive",
+                              (unsigned)*request);
+    if (req->kind == BMPI_REQ_RECV)
+        bmpi_recv_cancel(req);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Test_cancelled)
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || !flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Test_cancelled", "%s is NULL", status ? "flag" : "status");
+    *flag = status->count_hi_and_cancelled & 1;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,52 @@
+/*
+ * The one place for process-wide runtime state (DESIGN.md, Conventions):
+ * everything else is per object.
+ */
+#ifndef BMPI_RUNTIME_WORLD_H
+#define BMPI_RUNTIME_WORLD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "transport/transport.h"
+
+enum bmpi_state { BMPI_STATE_NEW, BMPI_STATE_RUNNING, BMPI_STATE_FINALIZED };
+
+/* How this process reaches one peer. */
+struct bmpi_peer {
+    struct bmpi_tl *tl; /* chosen transport */
+    uint32_t nodeid;
+};
+
+struct bmpi_world {
+    enum bmpi_state state;
+    int thread_level;
+    pthread_t main_thread;
+
+    /* identity, from PMIx */
+    int rank, size;
+    int local_rank, local_size;
+    int *local_peers;   /* world ranks on this node, ascending, local_size of them */
+    uint32_t nodeid;
+    bool singleton;
+    char nspace[256];
+    char hostname[MPI_MAX_PROCESSOR_NAME];
+
+    /* more ranks than cores on this node: yield instead of spinning */
+    bool oversubscribed;
+
+    /* transports */
+    struct bmpi_tl *tls;
+    int ntls;
+    struct bmpi_peer *peers; /* indexed by world rank */
+
+    int verbose; /* BMPI_VERBOSE */
+};
+
+extern struct bmpi_world bmpi_world;
+
+static inline bool bmpi_initialized(void) { return bmpi_world.state == BMPI_STATE_RUNNING; }
+
+#endif

@@ -1,0 +1,6 @@
+# Tests: unit/ (Check, link the core library), mpi/ (multi-rank programs run
+# by bmpirun), launcher/ (bmpirun's own behaviour).
+include test/unit/local.mk
+include test/mpi/local.mk
+include test/launcher/local.mk
+include test/api/local.mk

@@ -1,0 +1,1 @@
+# test/mpi: sources are added here

@@ -1,0 +1,1 @@
+# test/unit: sources are added here

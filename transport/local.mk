@@ -1,0 +1,7 @@
+# transport: byte movers behind transport/transport.h. A transport calls
+# back into the runtime only through bmpi_am_deliver() and the PMIx and
+# error helpers.
+libbmpi_core_la_SOURCES += \
+	transport/transport.h \
+	transport/common.c \
+	transport/self/self.c

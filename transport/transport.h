@@ -1,0 +1,137 @@
+/*
+ * The transport contract: byte movers behind one ops table.
+ *
+ * A transport knows nothing of MPI: no communicators, tags or datatypes.
+ * It moves active messages (a small header plus payload) to a peer,
+ * delivering them in order per peer to the handler the runtime registered
+ * for the message's id, and optionally reads or writes a peer's memory
+ * (RMA) for single-copy rendezvous. Peers are named by their rank in the
+ * job (PMIx rank == MPI_COMM_WORLD rank).
+ *
+ * The shape follows Open MPI's btl module and UCX's uct_iface: capabilities
+ * are data (struct bmpi_tl_caps), behaviour is an ops table. Every op is
+ * filled: an operation a transport lacks points at a "not supported" stub
+ * (bmpi_tl_unsupported_*) so callers never test for NULL.
+ *
+ * Status codes: BMPI_OK (0), BMPI_TL_EAGAIN (out of resources right now: the
+ * caller keeps the message and retries after progress, nothing was sent),
+ * or a positive MPI error class with the reason recorded by bmpi_err_set().
+ */
+#ifndef BMPI_TRANSPORT_H
+#define BMPI_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define BMPI_TL_EAGAIN (-11)
+
+/* Capability flags. */
+#define BMPI_TL_RMA_GET  0x1u /* get() reads a peer's registered memory */
+#define BMPI_TL_RMA_PUT  0x2u /* put() writes a peer's registered memory */
+#define BMPI_TL_NEEDS_MR 0x4u /* local buffers must be registered for RMA */
+
+/* Exclusivity: when several transports reach a peer, the highest wins. */
+enum bmpi_tl_exclusivity {
+    BMPI_TL_EXCL_NETWORK = 100,
+    BMPI_TL_EXCL_SHM = 200,
+    BMPI_TL_EXCL_SELF = 300,
+};
+
+struct bmpi_tl_caps {
+    const char *name;
+    int exclusivity;
+    size_t max_am;      /* largest header + payload of one am_send */
+    size_t eager_limit; /* payload size up to which the runtime sends eagerly */
+    size_t rma_limit;   /* largest single get/put, 0 if unlimited */
+    unsigned flags;
+    double latency_us;     /* nominal, for choosing between transports */
+    double bandwidth_mbs;
+};
+
+struct bmpi_tl;
+
+/* Completion of a get/put: status is BMPI_OK or an MPI error class. */
+typedef void (*bmpi_tl_done_fn)(void *ctx, int status);
+
+struct bmpi_tl_ops {
+    /* Lifecycle, in this order: query, open, (job-wide PMIx fence),
+     * add_peers, ..., close. */
+
+    /* Can this transport run here? 0 if so; otherwise an MPI error class
+     * and why in words (e.g. "no RDMA device found"). */
+    int (*query)(char *why, size_t why_len);
+    /* Allocate resources, fill tl->caps and tl->priv, and publish the local
+     * address through PMIx (bmpi_pmix_put) under the transport's own key. */
+    int (*open)(struct bmpi_tl *tl);
+    /* For each of npeers world ranks, set reachable[i]; for a peer it
+     * cannot reach, write why into why[i] (may be NULL). Reads the peers'
+     * addresses published at open. Called once, after the fence. */
+    int (*add_peers)(struct bmpi_tl *tl, const int *peers, int npeers, bool *reachable,
+                     char (*why)[128]);
+    /* Release everything, shared segments and registrations included. */
+    void (*close)(struct bmpi_tl *tl);
+
+    /* Send an active message: hdr (hdr_len bytes, copied) then the payload
+     * described by iov. hdr_len + payload <= caps.max_am. Returns
+     * BMPI_TL_EAGAIN when out of resources; never drops a message. Safe to
+     * call from inside a delivery handler. */
+    int (*am_send)(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *hdr, size_t hdr_len,
+                   const struct iovec *iov, int iovcnt);
+
+    /* Memory registration for RMA. *memh is opaque; NULL is valid for
+     * transports without BMPI_TL_NEEDS_MR. */
+    int (*mem_reg)(struct bmpi_tl *tl, void *addr, size_t len, void **memh);
+    int (*mem_dereg)(struct bmpi_tl *tl, void *memh);
+    /* Serialise the remote key of a registration into buf (at most
+     * BMPI_TL_RKEY_MAX bytes); *len gets its size. */
+    int (*rkey_pack)(struct bmpi_tl *tl, void *memh, void *buf, size_t *len);
+    /* Read len bytes at the peer's remote_addr (covered by rkey) into local
+     * (covered by local_memh), then call done(ctx, status) from progress. */
+    int (*get)(struct bmpi_tl *tl, int peer, void *local, void *local_memh, size_t len,
+               uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done,
+               void *ctx);
+    int (*put)(struct bmpi_tl *tl, int peer, const void *local, void *local_memh, size_t len,
+               uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done,
+               void *ctx);
+
+    /* Handle pending events; returns how many (0 when idle). */
+    int (*progress)(struct bmpi_tl *tl);
+};
+
+#define BMPI_TL_RKEY_MAX 64
+
+struct bmpi_tl {
+    const struct bmpi_tl_ops *ops;
+    struct bmpi_tl_caps caps;
+    void *priv; /* the transport's own state */
+};
+
+/* Delivery, implemented by the runtime: a transport calls this for every
+ * active message, in order per peer. The pointers are valid only during the
+ * call (they may point into a shared segment or a receive buffer). */
+void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len,
+                     const void *payload, size_t len);
+
+/* Stubs for operations a transport does not have. */
+int bmpi_tl_unsupported_mem_reg(struct bmpi_tl *tl, void *addr, size_t len, void **memh);
+int bmpi_tl_unsupported_mem_dereg(struct bmpi_tl *tl, void *memh);
+int bmpi_tl_unsupported_rkey_pack(struct bmpi_tl *tl, void *memh, void *buf, size_t *len);
+int bmpi_tl_unsupported_get(struct bmpi_tl *tl, int peer, void *local, void *local_memh, size_t len,
+                            uint64_t remote_addr, const void *rkey, size_t rkey_len,
+                            bmpi_tl_done_fn done, void *ctx);
+int bmpi_tl_unsupported_put(struct bmpi_tl *tl, int peer, const void *local, void *local_memh,
+                            size_t len, uint64_t remote_addr, const void *rkey, size_t rkey_len,
+                            bmpi_tl_done_fn done, void *ctx);
+
+/* The transports compiled in, in order of preference (self, shm, verbs,
+ * ofi), each with its ops table. */
+struct bmpi_tl_component {
+    const char *name;
+    const struct bmpi_tl_ops *ops;
+};
+extern const struct bmpi_tl_component bmpi_tl_components[];
+extern const int bmpi_tl_ncomponents;
+
+#endif
