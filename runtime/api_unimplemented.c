@@ -10,35 +10,6 @@
 
 /* == 3. Point-to-Point Communication == */
 
-BMPI_API(MPI_Bsend)
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Bsend");
-}
-
-BMPI_API(MPI_Bsend_init)
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Bsend_init");
-}
-
-BMPI_API(MPI_Buffer_attach)
-int PMPI_Buffer_attach(void *buffer, int size)
-{
-    (void)buffer; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_attach");
-}
-
-BMPI_API(MPI_Buffer_detach)
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    (void)buffer_addr; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_detach");
-}
-
 BMPI_API(MPI_Buffer_flush)
 int PMPI_Buffer_flush(void)
 {
@@ -50,13 +21,6 @@ int PMPI_Buffer_iflush(MPI_Request *request)
 {
     (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_iflush");
-}
-
-BMPI_API(MPI_Cancel)
-int PMPI_Cancel(MPI_Request *request)
-{
-    (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Cancel");
 }
 
 BMPI_API(MPI_Comm_attach_buffer)
@@ -86,68 +50,6 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return bmpi_err_unsupported(comm, "MPI_Comm_iflush_buffer");
 }
 
-BMPI_API(MPI_Get_count)
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_count");
-}
-
-BMPI_API(MPI_Ibsend)
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ibsend");
-}
-
-BMPI_API(MPI_Improbe)
-int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
-                 MPI_Status *status)
-{
-    (void)source; (void)tag; (void)flag; (void)message; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Improbe");
-}
-
-BMPI_API(MPI_Imrecv)
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)message; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Imrecv");
-}
-
-BMPI_API(MPI_Iprobe)
-int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
-{
-    (void)source; (void)tag; (void)flag; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Iprobe");
-}
-
-BMPI_API(MPI_Irecv)
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Irecv");
-}
-
-BMPI_API(MPI_Irsend)
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Irsend");
-}
-
-BMPI_API(MPI_Isend)
-int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Isend");
-}
-
 BMPI_API(MPI_Isendrecv)
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -165,66 +67,6 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
     (void)request;
     return bmpi_err_unsupported(comm, "MPI_Isendrecv_replace");
-}
-
-BMPI_API(MPI_Issend)
-int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Issend");
-}
-
-BMPI_API(MPI_Mprobe)
-int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
-{
-    (void)source; (void)tag; (void)message; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Mprobe");
-}
-
-BMPI_API(MPI_Mrecv)
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-               MPI_Status *status)
-{
-    (void)buf; (void)count; (void)datatype; (void)message; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Mrecv");
-}
-
-BMPI_API(MPI_Probe)
-int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)source; (void)tag; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Probe");
-}
-
-BMPI_API(MPI_Recv)
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
-{
-    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Recv");
-}
-
-BMPI_API(MPI_Recv_init)
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Recv_init");
-}
-
-BMPI_API(MPI_Request_free)
-int PMPI_Request_free(MPI_Request *request)
-{
-    (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_free");
-}
-
-BMPI_API(MPI_Request_get_status)
-int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
-{
-    (void)request; (void)flag; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_get_status");
 }
 
 BMPI_API(MPI_Request_get_status_all)
@@ -250,55 +92,6 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
     (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
     (void)array_of_statuses;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_get_status_some");
-}
-
-BMPI_API(MPI_Rsend)
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Rsend");
-}
-
-BMPI_API(MPI_Rsend_init)
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Rsend_init");
-}
-
-BMPI_API(MPI_Send)
-int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Send");
-}
-
-BMPI_API(MPI_Send_init)
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Send_init");
-}
-
-BMPI_API(MPI_Sendrecv)
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status *status)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)dest; (void)sendtag; (void)recvbuf;
-    (void)recvcount; (void)recvtype; (void)source; (void)recvtag; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Sendrecv");
-}
-
-BMPI_API(MPI_Sendrecv_replace)
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
-    (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Sendrecv_replace");
 }
 
 BMPI_API(MPI_Session_attach_buffer)
@@ -329,35 +122,6 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_iflush_buffer");
 }
 
-BMPI_API(MPI_Ssend)
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Ssend");
-}
-
-BMPI_API(MPI_Ssend_init)
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ssend_init");
-}
-
-BMPI_API(MPI_Start)
-int PMPI_Start(MPI_Request *request)
-{
-    (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Start");
-}
-
-BMPI_API(MPI_Startall)
-int PMPI_Startall(int count, MPI_Request array_of_requests[])
-{
-    (void)count; (void)array_of_requests;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Startall");
-}
-
 BMPI_API(MPI_Status_get_error)
 int PMPI_Status_get_error(MPI_Status *status, int *error)
 {
@@ -377,75 +141,6 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag)
 {
     (void)status; (void)tag;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_get_tag");
-}
-
-BMPI_API(MPI_Test)
-int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    (void)request; (void)flag; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Test");
-}
-
-BMPI_API(MPI_Test_cancelled)
-int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
-{
-    (void)status; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Test_cancelled");
-}
-
-BMPI_API(MPI_Testall)
-int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status *array_of_statuses)
-{
-    (void)count; (void)array_of_requests; (void)flag; (void)array_of_statuses;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Testall");
-}
-
-BMPI_API(MPI_Testany)
-int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
-                 MPI_Status *status)
-{
-    (void)count; (void)array_of_requests; (void)indx; (void)flag; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Testany");
-}
-
-BMPI_API(MPI_Testsome)
-int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status *array_of_statuses)
-{
-    (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
-    (void)array_of_statuses;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Testsome");
-}
-
-BMPI_API(MPI_Wait)
-int PMPI_Wait(MPI_Request *request, MPI_Status *status)
-{
-    (void)request; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Wait");
-}
-
-BMPI_API(MPI_Waitall)
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
-{
-    (void)count; (void)array_of_requests; (void)array_of_statuses;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Waitall");
-}
-
-BMPI_API(MPI_Waitany)
-int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
-{
-    (void)count; (void)array_of_requests; (void)indx; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Waitany");
-}
-
-BMPI_API(MPI_Waitsome)
-int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status *array_of_statuses)
-{
-    (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
-    (void)array_of_statuses;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Waitsome");
 }
 
 /* == 4. Partitioned Point-to-Point Communication == */
@@ -494,273 +189,6 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
     (void)buf; (void)partitions; (void)count; (void)datatype; (void)dest; (void)tag; (void)info;
     (void)request;
     return bmpi_err_unsupported(comm, "MPI_Psend_init");
-}
-
-/* == 5. Datatypes == */
-
-BMPI_API(MPI_Aint_add)
-MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
-{
-    (void)base; (void)disp;
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Aint_add");
-    return (MPI_Aint)0;
-}
-
-BMPI_API(MPI_Aint_diff)
-MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
-{
-    (void)addr1; (void)addr2;
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Aint_diff");
-    return (MPI_Aint)0;
-}
-
-BMPI_API(MPI_Get_address)
-int PMPI_Get_address(const void *location, MPI_Aint *address)
-{
-    (void)location; (void)address;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_address");
-}
-
-BMPI_API(MPI_Get_elements)
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements");
-}
-
-BMPI_API(MPI_Get_elements_x)
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements_x");
-}
-
-BMPI_API(MPI_Pack)
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
-{
-    (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize; (void)position;
-    return bmpi_err_unsupported(comm, "MPI_Pack");
-}
-
-BMPI_API(MPI_Pack_external)
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
-{
-    (void)datarep; (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize;
-    (void)position;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external");
-}
-
-BMPI_API(MPI_Pack_external_size)
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
-{
-    (void)datarep; (void)incount; (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external_size");
-}
-
-BMPI_API(MPI_Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    (void)incount; (void)datatype; (void)size;
-    return bmpi_err_unsupported(comm, "MPI_Pack_size");
-}
-
-BMPI_API(MPI_Type_commit)
-int PMPI_Type_commit(MPI_Datatype *datatype)
-{
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_commit");
-}
-
-BMPI_API(MPI_Type_contiguous)
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_contiguous");
-}
-
-BMPI_API(MPI_Type_create_darray)
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes, int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
-{
-    (void)size; (void)rank; (void)ndims; (void)array_of_gsizes; (void)array_of_distribs;
-    (void)array_of_dargs; (void)array_of_psizes; (void)order; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_darray");
-}
-
-BMPI_API(MPI_Type_create_hindexed)
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed");
-}
-
-BMPI_API(MPI_Type_create_hindexed_block)
-int PMPI_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block");
-}
-
-BMPI_API(MPI_Type_create_hvector)
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hvector");
-}
-
-BMPI_API(MPI_Type_create_indexed_block)
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_indexed_block");
-}
-
-BMPI_API(MPI_Type_create_resized)
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
-{
-    (void)oldtype; (void)lb; (void)extent; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_resized");
-}
-
-BMPI_API(MPI_Type_create_struct)
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)array_of_types;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_struct");
-}
-
-BMPI_API(MPI_Type_create_subarray)
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    (void)ndims; (void)array_of_sizes; (void)array_of_subsizes; (void)array_of_starts; (void)order;
-    (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_subarray");
-}
-
-BMPI_API(MPI_Type_dup)
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_dup");
-}
-
-BMPI_API(MPI_Type_free)
-int PMPI_Type_free(MPI_Datatype *datatype)
-{
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_free");
-}
-
-BMPI_API(MPI_Type_get_contents)
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
-{
-    (void)datatype; (void)max_integers; (void)max_addresses; (void)max_datatypes;
-    (void)array_of_integers; (void)array_of_addresses; (void)array_of_datatypes;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_contents");
-}
-
-BMPI_API(MPI_Type_get_envelope)
-int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                           int *num_datatypes, int *combiner)
-{
-    (void)datatype; (void)num_integers; (void)num_addresses; (void)num_datatypes; (void)combiner;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_envelope");
-}
-
-BMPI_API(MPI_Type_get_extent)
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    (void)datatype; (void)lb; (void)extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent");
-}
-
-BMPI_API(MPI_Type_get_extent_x)
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    (void)datatype; (void)lb; (void)extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent_x");
-}
-
-BMPI_API(MPI_Type_get_true_extent)
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
-{
-    (void)datatype; (void)true_lb; (void)true_extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent");
-}
-
-BMPI_API(MPI_Type_get_true_extent_x)
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-    (void)datatype; (void)true_lb; (void)true_extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent_x");
-}
-
-BMPI_API(MPI_Type_indexed)
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_indexed");
-}
-
-BMPI_API(MPI_Type_size)
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size");
-}
-
-BMPI_API(MPI_Type_size_x)
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size_x");
-}
-
-BMPI_API(MPI_Type_vector)
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_vector");
-}
-
-BMPI_API(MPI_Unpack)
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
-{
-    (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount; (void)datatype;
-    return bmpi_err_unsupported(comm, "MPI_Unpack");
-}
-
-BMPI_API(MPI_Unpack_external)
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
-{
-    (void)datarep; (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount;
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Unpack_external");
 }
 
 /* == 6. Collective Communication == */
@@ -1115,27 +543,6 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     return bmpi_err_unsupported(comm, "MPI_Iscatterv");
 }
 
-BMPI_API(MPI_Op_commutative)
-int PMPI_Op_commutative(MPI_Op op, int *commute)
-{
-    (void)op; (void)commute;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Op_commutative");
-}
-
-BMPI_API(MPI_Op_create)
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
-{
-    (void)user_fn; (void)commute; (void)op;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Op_create");
-}
-
-BMPI_API(MPI_Op_free)
-int PMPI_Op_free(MPI_Op *op)
-{
-    (void)op;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Op_free");
-}
-
 BMPI_API(MPI_Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm)
@@ -1151,14 +558,6 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root; (void)info;
     (void)request;
     return bmpi_err_unsupported(comm, "MPI_Reduce_init");
-}
-
-BMPI_API(MPI_Reduce_local)
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op)
-{
-    (void)inbuf; (void)inoutbuf; (void)count; (void)datatype; (void)op;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Reduce_local");
 }
 
 BMPI_API(MPI_Reduce_scatter)
@@ -1250,14 +649,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
     (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
     (void)recvtype; (void)root; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Scatterv_init");
-}
-
-BMPI_API(MPI_Type_get_value_index)
-int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
-                              MPI_Datatype *pair_type)
-{
-    (void)value_type; (void)index_type; (void)pair_type;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_value_index");
 }
 
 /* == 7. Groups, Contexts, Communicators, and Caching == */
@@ -1386,13 +777,6 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
     return bmpi_err_unsupported(comm, "MPI_Comm_idup_with_info");
 }
 
-BMPI_API(MPI_Comm_rank)
-int PMPI_Comm_rank(MPI_Comm comm, int *rank)
-{
-    (void)rank;
-    return bmpi_err_unsupported(comm, "MPI_Comm_rank");
-}
-
 BMPI_API(MPI_Comm_remote_group)
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
@@ -1426,13 +810,6 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     (void)comm_name;
     return bmpi_err_unsupported(comm, "MPI_Comm_set_name");
-}
-
-BMPI_API(MPI_Comm_size)
-int PMPI_Comm_size(MPI_Comm comm, int *size)
-{
-    (void)size;
-    return bmpi_err_unsupported(comm, "MPI_Comm_size");
 }
 
 BMPI_API(MPI_Comm_split)
@@ -1613,25 +990,11 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_attr");
 }
 
-BMPI_API(MPI_Type_get_name)
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
-{
-    (void)datatype; (void)type_name; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_name");
-}
-
 BMPI_API(MPI_Type_set_attr)
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
     (void)datatype; (void)type_keyval; (void)attribute_val;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_set_attr");
-}
-
-BMPI_API(MPI_Type_set_name)
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
-{
-    (void)datatype; (void)type_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_set_name");
 }
 
 BMPI_API(MPI_Win_create_keyval)
@@ -2029,56 +1392,6 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Alloc_mem");
 }
 
-BMPI_API(MPI_Comm_call_errhandler)
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
-{
-    (void)errorcode;
-    return bmpi_err_unsupported(comm, "MPI_Comm_call_errhandler");
-}
-
-BMPI_API(MPI_Comm_create_errhandler)
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                                MPI_Errhandler *errhandler)
-{
-    (void)comm_errhandler_fn; (void)errhandler;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_create_errhandler");
-}
-
-BMPI_API(MPI_Comm_get_errhandler)
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    (void)errhandler;
-    return bmpi_err_unsupported(comm, "MPI_Comm_get_errhandler");
-}
-
-BMPI_API(MPI_Comm_set_errhandler)
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    (void)errhandler;
-    return bmpi_err_unsupported(comm, "MPI_Comm_set_errhandler");
-}
-
-BMPI_API(MPI_Errhandler_free)
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
-{
-    (void)errhandler;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Errhandler_free");
-}
-
-BMPI_API(MPI_Error_class)
-int PMPI_Error_class(int errorcode, int *errorclass)
-{
-    (void)errorcode; (void)errorclass;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Error_class");
-}
-
-BMPI_API(MPI_Error_string)
-int PMPI_Error_string(int errorcode, char *string, int *resultlen)
-{
-    (void)errorcode; (void)string; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Error_string");
-}
-
 BMPI_API(MPI_File_call_errhandler)
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
@@ -2120,27 +1433,6 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
     (void)hw_info;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_hw_resource_info");
-}
-
-BMPI_API(MPI_Get_library_version)
-int PMPI_Get_library_version(char *version, int *resultlen)
-{
-    (void)version; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_library_version");
-}
-
-BMPI_API(MPI_Get_processor_name)
-int PMPI_Get_processor_name(char *name, int *resultlen)
-{
-    (void)name; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_processor_name");
-}
-
-BMPI_API(MPI_Get_version)
-int PMPI_Get_version(int *version, int *subversion)
-{
-    (void)version; (void)subversion;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_version");
 }
 
 BMPI_API(MPI_Remove_error_class)
@@ -2222,20 +1514,6 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_set_errhandler");
 }
 
-BMPI_API(MPI_Wtick)
-double PMPI_Wtick(void)
-{
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Wtick");
-    return (double)0;
-}
-
-BMPI_API(MPI_Wtime)
-double PMPI_Wtime(void)
-{
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Wtime");
-    return (double)0;
-}
-
 /* == 10. The Info Object == */
 
 BMPI_API(MPI_Info_create)
@@ -2303,13 +1581,6 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 
 /* == 11. Process Initialization, Creation, and Management == */
 
-BMPI_API(MPI_Abort)
-int PMPI_Abort(MPI_Comm comm, int errorcode)
-{
-    (void)errorcode;
-    return bmpi_err_unsupported(comm, "MPI_Abort");
-}
-
 BMPI_API(MPI_Close_port)
 int PMPI_Close_port(const char *port_name)
 {
@@ -2373,47 +1644,6 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     return bmpi_err_unsupported(comm, "MPI_Comm_spawn_multiple");
 }
 
-BMPI_API(MPI_Finalize)
-int PMPI_Finalize(void)
-{
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Finalize");
-}
-
-BMPI_API(MPI_Finalized)
-int PMPI_Finalized(int *flag)
-{
-    (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Finalized");
-}
-
-BMPI_API(MPI_Init)
-int PMPI_Init(int *argc, char ***argv)
-{
-    (void)argc; (void)argv;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Init");
-}
-
-BMPI_API(MPI_Init_thread)
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    (void)argc; (void)argv; (void)required; (void)provided;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Init_thread");
-}
-
-BMPI_API(MPI_Initialized)
-int PMPI_Initialized(int *flag)
-{
-    (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Initialized");
-}
-
-BMPI_API(MPI_Is_thread_main)
-int PMPI_Is_thread_main(int *flag)
-{
-    (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Is_thread_main");
-}
-
 BMPI_API(MPI_Lookup_name)
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
@@ -2433,13 +1663,6 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
 {
     (void)service_name; (void)info; (void)port_name;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Publish_name");
-}
-
-BMPI_API(MPI_Query_thread)
-int PMPI_Query_thread(int *provided)
-{
-    (void)provided;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Query_thread");
 }
 
 BMPI_API(MPI_Session_finalize)
@@ -2804,20 +2027,6 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     (void)status; (void)flag;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_cancelled");
-}
-
-BMPI_API(MPI_Status_set_elements)
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_elements");
-}
-
-BMPI_API(MPI_Status_set_elements_x)
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_elements_x");
 }
 
 BMPI_API(MPI_Status_set_error)
@@ -3262,13 +2471,6 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
 }
 
 /* == 15. Tool Support == */
-
-BMPI_API(MPI_Pcontrol)
-int PMPI_Pcontrol(const int level, ...)
-{
-    (void)level;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pcontrol");
-}
 
 BMPI_API(MPI_T_category_changed)
 int PMPI_T_category_changed(int *update_number)
@@ -3791,11 +2993,4 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
     (void)p; (void)r; (void)newtype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_f90_real");
-}
-
-BMPI_API(MPI_Type_match_size)
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
-{
-    (void)typeclass; (void)size; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_match_size");
 }

@@ -6,6 +6,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/api_unimplemented.c \
 	runtime/bsend.c \
 	runtime/comm.c runtime/comm.h \
+	runtime/constants.c \
 	runtime/errhandler.c runtime/errhandler.h \
 	runtime/error.c runtime/error.h \
 	runtime/group.c runtime/group.h \
