@@ -1,1 +1,2 @@
-# docs: sources are added here
+# docs: the living design notes, shipped in the tarball.
+EXTRA_DIST += docs/architecture.md
