@@ -1,1 +1,6 @@
-# test/mpi: sources are added here
+# test/mpi: MPI programs run through the real launcher (test/mpi/run-ranks
+# runs one at several rank counts, each under a timeout).
+check_PROGRAMS += test/mpi/hello
+test_mpi_hello_LDADD = libbmpi.la
+TESTS += test/mpi/hello.sh test/mpi/singleton.sh test/mpi/ompi.sh
+EXTRA_DIST += test/mpi/run-ranks test/mpi/hello.sh test/mpi/singleton.sh test/mpi/ompi.sh
