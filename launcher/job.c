@@ -1,0 +1,547 @@
+/* The job while it runs and after: one poll() loop over bmpirun's signals
+ * (signalfd: SIGCHLD, the ones to forward), the PMIx thread's events, stdin
+ * and the ranks' output; child tracking; teardown; cleanup.
+ *
+ * Children are watched directly: a rank that crashes produces no PMIx
+ * upcall at all. A zombie rank still holds its pid, hence its process group
+ * id, so the reaper first kills what the rank left in its group, then reaps.
+ *
+ * Teardown: the first failure (a rank's exit != 0, a signal, an abort, a
+ * rank that vanished without PMIx_Finalize, --timeout, a signal to
+ * bmpirun) is reported in one line and fixes the exit code; every running
+ * rank's group then gets SIGTERM (or the forwarded signal), SIGKILL after
+ * BMPI_KILL_GRACE_MS, and after BMPI_REAP_TIMEOUT_MS more bmpirun stops
+ * waiting and says which ranks it could not reap.
+ *
+ * Cleanup, whatever happened: no rank left, the PMIx server stopped, the
+ * job's /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launcher/job.h"
+#include "launcher/pmix_server.h"
+
+/* ---- time ---------------------------------------------------------------- */
+
+void bmpi_deadline_in(struct timespec *ts, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+long bmpi_ms_until(const struct timespec *ts)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (long)(ts->tv_sec - now.tv_sec) * 1000 + (ts->tv_nsec - now.tv_nsec) / 1000000L;
+    /* Round up so that a deadline a fraction of a millisecond away is not
+     * polled for 0 ms again and again. */
+    if (ms >= 0 && (ts->tv_nsec - now.tv_nsec) % 1000000L != 0)
+        ms++;
+    return ms;
+}
+
+/* ---- setup ----------------------------------------------------------------- */
+
+static int make_tmpdir(struct bmpi_job *job)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
+    char real[PATH_MAX];
+    if (realpath(base, real) == NULL) {
+        bmpi_say("cannot use the temporary directory '%s': %m; set TMPDIR to a writable directory", base);
+        return -1;
+    }
+    if (snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/%s", real, job->nspace) >= (int)sizeof(job->tmpdir)) {
+        bmpi_say("the temporary directory path '%s' is too long; set TMPDIR to a shorter one", real);
+        return -1;
+    }
+    if (mkdir(job->tmpdir, 0700) != 0) {
+        bmpi_say("cannot create the job's directory %s: %m; set TMPDIR to a writable directory",
+                 job->tmpdir);
+        return -1;
+    }
+    job->tmpdir_made = true;
+    return 0;
+}
+
+static int setup_signals(struct bmpi_job *job)
+{
+    sigemptyset(&job->sigmask_job);
+    sigaddset(&job->sigmask_job, SIGCHLD);
+    sigaddset(&job->sigmask_job, SIGINT);
+    sigaddset(&job->sigmask_job, SIGTERM);
+    sigaddset(&job->sigmask_job, SIGUSR1);
+    sigaddset(&job->sigmask_job, SIGUSR2);
+    /* Under nohup, SIGHUP stays ignored. */
+    struct sigaction hup;
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN)
+        sigaddset(&job->sigmask_job, SIGHUP);
+
+    /* Blocked before the PMIx library starts its thread, which inherits
+     * the mask: the signals can then only be read from the signalfd. */
+    if (sigprocmask(SIG_BLOCK, &job->sigmask_job, &job->sigmask_orig) != 0) {
+        bmpi_say("cannot block signals (sigprocmask): %m");
+        return -1;
+    }
+    job->sigfd = signalfd(-1, &job->sigmask_job, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (job->sigfd < 0) {
+        bmpi_say("cannot watch signals (signalfd): %m");
+        return -1;
+    }
+    /* A rank or a reader that went away shows up as EPIPE, not as death. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGPIPE, &ign, &job->sigpipe_orig);
+    return 0;
+}
+
+/* Each rank costs two pipe ends here and one socket in the PMIx server. */
+static int setup_fd_limit(struct bmpi_job *job)
+{
+    getrlimit(RLIMIT_NOFILE, &job->nofile_orig);
+    rlim_t need = (rlim_t)job->nranks * 4 + 64;
+    struct rlimit lim = job->nofile_orig;
+    if (lim.rlim_cur >= need)
+        return 0;
+    if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) {
+        bmpi_say("-n %d needs about %llu open files but the limit is %llu (ulimit -Hn); raise it or "
+                 "start fewer ranks",
+                 job->nranks, (unsigned long long)need, (unsigned long long)lim.rlim_max);
+        return -1;
+    }
+    lim.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+        bmpi_say("cannot raise the open-file limit to %llu (setrlimit): %m", (unsigned long long)need);
+        return -1;
+    }
+    return 0;
+}
+
+int bmpi_job_init(struct bmpi_job *job)
+{
+    job->sigfd = -1;
+    job->event_pipe[0] = job->event_pipe[1] = -1;
+    job->nhosts = 1;
+    bmpi_iof_init(&job->iof, job->opt.tag_output);
+
+    if (gethostname(job->hostname, sizeof(job->hostname)) != 0)
+        snprintf(job->hostname, sizeof(job->hostname), "localhost");
+    job->hostname[sizeof(job->hostname) - 1] = '\0';
+
+    uint32_t rnd;
+    if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        rnd = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec;
+    }
+    snprintf(job->nspace, sizeof(job->nspace), "bmpi.%d.%08x", (int)getpid(), rnd);
+    snprintf(job->server_nspace, sizeof(job->server_nspace), "bmpirun.%d.%08x", (int)getpid(), rnd);
+
+    job->nranks = job->opt.nprocs;
+    job->ranks = calloc((size_t)job->nranks, sizeof(*job->ranks));
+    if (job->ranks == NULL) {
+        bmpi_say("out of memory for %d ranks", job->nranks);
+        return -1;
+    }
+    for (int i = 0; i < job->nranks; i++) {
+        struct bmpi_rank *r = &job->ranks[i];
+        r->job = job;
+        r->rank = i;
+        r->local_rank = i;
+        r->node = 0;
+        r->state = BMPI_RANK_PENDING;
+        atomic_init(&r->connected, false);
+        atomic_init(&r->finalized, false);
+        for (int s = 0; s < BMPI_NSTREAMS; s++)
+            bmpi_iof_stream_init(&r->out[s]);
+    }
+
+    if (setup_fd_limit(job) != 0 || setup_signals(job) != 0)
+        return -1;
+    if (pipe2(job->event_pipe, O_CLOEXEC) != 0) {
+        bmpi_say("cannot create the event pipe (pipe2): %m");
+        return -1;
+    }
+    fcntl(job->event_pipe[0], F_SETFL, O_NONBLOCK);
+    if (make_tmpdir(job) != 0)
+        return -1;
+    if (job->opt.timeout > 0) {
+        double ms = job->opt.timeout * 1000.0;
+        bmpi_deadline_in(&job->job_deadline, ms > 1e12 ? (long)1e12 : (long)ms);
+        job->have_job_deadline = true;
+    }
+    return 0;
+}
+
+/* ---- killing --------------------------------------------------------------- */
+
+void bmpi_job_kill_all(struct bmpi_job *job, int sig)
+{
+    for (int i = 0; i < job->nranks; i++) {
+        struct bmpi_rank *r = &job->ranks[i];
+        if (r->state != BMPI_RANK_RUNNING)
+            continue;
+        if (kill(-r->pid, sig) != 0)
+            kill(r->pid, sig);
+    }
+}
+
+void bmpi_job_fail(struct bmpi_job *job, int code)
+{
+    if (!job->failed) {
+        job->failed = true;
+        job->exit_code = code;
+    }
+}
+
+/* First call: first_signal to every rank, SIGKILL after the grace period.
+ * Later calls: SIGKILL now. */
+void bmpi_job_terminate(struct bmpi_job *job, int first_signal)
+{
+    if (job->phase == BMPI_PHASE_RUN && first_signal != SIGKILL) {
+        bmpi_job_kill_all(job, first_signal);
+        job->phase = BMPI_PHASE_TERM;
+        bmpi_deadline_in(&job->phase_deadline, BMPI_KILL_GRACE_MS);
+    } else if (job->phase != BMPI_PHASE_KILL) {
+        bmpi_job_kill_all(job, SIGKILL);
+        job->phase = BMPI_PHASE_KILL;
+        bmpi_deadline_in(&job->phase_deadline, BMPI_REAP_TIMEOUT_MS);
+    }
+}
+
+/* ---- child tracking -------------------------------------------------------- */
+
+static struct bmpi_rank *rank_by_pid(struct bmpi_job *job, pid_t pid)
+{
+    for (int i = 0; i < job->nranks; i++)
+        if (job->ranks[i].pid == pid && job->ranks[i].state == BMPI_RANK_RUNNING)
+            return &job->ranks[i];
+    return NULL;
+}
+
+static void rank_exited(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
+{
+    r->state = BMPI_RANK_EXITED;
+    r->wstatus = wstatus;
+    job->nrunning--;
+    /* Its last words first, then ours. */
+    for (int s = 0; s < BMPI_NSTREAMS; s++)
+        bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
+    if (r->rank == 0)
+        bmpi_iof_stdin_stop(&job->iof);
+
+    if (job->phase != BMPI_PHASE_RUN || job->failed)
+        return; /* the teardown's doing, or after the first failure */
+
+    char what[256];
+    int code;
+    if (WIFSIGNALED(wstatus)) {
+        int sig = WTERMSIG(wstatus);
+        const char *desc = sigdescr_np(sig);
+        snprintf(what, sizeof(what), "was killed by signal %d (%s%s)", sig, desc ? desc : "unknown",
+                 WCOREDUMP(wstatus) ? ", core dumped" : "");
+        code = 128 + sig;
+    } else if (WEXITSTATUS(wstatus) != 0) {
+        code = WEXITSTATUS(wstatus);
+        snprintf(what, sizeof(what), "exited with status %d", code);
+    } else if (atomic_load(&r->connected) && !atomic_load(&r->finalized)) {
+        code = 1;
+        snprintf(what, sizeof(what),
+                 "exited with status 0 after PMIx_Init but without PMIx_Finalize (MPI_Finalize)");
+    } else {
+        return; /* done, all well */
+    }
+    bmpi_job_fail(job, code);
+    if (job->nrunning > 0) {
+        bmpi_say("rank %d (pid %d) %s; terminating the job", r->rank, (int)r->pid, what);
+        bmpi_job_terminate(job, SIGTERM);
+    } else {
+        bmpi_say("rank %d (pid %d) %s", r->rank, (int)r->pid, what);
+    }
+}
+
+static void reap(struct bmpi_job *job)
+{
+    for (;;) {
+        siginfo_t si;
+        si.si_pid = 0;
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
+            return;
+        pid_t pid = si.si_pid;
+        struct bmpi_rank *r = rank_by_pid(job, pid);
+        /* Whatever the rank left running in its group goes with it; the
+         * zombie keeps the group id from being reused until waitpid. */
+        if (r != NULL)
+            kill(-pid, SIGKILL);
+        int wstatus;
+        if (waitpid(pid, &wstatus, 0) != pid)
+            continue;
+        if (r != NULL)
+            rank_exited(job, r, wstatus);
+    }
+}
+
+/* ---- events from the PMIx thread and from signals ---------------------------- */
+
+static void handle_events(struct bmpi_job *job)
+{
+    struct bmpi_event ev;
+    while (read(job->event_pipe[0], &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
+        if (ev.type == BMPI_EV_ABORT && ev.rank >= 0 && ev.rank < job->nranks &&
+            job->phase == BMPI_PHASE_RUN && !job->failed) {
+            struct bmpi_rank *r = &job->ranks[ev.rank];
+            char *msg = ev.msg;
+            if (msg != NULL) {
+                size_t len = strlen(msg);
+                while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+                    msg[--len] = '\0';
+            }
+            /* What exit(status) would leave, but never "success". */
+            int code = ev.status & 0xff;
+            if (code == 0)
+                code = 1;
+            bmpi_job_fail(job, code);
+            bmpi_say("rank %d (pid %d) called MPI_Abort/PMIx_Abort with status %d%s%s%s; terminating the job",
+                     r->rank, (int)r->pid, ev.status, msg && *msg ? " (\"" : "", msg && *msg ? msg : "",
+                     msg && *msg ? "\")" : "");
+            bmpi_job_terminate(job, SIGTERM);
+        }
+        free(ev.msg);
+    }
+}
+
+static void handle_signals(struct bmpi_job *job)
+{
+    struct signalfd_siginfo si;
+    while (read(job->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        switch (sig) {
+        case SIGCHLD:
+            break; /* reaped below, all at once */
+        case SIGUSR1:
+        case SIGUSR2:
+            bmpi_job_kill_all(job, sig);
+            break;
+        default: /* SIGINT, SIGTERM, SIGHUP */
+            if (job->phase == BMPI_PHASE_RUN) {
+                bmpi_say("got SIG%s; forwarding it to the %d running ranks and terminating the job",
+                         sigabbrev_np(sig), job->nrunning);
+                if (!job->failed)
+                    job->term_signal = sig;
+                bmpi_job_fail(job, 128 + sig);
+                bmpi_job_terminate(job, sig);
+            } else if (job->phase == BMPI_PHASE_TERM) {
+                bmpi_say("got SIG%s again; killing the %d remaining ranks now", sigabbrev_np(sig),
+                         job->nrunning);
+                bmpi_job_terminate(job, SIGKILL);
+            }
+            break;
+        }
+    }
+    reap(job);
+}
+
+static void report_stuck(struct bmpi_job *job)
+{
+    char list[512];
+    size_t off = 0;
+    int shown = 0;
+    list[0] = '\0';
+    for (int i = 0; i < job->nranks && off < sizeof(list) - 32; i++) {
+        if (job->ranks[i].state != BMPI_RANK_RUNNING)
+            continue;
+        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d (pid %d)", shown ? ", " : "",
+                                job->ranks[i].rank, (int)job->ranks[i].pid);
+        shown++;
+    }
+    bmpi_say("%d rank(s) did not exit within %d s of SIGKILL and are left behind: %s%s; they are "
+             "stuck in the kernel (a hung file system or device?)",
+             job->nrunning, BMPI_REAP_TIMEOUT_MS / 1000, list, shown < job->nrunning ? ", ..." : "");
+}
+
+/* Escalate the teardown or start it on --timeout; false when the loop should
+ * give up waiting. */
+static bool handle_timers(struct bmpi_job *job)
+{
+    if (job->phase == BMPI_PHASE_RUN && job->have_job_deadline && bmpi_ms_until(&job->job_deadline) <= 0) {
+        bmpi_job_fail(job, BMPI_EXIT_TIMEOUT);
+        bmpi_say("the job reached its time limit (--timeout %g s); terminating the %d running ranks",
+                 job->opt.timeout, job->nrunning);
+        bmpi_job_terminate(job, SIGTERM);
+    }
+    if (job->phase != BMPI_PHASE_RUN && bmpi_ms_until(&job->phase_deadline) <= 0) {
+        if (job->phase == BMPI_PHASE_TERM) {
+            bmpi_job_terminate(job, SIGKILL);
+        } else {
+            report_stuck(job);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int poll_timeout(const struct bmpi_job *job)
+{
+    long ms = -1;
+    if (job->phase != BMPI_PHASE_RUN)
+        ms = bmpi_ms_until(&job->phase_deadline);
+    else if (job->have_job_deadline)
+        ms = bmpi_ms_until(&job->job_deadline);
+    if (ms < 0 && (job->phase != BMPI_PHASE_RUN || job->have_job_deadline))
+        ms = 0;
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+enum { PFD_SIG, PFD_EVENT, PFD_STDIN, PFD_RANK0_IN, PFD_RANKS };
+
+int bmpi_job_run(struct bmpi_job *job)
+{
+    size_t nfds = PFD_RANKS + (size_t)job->nranks * BMPI_NSTREAMS;
+    struct pollfd *pfd = calloc(nfds, sizeof(*pfd));
+    if (pfd == NULL) {
+        bmpi_say("out of memory for the event loop");
+        bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
+        return job->exit_code;
+    }
+
+    while (job->nrunning > 0) {
+        pfd[PFD_SIG] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+        pfd[PFD_EVENT] = (struct pollfd){.fd = job->event_pipe[0], .events = POLLIN};
+        bmpi_iof_stdin_pollfds(&job->iof, &pfd[PFD_STDIN], &pfd[PFD_RANK0_IN]);
+        for (int i = 0; i < job->nranks; i++)
+            for (int s = 0; s < BMPI_NSTREAMS; s++)
+                pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s] =
+                    (struct pollfd){.fd = job->ranks[i].out[s].fd, .events = POLLIN};
+
+        int n = poll(pfd, nfds, poll_timeout(job));
+        if (n < 0 && errno != EINTR) {
+            bmpi_say("the event loop failed (poll): %m; terminating the job");
+            bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
+            break;
+        }
+
+        /* Events before exits: an abort is always written before the
+         * aborting rank can exit, so it is the one reported. */
+        handle_events(job);
+        if (n > 0) {
+            bmpi_iof_stdin_handle(&job->iof, &pfd[PFD_STDIN], &pfd[PFD_RANK0_IN]);
+            for (int i = 0; i < job->nranks; i++) {
+                struct bmpi_rank *r = &job->ranks[i];
+                for (int s = 0; s < BMPI_NSTREAMS; s++) {
+                    const struct pollfd *p = &pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s];
+                    if (p->fd >= 0 && r->out[s].fd == p->fd && p->revents != 0 &&
+                        !bmpi_iof_stream_read(&job->iof, &r->out[s], r->rank, s))
+                        bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
+                }
+            }
+            if (pfd[PFD_SIG].revents != 0)
+                handle_signals(job);
+        }
+        if (!handle_timers(job))
+            break;
+    }
+    free(pfd);
+    return job->failed ? job->exit_code : 0;
+}
+
+/* Used when the loop is not running (setup failed, or the loop gave up):
+ * wait for the ranks' exits, at most timeout_ms. Returns how many remain. */
+int bmpi_job_reap_all_now(struct bmpi_job *job, int timeout_ms)
+{
+    struct timespec deadline;
+    bmpi_deadline_in(&deadline, timeout_ms);
+    reap(job);
+    while (job->nrunning > 0) {
+        long ms = bmpi_ms_until(&deadline);
+        if (ms <= 0)
+            break;
+        struct pollfd p = {.fd = job->sigfd, .events = POLLIN};
+        if (poll(&p, 1, (int)ms) > 0) {
+            struct signalfd_siginfo si;
+            while (read(job->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+            }
+        }
+        reap(job);
+    }
+    return job->nrunning;
+}
+
+/* ---- cleanup ------------------------------------------------------------------ */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    if (remove(path) != 0 && errno != ENOENT)
+        bmpi_say("cannot remove %s: %m", path);
+    return 0;
+}
+
+static void unlink_shm(const struct bmpi_job *job)
+{
+    char pattern[PATH_MAX];
+    glob_t g;
+    snprintf(pattern, sizeof(pattern), "/dev/shm/bmpi.%s.*", job->nspace);
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (unlink(g.gl_pathv[i]) != 0 && errno != ENOENT)
+            bmpi_say("cannot remove the job's shared memory segment %s: %m", g.gl_pathv[i]);
+    globfree(&g);
+}
+
+void bmpi_job_cleanup(struct bmpi_job *job)
+{
+    if (job->ranks != NULL) {
+        if (job->nrunning > 0) {
+            bmpi_job_kill_all(job, SIGKILL);
+            if (job->sigfd >= 0 && bmpi_job_reap_all_now(job, BMPI_REAP_TIMEOUT_MS) > 0)
+                report_stuck(job);
+        }
+        for (int i = 0; i < job->nranks; i++)
+            for (int s = 0; s < BMPI_NSTREAMS; s++)
+                bmpi_iof_stream_close(&job->iof, &job->ranks[i].out[s], job->ranks[i].rank, s);
+    }
+    bmpi_iof_fini(&job->iof);
+
+    bmpi_pmix_stop(job);
+
+    if (job->nspace[0] != '\0')
+        unlink_shm(job);
+    if (job->tmpdir_made) {
+        nftw(job->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        job->tmpdir_made = false;
+    }
+
+    for (int i = 0; i < 2; i++)
+        if (job->event_pipe[i] >= 0)
+            close(job->event_pipe[i]);
+    job->event_pipe[0] = job->event_pipe[1] = -1;
+    if (job->sigfd >= 0) {
+        close(job->sigfd);
+        job->sigfd = -1;
+        sigaction(SIGPIPE, &job->sigpipe_orig, NULL);
+        sigprocmask(SIG_SETMASK, &job->sigmask_orig, NULL);
+    }
+    free(job->ranks);
+    job->ranks = NULL;
+}

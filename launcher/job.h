@@ -1,0 +1,126 @@
+/* The one job struct of bmpirun: everything the launcher knows about the job
+ * it runs lives here (no other mutable global state), plus the job-level
+ * operations of job.c (event loop, child tracking, teardown, cleanup).
+ *
+ * Threads: the main thread owns every field. The PMIx server library calls
+ * the upcalls of pmix_server.c from its own progress thread; those touch only
+ * the atomic flags of a rank and write events into job->event_pipe, which
+ * the main loop reads. */
+#ifndef BMPI_LAUNCHER_JOB_H
+#define BMPI_LAUNCHER_JOB_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "launcher/options.h"
+#include "launcher/iof.h"
+
+/* Exit codes of bmpirun itself (a rank's own failure passes its code on). */
+enum {
+    BMPI_EXIT_LAUNCH = 1,    /* the launcher could not set the job up */
+    BMPI_EXIT_USAGE = 2,     /* bad command line */
+    BMPI_EXIT_TIMEOUT = 124, /* --timeout expired (as timeout(1)) */
+};
+
+/* How long the teardown waits: SIGTERM (or the forwarded signal) first, then
+ * SIGKILL after the grace period, then give up waiting for the kernel. */
+#define BMPI_KILL_GRACE_MS 1000
+#define BMPI_REAP_TIMEOUT_MS 10000
+/* Upper bound for any wait on the PMIx server library. */
+#define BMPI_PMIX_WAIT_MS 30000
+
+enum bmpi_rank_state {
+    BMPI_RANK_PENDING, /* not started (yet) */
+    BMPI_RANK_RUNNING,
+    BMPI_RANK_EXITED, /* reaped */
+};
+
+struct bmpi_job;
+
+struct bmpi_rank {
+    struct bmpi_job *job;
+    int rank;
+    int local_rank;
+    int node; /* index in job->hosts; always 0 in single-node mode */
+    pid_t pid;
+    enum bmpi_rank_state state;
+    int wstatus;
+    /* Set by the PMIx progress thread, read by the main thread. */
+    atomic_bool connected;
+    atomic_bool finalized;
+    struct bmpi_iof_stream out[BMPI_NSTREAMS];
+};
+
+/* What the PMIx progress thread tells the main loop through event_pipe.
+ * Small enough for one atomic pipe write. */
+enum bmpi_event_type { BMPI_EV_ABORT = 1 };
+struct bmpi_event {
+    int type;
+    int rank;
+    int status;
+    char *msg; /* malloc'd, freed by the reader */
+};
+
+enum bmpi_phase {
+    BMPI_PHASE_RUN,       /* ranks run; nothing failed */
+    BMPI_PHASE_TERM,      /* first signal (SIGTERM/forwarded) sent */
+    BMPI_PHASE_KILL,      /* SIGKILL sent, waiting for the reaper */
+};
+
+struct bmpi_job {
+    struct bmpi_options opt;
+
+    /* Identity of the job. */
+    char nspace[256];
+    char server_nspace[256];
+    char tmpdir[PATH_MAX];
+    char hostname[HOST_NAME_MAX + 1];
+    int nhosts; /* 1: single-node mode */
+
+    int nranks;
+    struct bmpi_rank *ranks;
+    int nrunning;
+
+    /* Event sources of the main loop. */
+    int sigfd;
+    int event_pipe[2];
+    sigset_t sigmask_orig;  /* restored in every rank */
+    sigset_t sigmask_job;   /* what signalfd reads */
+    struct sigaction sigpipe_orig;
+    struct rlimit nofile_orig;
+    struct bmpi_iof iof;
+
+    /* Outcome. */
+    bool failed;        /* the first failure has been reported */
+    int exit_code;
+    int term_signal;    /* bmpirun was asked to stop by this signal */
+    enum bmpi_phase phase;
+    struct timespec phase_deadline; /* when to escalate (TERM -> KILL -> give up) */
+    struct timespec job_deadline;   /* --timeout, if given */
+    bool have_job_deadline;
+
+    /* What has been set up, so that cleanup undoes exactly that. */
+    bool tmpdir_made;
+    bool pmix_up;
+    bool nspace_registered;
+};
+
+/* job.c */
+int bmpi_job_init(struct bmpi_job *job);
+int bmpi_job_run(struct bmpi_job *job);
+void bmpi_job_kill_all(struct bmpi_job *job, int sig);
+void bmpi_job_fail(struct bmpi_job *job, int code);
+void bmpi_job_terminate(struct bmpi_job *job, int first_signal);
+void bmpi_job_cleanup(struct bmpi_job *job);
+int bmpi_job_reap_all_now(struct bmpi_job *job, int timeout_ms);
+/* Milliseconds from now until *ts (negative when past). */
+long bmpi_ms_until(const struct timespec *ts);
+void bmpi_deadline_in(struct timespec *ts, long ms);
+
+#endif

@@ -1,0 +1,367 @@
+/* bmpirun's command line. Spellings follow mpirun (Open MPI) and mpiexec
+ * (MPICH) so that scripts written for either run unchanged: long options
+ * take one or two dashes, a value follows as the next word or after '='.
+ * Options end at the first word that is not an option, or at "--"; the rest
+ * is the program and its arguments, passed through untouched. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/job.h"
+#include "launcher/options.h"
+#include "launcher/pmix_server.h"
+
+/* More ranks than this on one node is a typo, not a job. */
+#define BMPI_MAX_RANKS (1 << 20)
+#define USAGE_ERROR 2
+
+enum opt_id {
+    OPT_NP,
+    OPT_OVERSUBSCRIBE,
+    OPT_X,
+    OPT_TAG_OUTPUT,
+    OPT_TIMEOUT,
+    OPT_BIND_TO,
+    OPT_ALLOW_ROOT,
+    OPT_VERSION,
+    OPT_HELP,
+};
+
+struct opt_spec {
+    const char *name;
+    enum opt_id id;
+    bool has_arg;
+};
+
+static const struct opt_spec opt_table[] = {
+    {"n", OPT_NP, true},
+    {"np", OPT_NP, true},
+    {"oversubscribe", OPT_OVERSUBSCRIBE, false},
+    {"x", OPT_X, true},
+    {"tag-output", OPT_TAG_OUTPUT, false},
+    {"timeout", OPT_TIMEOUT, true},
+    {"bind-to", OPT_BIND_TO, true},
+    {"allow-run-as-root", OPT_ALLOW_ROOT, false},
+    {"version", OPT_VERSION, false},
+    {"V", OPT_VERSION, false},
+    {"help", OPT_HELP, false},
+    {"h", OPT_HELP, false},
+};
+
+static void print_help(void)
+{
+    printf(
+        "usage: bmpirun [options] [--] program [args...]\n"
+        "\n"
+        "Start N copies (ranks) of program on this node and serve them as their\n"
+        "PMIx server (rank, size, node map, address exchange, abort).\n"
+        "\n"
+        "options (one or two dashes; a value follows as the next word or after '='):\n"
+        "  -n, -np N            number of ranks (default 1). More ranks than cores\n"
+        "                       is allowed: ranks then share the cores.\n"
+        "  --oversubscribe      accepted for mpirun compatibility (always allowed)\n"
+        "  -x VAR[=value]       pass VAR to every rank, with the given value or the\n"
+        "                       one in bmpirun's environment (repeatable). Ranks\n"
+        "                       also inherit bmpirun's whole environment.\n"
+        "  --tag-output         prefix every output line with the rank that wrote it:\n"
+        "                       \"[3] text\" (stdout lines on stdout, stderr on stderr)\n"
+        "  --timeout SECONDS    kill the job after SECONDS (fractions allowed; 0 = no\n"
+        "                       limit) and exit with status 124\n"
+        "  --bind-to core|none  core: bind rank i to core i %% ncores (cores that\n"
+        "                       bmpirun may use, in order); none (default): no binding\n"
+        "  --allow-run-as-root  accepted for mpirun compatibility; root needs nothing\n"
+        "  --version            print bmpirun's version and the PMIx versions it was\n"
+        "                       built with and runs with\n"
+        "  -h, --help           this text\n"
+        "  --                   end of options\n"
+        "\n"
+        "Output: each line of each rank is passed on whole; a line never mixes with\n"
+        "another rank's. stdin goes to rank 0; the other ranks read /dev/null.\n"
+        "\n"
+        "Signals: SIGINT, SIGTERM and SIGHUP are forwarded to every rank, which are\n"
+        "then killed (SIGKILL) %d ms later if still running. SIGUSR1 and SIGUSR2 are\n"
+        "forwarded only.\n"
+        "\n"
+        "Exit status: 0 when every rank exits 0. Otherwise that of the first failure:\n"
+        "a rank's exit status; 128+N for a rank killed by signal N; the status given\n"
+        "to MPI_Abort/PMIx_Abort (1 if that was 0); 1 for a rank that ended without\n"
+        "PMIx_Finalize after PMIx_Init; 124 on --timeout; 128+N when bmpirun got\n"
+        "signal N. bmpirun's own errors: 1 launch failure, 2 usage error, 126 program\n"
+        "not executable, 127 program not found. When one rank fails, all others are\n"
+        "terminated.\n",
+        BMPI_KILL_GRACE_MS);
+}
+
+static void print_version(void)
+{
+    printf("bmpirun (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+    bmpi_pmix_print_version();
+}
+
+/* A whole positive int, or -1. */
+static long parse_count(const char *s)
+{
+    char *end;
+    if (*s == '\0' || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    return v;
+}
+
+static int set_nprocs(struct bmpi_options *o, const char *flag, const char *val)
+{
+    long v = parse_count(val);
+    if (v < 0) {
+        fprintf(stderr, "bmpirun: %s '%s': not a number of ranks; give a positive integer, e.g. %s 4\n",
+                flag, val, flag);
+        return USAGE_ERROR; /* usage error */
+    }
+    if (v == 0) {
+        fprintf(stderr, "bmpirun: %s 0: a job needs at least one rank\n", flag);
+        return USAGE_ERROR;
+    }
+    if (v > BMPI_MAX_RANKS) {
+        fprintf(stderr, "bmpirun: %s %s: more than %d ranks on one node is not supported\n", flag, val,
+                BMPI_MAX_RANKS);
+        return USAGE_ERROR;
+    }
+    o->nprocs = (int)v;
+    return BMPI_OPT_RUN;
+}
+
+static int add_env(struct bmpi_options *o, const char *val)
+{
+    const char *eq = strchr(val, '=');
+    size_t namelen = eq ? (size_t)(eq - val) : strlen(val);
+    if (namelen == 0) {
+        fprintf(stderr, "bmpirun: -x '%s': no variable name; use -x VAR or -x VAR=value\n", val);
+        return USAGE_ERROR;
+    }
+    char *entry;
+    if (eq) {
+        entry = strdup(val);
+    } else {
+        const char *cur = getenv(val);
+        if (cur == NULL) {
+            fprintf(stderr,
+                    "bmpirun: warning: -x %s: %s is not set in bmpirun's environment, so there "
+                    "is nothing to pass on; use -x %s=value to give it a value\n",
+                    val, val, val);
+            return BMPI_OPT_RUN;
+        }
+        if (asprintf(&entry, "%s=%s", val, cur) < 0)
+            entry = NULL;
+    }
+    char **grown = realloc(o->env, (size_t)(o->nenv + 1) * sizeof(*grown));
+    if (entry == NULL || grown == NULL) {
+        free(entry);
+        if (grown)
+            o->env = grown;
+        fprintf(stderr, "bmpirun: out of memory while parsing -x\n");
+        return 1;
+    }
+    o->env = grown;
+    o->env[o->nenv++] = entry;
+    return BMPI_OPT_RUN;
+}
+
+/* Resolve program as execvp would, and make sure it can run, so that a typo
+ * fails here and not in N ranks at once. */
+static int find_program(struct bmpi_options *o, const char *name)
+{
+    struct stat st;
+    if (strchr(name, '/') != NULL) {
+        if (stat(name, &st) != 0) {
+            fprintf(stderr, "bmpirun: cannot run '%s': %s\n", name, strerror(errno));
+            return errno == ENOENT ? 127 : 126;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "bmpirun: cannot run '%s': it is a directory\n", name);
+            return 126;
+        }
+        if (!S_ISREG(st.st_mode) || access(name, X_OK) != 0) {
+            fprintf(stderr, "bmpirun: cannot run '%s': it is not an executable file (chmod +x?)\n", name);
+            return 126;
+        }
+        o->program = strdup(name);
+        return o->program ? BMPI_OPT_RUN : 1;
+    }
+
+    const char *path = getenv("PATH");
+    if (path == NULL || *path == '\0')
+        path = "/usr/local/bin:/usr/bin:/bin";
+    bool seen_noexec = false;
+    const char *p = path;
+    for (;;) {
+        const char *colon = strchr(p, ':');
+        size_t dirlen = colon ? (size_t)(colon - p) : strlen(p);
+        char *cand;
+        int n = dirlen == 0 ? asprintf(&cand, "./%s", name)
+                            : asprintf(&cand, "%.*s/%s", (int)dirlen, p, name);
+        if (n < 0)
+            return 1;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(cand, X_OK) == 0) {
+                o->program = cand;
+                return BMPI_OPT_RUN;
+            }
+            seen_noexec = true;
+        }
+        free(cand);
+        if (colon == NULL)
+            break;
+        p = colon + 1;
+    }
+    if (seen_noexec) {
+        fprintf(stderr, "bmpirun: cannot run '%s': found in PATH but not executable (chmod +x?)\n", name);
+        return 126;
+    }
+    fprintf(stderr, "bmpirun: cannot run '%s': not found in PATH (%s); give its path, e.g. ./%s\n",
+            name, path, name);
+    return 127;
+}
+
+static const struct opt_spec *lookup(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++)
+        if (strlen(opt_table[i].name) == len && strncmp(opt_table[i].name, name, len) == 0)
+            return &opt_table[i];
+    return NULL;
+}
+
+int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
+{
+    int rc;
+    *o = (struct bmpi_options){.nprocs = 1, .bind = BMPI_BIND_NONE};
+
+    int i = 1;
+    while (i < argc) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0')
+            break;
+
+        /* "-n4": the count glued to -n, as mpiexec takes it */
+        if (arg[1] == 'n' && arg[2] >= '0' && arg[2] <= '9') {
+            if ((rc = set_nprocs(o, "-n", arg + 2)) != BMPI_OPT_RUN)
+                return rc;
+            i++;
+            continue;
+        }
+
+        const char *name = arg + 1 + (arg[1] == '-');
+        const char *eq = strchr(name, '=');
+        size_t namelen = eq ? (size_t)(eq - name) : strlen(name);
+        const struct opt_spec *spec = lookup(name, namelen);
+        if (spec == NULL) {
+            fprintf(stderr, "bmpirun: unknown option '%s'; see bmpirun --help (put -- before a program whose name starts with '-')\n",
+                    arg);
+            return 2;
+        }
+        const char *val = NULL;
+        if (spec->has_arg) {
+            if (eq) {
+                val = eq + 1;
+            } else if (i + 1 < argc) {
+                val = argv[++i];
+            } else {
+                fprintf(stderr, "bmpirun: option '%s' needs a value; see bmpirun --help\n", arg);
+                return 2;
+            }
+        } else if (eq) {
+            fprintf(stderr, "bmpirun: option '%.*s' takes no value\n", (int)(eq - arg), arg);
+            return 2;
+        }
+        i++;
+
+        switch (spec->id) {
+        case OPT_NP:
+            rc = set_nprocs(o, namelen == 1 ? "-n" : "-np", val);
+            break;
+        case OPT_X:
+            rc = add_env(o, val);
+            break;
+        case OPT_TIMEOUT: {
+            char *end;
+            errno = 0;
+            double t = strtod(val, &end);
+            if (*val == '\0' || *end != '\0' || errno != 0 || !isfinite(t) || t < 0) {
+                fprintf(stderr, "bmpirun: --timeout '%s': not a number of seconds; give e.g. --timeout 60 (0 = no limit)\n",
+                        val);
+                rc = USAGE_ERROR;
+            } else {
+                o->timeout = t;
+                rc = BMPI_OPT_RUN;
+            }
+            break;
+        }
+        case OPT_BIND_TO:
+            if (strcmp(val, "core") == 0) {
+                o->bind = BMPI_BIND_CORE;
+            } else if (strcmp(val, "none") == 0) {
+                o->bind = BMPI_BIND_NONE;
+            } else {
+                fprintf(stderr, "bmpirun: --bind-to '%s': unknown binding; use --bind-to core or --bind-to none\n",
+                        val);
+                rc = USAGE_ERROR;
+                break;
+            }
+            rc = BMPI_OPT_RUN;
+            break;
+        case OPT_TAG_OUTPUT:
+            o->tag_output = true;
+            rc = BMPI_OPT_RUN;
+            break;
+        case OPT_OVERSUBSCRIBE:
+        case OPT_ALLOW_ROOT:
+            rc = BMPI_OPT_RUN;
+            break;
+        case OPT_VERSION:
+            print_version();
+            return 0;
+        case OPT_HELP:
+            print_help();
+            return 0;
+        default:
+            rc = 1;
+            break;
+        }
+        if (rc != BMPI_OPT_RUN)
+            return rc;
+    }
+
+    if (i >= argc) {
+        fprintf(stderr, "bmpirun: no program given; usage: bmpirun -n N [options] program [args...]\n");
+        return 2;
+    }
+    if (argv[i][0] == '\0') {
+        fprintf(stderr, "bmpirun: the program name is empty\n");
+        return 2;
+    }
+    if ((rc = find_program(o, argv[i])) != BMPI_OPT_RUN)
+        return rc;
+    o->argv = &argv[i];
+    return BMPI_OPT_RUN;
+}
+
+void bmpi_options_free(struct bmpi_options *o)
+{
+    for (int i = 0; i < o->nenv; i++)
+        free(o->env[i]);
+    free(o->env);
+    free(o->program);
+    *o = (struct bmpi_options){0};
+}

@@ -1,0 +1,29 @@
+/* bmpirun's command line: mpirun spellings in, one validated struct out.
+ * Nothing is started while options are parsed, so every error here leaves
+ * no trace. */
+#ifndef BMPI_LAUNCHER_OPTIONS_H
+#define BMPI_LAUNCHER_OPTIONS_H
+
+#include <stdbool.h>
+
+enum bmpi_bind { BMPI_BIND_NONE, BMPI_BIND_CORE };
+
+struct bmpi_options {
+    int nprocs;
+    bool tag_output;
+    double timeout; /* seconds; 0 = none */
+    enum bmpi_bind bind;
+    int nenv;
+    char **env;     /* "VAR=value" from -x, malloc'd */
+    char *program;  /* absolute or relative path after the PATH lookup, malloc'd */
+    char **argv;    /* the program's argv, NULL-terminated (points into main's argv) */
+};
+
+/* Returned by bmpi_options_parse when the job should run; any other value
+ * is the exit code bmpirun should end with (0 after --help/--version). */
+#define BMPI_OPT_RUN (-1)
+
+int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv);
+void bmpi_options_free(struct bmpi_options *o);
+
+#endif

@@ -1,0 +1,414 @@
+/* bmpirun as a PMIx server, on the libpmix server API.
+ *
+ * What ranks learn from us, and only from us: job size, their rank and
+ * local rank, the local peers, node ids and host names (PMIX_NODE_MAP and
+ * PMIX_PROC_MAP as regexes: without them clients fail in PMIx_Init), plus
+ * whatever they exchange with Put/Commit/Fence/Get, which the library
+ * serves by itself.
+ *
+ * The upcalls run in the library's progress thread. They touch a rank's
+ * atomic flags and write events into job->event_pipe, nothing else, and
+ * call their callback before returning.
+ *
+ * Multi-host mode will change three things here: the node list (one entry
+ * per host, every host's ranks in PMIX_PROC_MAP), fence_nb (join the
+ * servers' blobs in node order before the callback) and direct_modex (ask
+ * the daemon hosting the rank). */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include "launcher/job.h"
+#include "launcher/pmix_server.h"
+
+/* ---- versions ----------------------------------------------------------- */
+
+void bmpi_pmix_print_version(void)
+{
+    printf("PMIx built with %ld.%ld.%ld, running with %s\n", (long)PMIX_VERSION_MAJOR,
+           (long)PMIX_VERSION_MINOR, (long)PMIX_VERSION_RELEASE, PMIx_Get_version());
+}
+
+int bmpi_pmix_check_version(void)
+{
+    const char *v = PMIx_Get_version();
+    const char *p = v;
+    while (*p && (*p < '0' || *p > '9'))
+        p++;
+    long major = strtol(p, NULL, 10);
+    if (major != PMIX_VERSION_MAJOR) {
+        bmpi_say("bmpirun was built with PMIx %ld.%ld.%ld but runs with '%s'; the major versions "
+                 "must match: rebuild bmpi against the installed PMIx, or install PMIx %ld",
+                 (long)PMIX_VERSION_MAJOR, (long)PMIX_VERSION_MINOR, (long)PMIX_VERSION_RELEASE, v,
+                 (long)PMIX_VERSION_MAJOR);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- waiting for the library's callbacks ---------------------------------- */
+
+/* Counts callbacks still to come. Heap-allocated: after a timeout the
+ * library may still call back, so a latch that timed out is left behind. */
+struct latch {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int pending;
+    pmix_status_t status;
+};
+
+static struct latch *latch_new(int pending)
+{
+    struct latch *l = calloc(1, sizeof(*l));
+    if (l == NULL)
+        return NULL;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&l->lock, NULL);
+    l->pending = pending;
+    l->status = PMIX_SUCCESS;
+    return l;
+}
+
+static void latch_free(struct latch *l)
+{
+    pthread_cond_destroy(&l->cond);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+static void latch_cb(pmix_status_t status, void *cbdata)
+{
+    struct latch *l = cbdata;
+    pthread_mutex_lock(&l->lock);
+    if (status != PMIX_SUCCESS && l->status == PMIX_SUCCESS)
+        l->status = status;
+    l->pending--;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* A call returned rc: if it completed at once, count that as its callback. */
+static void latch_account(struct latch *l, pmix_status_t rc)
+{
+    if (rc != PMIX_SUCCESS)
+        latch_cb(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc, l);
+}
+
+/* Wait for every callback; what names the operation for the message. On
+ * timeout the latch is abandoned, otherwise freed. */
+static pmix_status_t latch_wait(struct latch *l, const char *what)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += BMPI_PMIX_WAIT_MS / 1000;
+    pmix_status_t st;
+    int rc = 0;
+    pthread_mutex_lock(&l->lock);
+    while (l->pending > 0 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&l->cond, &l->lock, &deadline);
+    bool done = l->pending <= 0;
+    st = l->status;
+    pthread_mutex_unlock(&l->lock);
+    if (!done) {
+        bmpi_say("the PMIx server library did not finish to %s within %d s; giving up (is the "
+                 "machine overloaded? run with PMIX_MCA_pmix_server_verbose=5 to see why)",
+                 what, BMPI_PMIX_WAIT_MS / 1000);
+        return PMIX_ERR_TIMEOUT;
+    }
+    latch_free(l);
+    return st;
+}
+
+/* ---- upcalls (PMIx progress thread) ---------------------------------------- */
+
+static pmix_status_t up_client_connected(const pmix_proc_t *proc, void *server_object,
+                                         pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    struct bmpi_rank *r = server_object;
+    if (r != NULL)
+        atomic_store(&r->connected, true);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t up_client_finalized(const pmix_proc_t *proc, void *server_object,
+                                         pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    struct bmpi_rank *r = server_object;
+    if (r != NULL)
+        atomic_store(&r->finalized, true);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+/* PMIx_Abort (MPI_Abort). Whatever procs it names, the whole job ends: a
+ * rank killed by the abort would end it anyway. The event is written before
+ * the client is released, so the main loop always sees the abort before
+ * the rank's exit. */
+static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int status,
+                              const char msg[], pmix_proc_t procs[], size_t nprocs,
+                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    struct bmpi_rank *r = server_object;
+    if (r == NULL)
+        return PMIX_ERR_NOT_FOUND; /* not one of our ranks: nothing to kill */
+    struct bmpi_event ev = {
+        .type = BMPI_EV_ABORT,
+        .rank = r->rank,
+        .status = status,
+        .msg = msg != NULL ? strdup(msg) : NULL,
+    };
+    ssize_t n;
+    do
+        n = write(r->job->event_pipe[1], &ev, sizeof(ev));
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(ev))
+        free(ev.msg);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static void release_blob(void *cbdata)
+{
+    free(cbdata);
+}
+
+/* On one host the library short-circuits local fences and rarely calls
+ * this (it does after a client is lost). What it hands us is then all there
+ * is: give it straight back. The copy outlives this call because the
+ * library reads it from its own thread later. */
+static pmix_status_t up_fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                                 size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                                 void *cbdata)
+{
+    char *copy = NULL;
+    if (ndata > 0) {
+        if ((copy = malloc(ndata)) == NULL)
+            return PMIX_ERR_NOMEM;
+        memcpy(copy, data, ndata);
+    }
+    cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, release_blob, copy);
+    return PMIX_SUCCESS;
+}
+
+/* The library asks the host only for procs on other hosts. With one host
+ * there are none: answer "not found" through the callback (some library
+ * versions ignore the return value and would wait forever). */
+static pmix_status_t up_direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                     pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    if (cbfunc != NULL)
+        cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, cbdata, NULL, NULL);
+    return PMIX_SUCCESS;
+}
+
+/* ---- namespace ------------------------------------------------------------ */
+
+/* "0,1,2,..." of the ranks on this host. */
+static char *local_peers(const struct bmpi_job *job)
+{
+    size_t cap = (size_t)job->nranks * 12 + 1, off = 0;
+    char *s = malloc(cap);
+    if (s == NULL)
+        return NULL;
+    s[0] = '\0';
+    for (int i = 0; i < job->nranks; i++)
+        off += (size_t)snprintf(s + off, cap - off, i ? ",%d" : "%d", job->ranks[i].rank);
+    return s;
+}
+
+static int register_nspace(struct bmpi_job *job)
+{
+    int rc = -1;
+    char *nodemap = NULL, *procmap = NULL, *peers = NULL, *ppn_in = NULL;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0, n = 0;
+    uint32_t size = (uint32_t)job->nranks, nlocal = (uint32_t)job->nranks, zero = 0, one = 1;
+    pmix_rank_t lldr = 0;
+    pmix_status_t st;
+
+    if ((peers = local_peers(job)) == NULL)
+        goto nomem;
+    /* Per host the list of its ranks, ';' between hosts. A list, not a
+     * range: the library counts the entries to find PMIX_LOCAL_SIZE. */
+    if ((ppn_in = strdup(peers)) == NULL)
+        goto nomem;
+    if ((st = PMIx_generate_regex(job->hostname, &nodemap)) != PMIX_SUCCESS ||
+        (st = PMIx_generate_ppn(ppn_in, &procmap)) != PMIX_SUCCESS) {
+        bmpi_say("PMIx cannot encode the node map of the job (host '%s', ranks %s): %s",
+                 job->hostname, ppn_in, PMIx_Error_string(st));
+        goto out;
+    }
+    ninfo = 13 + (size_t)job->nranks;
+    PMIX_INFO_CREATE(info, ninfo);
+    if (info == NULL)
+        goto nomem;
+    PMIX_INFO_LOAD(&info[n++], PMIX_JOBID, job->nspace, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[n++], PMIX_UNIV_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_MAX_PROCS, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_APPNUM, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_NUM_NODES, &one, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_NODE_MAP, nodemap, PMIX_REGEX);
+    PMIX_INFO_LOAD(&info[n++], PMIX_PROC_MAP, procmap, PMIX_REGEX);
+    /* This host's view. */
+    PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_SIZE, &nlocal, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[n++], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&info[n++], PMIX_NODEID, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, job->hostname, PMIX_STRING);
+
+    for (int i = 0; i < job->nranks; i++) {
+        const struct bmpi_rank *r = &job->ranks[i];
+        pmix_rank_t rank = (pmix_rank_t)r->rank;
+        uint16_t lrank = (uint16_t)r->local_rank;
+        uint32_t nodeid = (uint32_t)r->node;
+        pmix_data_array_t darray;
+        pmix_info_t *pd;
+        size_t k = 0;
+        PMIX_INFO_CREATE(pd, 7);
+        if (pd == NULL)
+            goto nomem;
+        /* PMIX_RANK first: the library files the rest under it. */
+        PMIX_INFO_LOAD(&pd[k++], PMIX_RANK, &rank, PMIX_PROC_RANK);
+        PMIX_INFO_LOAD(&pd[k++], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+        PMIX_INFO_LOAD(&pd[k++], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+        PMIX_INFO_LOAD(&pd[k++], PMIX_NODEID, &nodeid, PMIX_UINT32);
+        PMIX_INFO_LOAD(&pd[k++], PMIX_HOSTNAME, job->hostname, PMIX_STRING);
+        PMIX_INFO_LOAD(&pd[k++], PMIX_APPNUM, &zero, PMIX_UINT32);
+        PMIX_INFO_LOAD(&pd[k++], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+        darray.type = PMIX_INFO;
+        darray.size = k;
+        darray.array = pd;
+        PMIX_INFO_LOAD(&info[n++], PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
+        PMIX_INFO_FREE(pd, 7);
+    }
+
+    struct latch *l = latch_new(1);
+    if (l == NULL)
+        goto nomem;
+    latch_account(l, PMIx_server_register_nspace(job->nspace, (int)nlocal, info, n, latch_cb, l));
+    char what[300];
+    snprintf(what, sizeof(what), "register namespace %s", job->nspace);
+    if ((st = latch_wait(l, what)) != PMIX_SUCCESS) {
+        if (st != PMIX_ERR_TIMEOUT)
+            bmpi_say("PMIx cannot register namespace %s: %s", job->nspace, PMIx_Error_string(st));
+        goto out;
+    }
+    job->nspace_registered = true;
+
+    /* Every rank is a client; its struct comes back in every upcall. */
+    l = latch_new(job->nranks);
+    if (l == NULL)
+        goto nomem;
+    for (int i = 0; i < job->nranks; i++) {
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)job->ranks[i].rank);
+        latch_account(l, PMIx_server_register_client(&proc, geteuid(), getegid(), &job->ranks[i],
+                                                     latch_cb, l));
+    }
+    snprintf(what, sizeof(what), "register the %d ranks of namespace %s", job->nranks, job->nspace);
+    if ((st = latch_wait(l, what)) != PMIX_SUCCESS) {
+        if (st != PMIX_ERR_TIMEOUT)
+            bmpi_say("PMIx cannot register the ranks of namespace %s: %s", job->nspace,
+                     PMIx_Error_string(st));
+        goto out;
+    }
+    rc = 0;
+    goto out;
+
+nomem:
+    bmpi_say("out of memory while registering the job with PMIx");
+out:
+    if (info != NULL)
+        PMIX_INFO_FREE(info, ninfo);
+    free(peers);
+    free(procmap);
+    free(nodemap);
+    free(ppn_in);
+    return rc;
+}
+
+/* ---- server lifecycle ------------------------------------------------------ */
+
+int bmpi_pmix_start(struct bmpi_job *job)
+{
+    pmix_info_t info[5];
+    size_t n = 0;
+    pmix_rank_t srank = 0;
+    bool no = false;
+    /* The library copies the module. */
+    pmix_server_module_t module = {
+        .client_connected = up_client_connected,
+        .client_finalized = up_client_finalized,
+        .abort = up_abort,
+        .fence_nb = up_fence_nb,
+        .direct_modex = up_direct_modex,
+    };
+
+    PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[n++], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_NSPACE, job->server_nspace, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_RANK, &srank, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
+    pmix_status_t st = PMIx_server_init(&module, info, n);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    if (st != PMIX_SUCCESS) {
+        bmpi_say("cannot start the PMIx server (PMIx_server_init in %s): %s; check that %s is "
+                 "writable and that loopback TCP works",
+                 job->tmpdir, PMIx_Error_string(st), job->tmpdir);
+        return -1;
+    }
+    job->pmix_up = true;
+    return register_nspace(job);
+}
+
+int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env)
+{
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
+    pmix_status_t st = PMIx_server_setup_fork(&proc, env);
+    if (st != PMIX_SUCCESS) {
+        bmpi_say("cannot prepare the environment of rank %d (PMIx_server_setup_fork): %s", rank,
+                 PMIx_Error_string(st));
+        return -1;
+    }
+    return 0;
+}
+
+void bmpi_pmix_stop(struct bmpi_job *job)
+{
+    if (job->nspace_registered) {
+        struct latch *l = latch_new(1);
+        if (l != NULL) {
+            PMIx_server_deregister_nspace(job->nspace, latch_cb, l);
+            char what[300];
+            snprintf(what, sizeof(what), "deregister namespace %s", job->nspace);
+            (void)latch_wait(l, what);
+        }
+        job->nspace_registered = false;
+    }
+    if (job->pmix_up) {
+        pmix_status_t st = PMIx_server_finalize();
+        if (st != PMIX_SUCCESS)
+            bmpi_say("stopping the PMIx server failed (PMIx_server_finalize): %s", PMIx_Error_string(st));
+        job->pmix_up = false;
+    }
+}

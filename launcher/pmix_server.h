@@ -1,0 +1,25 @@
+/* The PMIx server side of bmpirun: libpmix server init, the job's namespace
+ * (sizes, node and proc maps, per-rank data), the clients, the environment
+ * a rank needs to find the server, and the server-module upcalls (connect,
+ * finalize, abort, fence, direct modex). */
+#ifndef BMPI_LAUNCHER_PMIX_SERVER_H
+#define BMPI_LAUNCHER_PMIX_SERVER_H
+
+struct bmpi_job;
+
+/* Print the PMIx versions bmpirun was built with and runs with. */
+void bmpi_pmix_print_version(void);
+/* 0 if the library bmpirun runs with speaks the PMIx it was built for;
+ * otherwise says why and returns -1. */
+int bmpi_pmix_check_version(void);
+
+/* Start the server in job->tmpdir and register job->nspace with every rank
+ * as a client. 0 or -1 (after saying why). */
+int bmpi_pmix_start(struct bmpi_job *job);
+/* Add what rank needs to reach the server to *env (a malloc'd,
+ * NULL-terminated array of malloc'd strings; it may be realloc'd). */
+int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env);
+/* Undo bmpi_pmix_start (whatever part of it happened). */
+void bmpi_pmix_stop(struct bmpi_job *job);
+
+#endif
