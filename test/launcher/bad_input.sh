@@ -1,0 +1,54 @@
+#!/bin/sh
+# Bad command lines: one line on stderr naming the problem, a non-zero
+# status (2 for usage errors, 126/127 for a program that cannot run), and
+# nothing started: no rank, no PMIx directory.
+. "$top_srcdir/test/launcher/lib.sh"
+
+started="$SCRATCH/started"
+prog="$SCRATCH/prog"
+printf '#!/bin/sh\ntouch "%s"\n' "$started" >"$prog"
+chmod +x "$prog"
+noexec="$SCRATCH/noexec"
+printf '#!/bin/sh\ntouch "%s"\n' "$started" >"$noexec"
+chmod -x "$noexec"
+
+# expect STATUS WORD-IN-MESSAGE ARGS...
+expect() {
+    want=$1 word=$2
+    shift 2
+    bmpirun "$@"
+    [ "$RC" -eq "$want" ] || fail "bmpirun $*: status $RC, expected $want"
+    [ "$(wc -l <"$SCRATCH/err")" -eq 1 ] || fail "bmpirun $*: expected one line on stderr, got: $(cat "$SCRATCH/err")"
+    grep -q -- "$word" "$SCRATCH/err" || fail "bmpirun $*: the message does not mention '$word': $(cat "$SCRATCH/err")"
+    [ ! -s "$SCRATCH/out" ] || fail "bmpirun $*: printed on stdout"
+    [ ! -e "$started" ] || fail "bmpirun $*: started the program"
+    [ -z "$(ls -A "$JOBTMP")" ] || fail "bmpirun $*: created files in TMPDIR"
+    echo "ok ($RC): bmpirun $*: $(cat "$SCRATCH/err")"
+}
+
+expect 2 "unknown option '--frobnicate'" --frobnicate -n 2 "$prog"
+expect 2 "unknown option '-q'" -q "$prog"
+expect 2 "no program" -n 2
+expect 2 "no program"
+expect 2 "needs a value" -n 2 -x
+expect 2 "needs a value" -n
+expect 2 "at least one rank" -n 0 "$prog"
+expect 2 "'-3'" -n -3 "$prog"
+expect 2 "'abc'" -n abc "$prog"
+expect 2 "'4x'" -np 4x "$prog"
+expect 2 "''" -n "" "$prog"
+expect 2 "'99999999999999999999'" -n 99999999999999999999 "$prog"
+expect 2 "--timeout 'soon'" --timeout soon "$prog"
+expect 2 "--timeout '-1'" --timeout -1 "$prog"
+expect 2 "--bind-to 'socket'" --bind-to socket "$prog"
+expect 2 "takes no value" --tag-output=yes "$prog"
+expect 127 "not found in PATH" -n 2 bmpi-no-such-program-here
+expect 127 "No such file" -n 2 "$SCRATCH/missing"
+expect 126 "not an executable" -n 2 "$noexec"
+expect 126 "directory" -n 2 "$SCRATCH"
+
+# And the same program, well asked, runs.
+bmpirun -n 2 "$prog"
+expect_rc 0
+[ -e "$started" ] || fail "the program did not run when asked properly"
+echo "ok: a good command line runs"
