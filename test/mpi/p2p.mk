@@ -2,6 +2,12 @@
 # program runs through run-ranks at 1 2 3 4 8 ranks (p2p_huge at 2 only).
 # testutil.h: checks, seeded sizes and patterns, a barrier from p2p alone.
 
+check_PROGRAMS += test/mpi/p2p_fanin
+test_mpi_p2p_fanin_SOURCES = test/mpi/p2p_fanin.c test/mpi/testutil.h
+test_mpi_p2p_fanin_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_fanin.sh
+EXTRA_DIST += test/mpi/p2p_fanin.sh
+
 check_PROGRAMS += test/mpi/p2p_storm
 test_mpi_p2p_storm_SOURCES = test/mpi/p2p_storm.c test/mpi/testutil.h
 test_mpi_p2p_storm_LDADD = libbmpi.la
