@@ -1,0 +1,150 @@
+/*
+ * Cross Memory Attach: single-copy reads and writes of another process's
+ * memory with process_vm_readv/writev, and the detection of whether the
+ * kernel lets us (Yama ptrace_scope, seccomp filters in containers, pid
+ * namespaces that make a published pid name another process).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "runtime/error.h"
+#include "transport/shm/shm.h"
+
+#ifdef HAVE_PROCESS_VM_READV
+
+static int read_ptrace_scope(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (!f)
+        return 0; /* no Yama: classic ptrace rules, same uid is enough */
+    int v = 0;
+    if (fscanf(f, "%d", &v) != 1)
+        v = 0;
+    fclose(f);
+    return v;
+}
+
+int bmpi_shm_cma_probe_self(char *why, size_t why_len)
+{
+    int scope = read_ptrace_scope();
+    if (scope >= 2) {
+        snprintf(why, why_len,
+                 "kernel.yama.ptrace_scope is %d (only root with CAP_SYS_PTRACE may read another "
+                 "process; set it to 0 or 1 to enable)",
+                 scope);
+        return -1;
+    }
+#ifdef PR_SET_PTRACER
+    /* ptrace_scope 1 allows only descendants unless we name a tracer. */
+    if (scope == 1)
+        (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
+    /* A seccomp filter (Docker's default profile without CAP_SYS_PTRACE)
+     * refuses the call whatever the target: try it on ourselves. */
+    uint64_t src = 0x5eed, dst = 0;
+    struct iovec l = {&dst, sizeof dst}, r = {&src, sizeof src};
+    ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+    if (n != (ssize_t)sizeof dst || dst != src) {
+        snprintf(why, why_len, "process_vm_readv on itself failed: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int bmpi_shm_cma_probe_peer(int pid, uint64_t addr, uint64_t cookie, char *why, size_t why_len)
+{
+    uint64_t v = 0;
+    struct iovec l = {&v, sizeof v}, r = {(void *)(uintptr_t)addr, sizeof v};
+    ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (n < 0) {
+        if (errno == ESRCH)
+            return 0; /* already gone: nothing to learn */
+        snprintf(why, why_len, "process_vm_readv from local peer pid %d failed: %s", pid,
+                 strerror(errno));
+        return -1;
+    }
+    if (n != (ssize_t)sizeof v || v != cookie) {
+        snprintf(why, why_len,
+                 "pid %d published by a local peer is another process here (separate pid "
+                 "namespaces?)",
+                 pid);
+        return -1;
+    }
+    return 0;
+}
+
+/* process_vm_readv may stop short (it transfers at most what one call's
+ * iovecs cover, and stops at the first fault): loop until done. */
+int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len)
+{
+    uint8_t *l = local;
+    while (len > 0) {
+        struct iovec li = {l, len}, ri = {(void *)(uintptr_t)remote, len};
+        ssize_t n = process_vm_readv(pid, &li, 1, &ri, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return bmpi_err_set(MPI_ERR_OTHER,
+                                "shm: process_vm_readv of %zu bytes at 0x%llx from pid %d: %s", len,
+                                (unsigned long long)remote, pid,
+                                n < 0 ? strerror(errno) : "no progress");
+        }
+        l += n;
+        remote += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return BMPI_OK;
+}
+
+int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len)
+{
+    const uint8_t *l = local;
+    while (len > 0) {
+        struct iovec li = {(void *)l, len}, ri = {(void *)(uintptr_t)remote, len};
+        ssize_t n = process_vm_writev(pid, &li, 1, &ri, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return bmpi_err_set(MPI_ERR_OTHER,
+                                "shm: process_vm_writev of %zu bytes at 0x%llx to pid %d: %s", len,
+                                (unsigned long long)remote, pid,
+                                n < 0 ? strerror(errno) : "no progress");
+        }
+        l += n;
+        remote += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return BMPI_OK;
+}
+
+#else /* !HAVE_PROCESS_VM_READV */
+
+int bmpi_shm_cma_probe_self(char *why, size_t why_len)
+{
+    snprintf(why, why_len, "built without process_vm_readv");
+    return -1;
+}
+
+int bmpi_shm_cma_probe_peer(int pid, uint64_t addr, uint64_t cookie, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "built without process_vm_readv");
+    return -1;
+}
+
+int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len)
+{
+    return bmpi_err_set(MPI_ERR_OTHER, "shm: built without process_vm_readv");
+}
+
+int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len)
+{
+    return bmpi_err_set(MPI_ERR_OTHER, "shm: built without process_vm_readv");
+}
+
+#endif

@@ -1,0 +1,6 @@
+# transport/shm: the shared-memory transport (docs/shm.md)
+libbmpi_core_la_SOURCES += \
+	transport/shm/shm.h \
+	transport/shm/shm.c \
+	transport/shm/segment.c \
+	transport/shm/cma.c
