@@ -14,3 +14,9 @@ test_mpi_p2p_storm_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_storm.sh
 EXTRA_DIST += test/mpi/p2p_storm.sh
 
+check_PROGRAMS += test/mpi/p2p_truncate
+test_mpi_p2p_truncate_SOURCES = test/mpi/p2p_truncate.c test/mpi/testutil.h
+test_mpi_p2p_truncate_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_truncate.sh
+EXTRA_DIST += test/mpi/p2p_truncate.sh
+
