@@ -5,3 +5,4 @@ libbmpi_core_la_SOURCES += \
 	transport/transport.h \
 	transport/common.c \
 	transport/self/self.c
+include transport/ofi/local.mk

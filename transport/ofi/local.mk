@@ -1,0 +1,8 @@
+# transport/ofi: the libfabric transport (docs/ofi.md), built when
+# configure finds libfabric.
+if HAVE_OFI
+libbmpi_core_la_SOURCES += \
+	transport/ofi/ofi.h \
+	transport/ofi/ofi.c \
+	transport/ofi/ofi_mr.c
+endif

@@ -1,0 +1,911 @@
+/*
+ * ofi: the libfabric transport (docs/ofi.md).
+ *
+ * Provider: the first of a preference list (or BMPI_OFI_PROVIDER) whose
+ * fi_getinfo gives an FI_EP_RDM endpoint with FI_MSG and send-after-send
+ * order; with FI_RMA when it has it (then get/put are fi_read/fi_write),
+ * without otherwise (the runtime then streams fragments).
+ *
+ * Active messages: [struct ofi_wire][runtime header][payload], up to
+ * buf_size bytes. Small ones leave with fi_inject from the stack, larger
+ * ones are copied into a send buffer of a registered pool and leave with
+ * fi_send; the runtime may reuse its memory as soon as am_send returns.
+ * Receives land in a pool of buffers of buf_size bytes, posted at open and
+ * posted again once their message has been delivered.
+ *
+ * When the provider pushes back (-FI_EAGAIN, or no free send buffer),
+ * am_send reads the transmit completion queue once — which drives the
+ * provider's progress and frees send buffers — tries once more and then
+ * returns BMPI_TL_EAGAIN; the runtime keeps the message and retries after
+ * progress(). RMA operations that meet -FI_EAGAIN wait in a list of their
+ * own and are posted again from progress(), since the runtime expects get()
+ * to take the operation. No callback of the runtime ever runs inside
+ * am_send/get/put: completions found there are kept for progress().
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "runtime/error.h"
+#include "runtime/pmix.h"
+#include "runtime/world.h"
+#include "transport/ofi/ofi.h"
+
+#define OFI_API FI_VERSION(1, 10)
+#define OFI_DEFAULT_MAX_AM (64u * 1024u)
+#define OFI_DEFAULT_EAGER (16u * 1024u)
+#define OFI_DEFAULT_RX_BUFS 64
+#define OFI_DEFAULT_TX_BUFS 64
+#define OFI_DEFAULT_MR_CACHE 256
+#define OFI_INJECT_STACK 4096 /* largest fi_inject we stage on the stack */
+#define OFI_CQ_BATCH 16
+#define OFI_RX_PER_PROGRESS 64 /* deliveries per progress() call, for fairness */
+
+static const char *const ofi_preference[] = {"verbs;ofi_rxm", "efa", "psm3", "tcp;ofi_rxm", "shm"};
+
+/* What rank publishes under OFI_PMIX_KEY. */
+struct ofi_blob {
+    char prov[OFI_PROV_MAX];
+    uint32_t addrlen;
+    unsigned char addr[];
+};
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 0);
+    if (*end == 'k' || *end == 'K')
+        x *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        x *= 1024 * 1024, end++;
+    return *end ? dflt : (size_t)x;
+}
+
+static bool verbose_here(void) { return bmpi_world.verbose >= 2 || (bmpi_world.verbose && bmpi_world.rank == 0); }
+
+/* ------------------------------------------------------ provider choice */
+
+static struct fi_info *make_hints(const char *prov, bool rma)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->caps = FI_MSG | (rma ? FI_RMA : 0);
+    h->mode = FI_CONTEXT | FI_CONTEXT2;
+    h->ep_attr->type = FI_EP_RDM;
+    h->tx_attr->msg_order = FI_ORDER_SAS;
+    h->rx_attr->msg_order = FI_ORDER_SAS;
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED | FI_MR_ENDPOINT;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->av_type = FI_AV_TABLE;
+    h->fabric_attr->prov_name = strdup(prov);
+    if (!h->fabric_attr->prov_name) {
+        fi_freeinfo(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* One provider name: an info with RMA if possible, without otherwise;
+ * NULL with why filled if it does not fit. */
+static struct fi_info *try_provider(const char *prov, char *why, size_t why_len)
+{
+    struct fi_info *info = NULL;
+    int rc = -FI_ENODATA;
+    for (int rma = 1; rma >= 0 && !info; rma--) {
+        struct fi_info *hints = make_hints(prov, rma);
+        if (!hints) {
+            snprintf(why, why_len, "out of memory");
+            return NULL;
+        }
+        rc = fi_getinfo(OFI_API, NULL, NULL, 0, hints, &info);
+        fi_freeinfo(hints);
+        if (rc)
+            info = NULL;
+    }
+    if (!info) {
+        snprintf(why, why_len, "fi_getinfo: %s", fi_strerror(-rc));
+        return NULL;
+    }
+    if (!(info->tx_attr->msg_order & FI_ORDER_SAS) || !(info->rx_attr->msg_order & FI_ORDER_SAS)) {
+        snprintf(why, why_len, "no send-after-send ordering (FI_ORDER_SAS)");
+        fi_freeinfo(info);
+        return NULL;
+    }
+    if (info->domain_attr->mr_mode & FI_MR_RAW) {
+        snprintf(why, why_len, "needs raw memory keys (FI_MR_RAW)");
+        fi_freeinfo(info);
+        return NULL;
+    }
+    /* Keep the first entry only. */
+    if (info->next) {
+        struct fi_info *first = fi_dupinfo(info);
+        fi_freeinfo(info);
+        info = first;
+        if (!info) {
+            snprintf(why, why_len, "out of memory");
+            return NULL;
+        }
+    }
+    return info;
+}
+
+/* The provider to use: BMPI_OFI_PROVIDER, else the first of the
+ * preference list that fits. report: print the choice (BMPI_VERBOSE). */
+static struct fi_info *choose_provider(char *why, size_t why_len, bool report)
+{
+    const char *forced = getenv("BMPI_OFI_PROVIDER");
+    char reason[160];
+    if (forced && *forced) {
+        struct fi_info *info = try_provider(forced, reason, sizeof(reason));
+        if (!info)
+            snprintf(why, why_len, "provider %s (BMPI_OFI_PROVIDER) unusable: %s", forced, reason);
+        else if (report)
+            fprintf(stderr, "bmpi: rank %d: ofi: provider %s (forced by BMPI_OFI_PROVIDER=%s)\n",
+                    bmpi_world.rank, info->fabric_attr->prov_name, forced);
+        return info;
+    }
+    size_t n = (size_t)snprintf(why, why_len, "no usable libfabric provider:");
+    for (size_t i = 0; i < sizeof(ofi_preference) / sizeof(ofi_preference[0]); i++) {
+        struct fi_info *info = try_provider(ofi_preference[i], reason, sizeof(reason));
+        if (info) {
+            if (report)
+                fprintf(stderr, "bmpi: rank %d: ofi: provider %s (fabric %s, domain %s)\n", bmpi_world.rank,
+                        info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name);
+            return info;
+        }
+        if (report)
+            fprintf(stderr, "bmpi: rank %d: ofi: skipped %s: %s\n", bmpi_world.rank, ofi_preference[i], reason);
+        if (n < why_len)
+            n += (size_t)snprintf(why + n, why_len - n, " %s: %s;", ofi_preference[i], reason);
+    }
+    return NULL;
+}
+
+static int ofi_query(char *why, size_t why_len)
+{
+    struct fi_info *info = choose_provider(why, why_len, false);
+    if (!info)
+        return MPI_ERR_OTHER;
+    fi_freeinfo(info);
+    return BMPI_OK;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static int fi_fail(struct ofi_state *s, const char *what, int rc)
+{
+    return bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s failed: %s", s->prov, what, fi_strerror(-rc));
+}
+
+static void list_push(struct ofi_list *l, struct ofi_op *op)
+{
+    op->next = NULL;
+    if (l->tail)
+        l->tail->next = op;
+    else
+        l->head = op;
+    l->tail = op;
+}
+
+static struct ofi_op *list_pop(struct ofi_list *l)
+{
+    struct ofi_op *op = l->head;
+    if (op) {
+        l->head = op->next;
+        if (!l->head)
+            l->tail = NULL;
+        op->next = NULL;
+    }
+    return op;
+}
+
+static int post_recv(struct ofi_state *s, struct ofi_op *op)
+{
+    void *desc = s->rx_mr ? fi_mr_desc(s->rx_mr) : NULL;
+    ssize_t rc = fi_recv(s->ep, op->buf, s->buf_size, desc, FI_ADDR_UNSPEC, op);
+    if (rc == -FI_EAGAIN) {
+        list_push(&s->repost, op);
+        return BMPI_OK;
+    }
+    return rc ? fi_fail(s, "fi_recv", (int)rc) : BMPI_OK;
+}
+
+/* A pool of n buffers of buf_size bytes each, registered if the provider
+ * wants local registrations. */
+static int make_pool(struct ofi_state *s, int n, char **pool, struct fid_mr **mr, struct ofi_op **ops,
+                     uint64_t access)
+{
+    size_t bytes = (size_t)n * s->buf_size;
+    if (posix_memalign((void **)pool, 4096, bytes) != 0)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d buffers of %zu bytes", n, s->buf_size);
+    *ops = calloc((size_t)n, sizeof(struct ofi_op));
+    if (!*ops)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory");
+    for (int i = 0; i < n; i++)
+        (*ops)[i].buf = *pool + (size_t)i * s->buf_size;
+    if (s->mr_mode & FI_MR_LOCAL)
+        return ofi_mr_reg_raw(s, *pool, bytes, access, s->mrc.next_key++, mr);
+    return BMPI_OK;
+}
+
+static void ofi_close(struct bmpi_tl *tl);
+
+static int ofi_open(struct bmpi_tl *tl)
+{
+    struct ofi_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    tl->priv = s;
+    char why[512];
+    s->info = choose_provider(why, sizeof(why), verbose_here());
+    if (!s->info) {
+        int err = bmpi_err_set(MPI_ERR_OTHER, "%s", why);
+        ofi_close(tl);
+        return err;
+    }
+    struct fi_info *info = s->info;
+    snprintf(s->prov, sizeof(s->prov), "%s", info->fabric_attr->prov_name);
+    s->mr_mode = info->domain_attr->mr_mode;
+    s->rma = (info->caps & FI_RMA) != 0;
+    s->nranks = bmpi_world.size;
+
+    /* Sizes: max_am is the largest runtime header + payload of one message. */
+    size_t max_msg = info->ep_attr->max_msg_size;
+    size_t max_am = env_size("BMPI_OFI_MAX_AM", OFI_DEFAULT_MAX_AM);
+    if (max_am < 1024)
+        max_am = 1024;
+    if (max_am > 65535 + 1024 * 1024)
+        max_am = 65535 + 1024 * 1024;
+    if (max_msg && max_am + sizeof(struct ofi_wire) > max_msg)
+        max_am = max_msg - sizeof(struct ofi_wire);
+    s->buf_size = (max_am + sizeof(struct ofi_wire) + 63) & ~(size_t)63;
+    size_t eager = env_size("BMPI_OFI_EAGER_LIMIT", OFI_DEFAULT_EAGER);
+    if (eager > max_am - 256)
+        eager = max_am - 256;
+    s->inject_max = info->tx_attr->inject_size;
+    if (s->inject_max > OFI_INJECT_STACK)
+        s->inject_max = OFI_INJECT_STACK;
+    s->nrx = (int)env_size("BMPI_OFI_RX_BUFS", OFI_DEFAULT_RX_BUFS);
+    s->ntx = (int)env_size("BMPI_OFI_TX_BUFS", OFI_DEFAULT_TX_BUFS);
+    if (s->nrx < 2)
+        s->nrx = 2;
+    if (s->ntx < 1)
+        s->ntx = 1;
+    /* Providers that pin memory keep their own cache (see ofi_mr.c). */
+    int cache = (int)env_size("BMPI_OFI_MR_CACHE", (s->mr_mode & FI_MR_LOCAL) ? 0 : OFI_DEFAULT_MR_CACHE);
+    ofi_mr_cache_init(s, cache);
+
+    int rc = fi_fabric(info->fabric_attr, &s->fabric, NULL);
+    if (rc)
+        goto fail_rc_fabric;
+    rc = fi_domain(s->fabric, info, &s->domain, NULL);
+    if (rc) {
+        rc = fi_fail(s, "fi_domain", rc);
+        goto fail;
+    }
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE};
+    cq_attr.size = (size_t)(s->ntx + 256);
+    rc = fi_cq_open(s->domain, &cq_attr, &s->txcq, NULL);
+    if (rc) {
+        rc = fi_fail(s, "fi_cq_open (transmit)", rc);
+        goto fail;
+    }
+    cq_attr.size = (size_t)(s->nrx + 256);
+    rc = fi_cq_open(s->domain, &cq_attr, &s->rxcq, NULL);
+    if (rc) {
+        rc = fi_fail(s, "fi_cq_open (receive)", rc);
+        goto fail;
+    }
+    struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)bmpi_world.size};
+    rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
+    if (rc) {
+        rc = fi_fail(s, "fi_av_open", rc);
+        goto fail;
+    }
+    rc = fi_endpoint(s->domain, info, &s->ep, NULL);
+    if (rc) {
+        rc = fi_fail(s, "fi_endpoint", rc);
+        goto fail;
+    }
+    rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+    if (!rc)
+        rc = fi_ep_bind(s->ep, &s->txcq->fid, FI_TRANSMIT);
+    if (!rc)
+        rc = fi_ep_bind(s->ep, &s->rxcq->fid, FI_RECV);
+    if (rc) {
+        rc = fi_fail(s, "fi_ep_bind", rc);
+        goto fail;
+    }
+    rc = fi_enable(s->ep);
+    if (rc) {
+        rc = fi_fail(s, "fi_enable", rc);
+        goto fail;
+    }
+
+    rc = make_pool(s, s->nrx, &s->rx_pool, &s->rx_mr, &s->rx_ops, FI_RECV);
+    if (!rc)
+        rc = make_pool(s, s->ntx, &s->tx_pool, &s->tx_mr, &s->tx_ops, FI_SEND);
+    if (rc)
+        goto fail;
+    for (int i = 0; i < s->ntx; i++) {
+        s->tx_ops[i].kind = OFI_OP_SEND;
+        s->tx_ops[i].next = s->tx_free;
+        s->tx_free = &s->tx_ops[i];
+    }
+    for (int i = 0; i < s->nrx && !rc; i++) {
+        s->rx_ops[i].kind = OFI_OP_RECV;
+        rc = post_recv(s, &s->rx_ops[i]);
+    }
+    if (rc)
+        goto fail;
+
+    /* Publish: provider name, then the endpoint's address. */
+    size_t addrlen = 0;
+    rc = fi_getname(&s->ep->fid, NULL, &addrlen);
+    if (rc != -FI_ETOOSMALL && rc != 0) {
+        rc = fi_fail(s, "fi_getname", rc);
+        goto fail;
+    }
+    struct ofi_blob *blob = calloc(1, sizeof(*blob) + addrlen);
+    if (!blob) {
+        rc = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        goto fail;
+    }
+    snprintf(blob->prov, sizeof(blob->prov), "%s", s->prov);
+    rc = fi_getname(&s->ep->fid, blob->addr, &addrlen);
+    blob->addrlen = (uint32_t)addrlen;
+    if (rc) {
+        free(blob);
+        rc = fi_fail(s, "fi_getname", rc);
+        goto fail;
+    }
+    rc = bmpi_pmix_put(OFI_PMIX_KEY, blob, sizeof(*blob) + addrlen);
+    free(blob);
+    if (rc)
+        goto fail;
+
+    bool shm = strcmp(s->prov, "shm") == 0;
+    bool tcp = strstr(s->prov, "tcp") || strstr(s->prov, "sockets");
+    tl->caps = (struct bmpi_tl_caps){
+        .name = "ofi",
+        .exclusivity = BMPI_TL_EXCL_NETWORK,
+        .max_am = max_am,
+        .eager_limit = eager,
+        .rma_limit = (max_msg == 0 || max_msg >= SIZE_MAX / 2) ? 0 : max_msg,
+        .flags = s->rma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT) : 0,
+        .latency_us = shm ? 0.5 : tcp ? 15 : 2,
+        .bandwidth_mbs = shm ? 5000 : tcp ? 1000 : 10000,
+    };
+    /* get() registers the local buffer itself (runtime passes no memh). */
+    if (s->rma && (s->mr_mode & FI_MR_LOCAL))
+        tl->caps.flags |= BMPI_TL_NEEDS_MR;
+    if (verbose_here())
+        fprintf(stderr,
+                "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s, "
+                "rma_limit %zu\n",
+                bmpi_world.rank, s->prov, s->mr_mode ? "" : " none", (s->mr_mode & FI_MR_LOCAL) ? " LOCAL" : "",
+                (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
+                (s->mr_mode & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (s->mr_mode & FI_MR_ENDPOINT) ? " ENDPOINT" : "",
+                s->inject_max, max_am, eager, s->rma ? "yes" : "no", tl->caps.rma_limit);
+    return BMPI_OK;
+
+fail_rc_fabric:
+    rc = fi_fail(s, "fi_fabric", rc);
+fail:
+    ofi_close(tl);
+    return rc;
+}
+
+static int ofi_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool *reachable, char (*why)[128])
+{
+    struct ofi_state *s = tl->priv;
+    if (!s->addrs) {
+        s->addrs = malloc((size_t)s->nranks * sizeof(fi_addr_t));
+        if (!s->addrs)
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        for (int r = 0; r < s->nranks; r++)
+            s->addrs[r] = FI_ADDR_NOTAVAIL;
+    }
+    bool shm = strcmp(s->prov, "shm") == 0;
+    for (int i = 0; i < npeers; i++) {
+        int r = peers[i];
+        reachable[i] = false;
+        char reason[128] = "";
+        void *data = NULL;
+        size_t len = 0;
+        if (r < 0 || r >= s->nranks) {
+            snprintf(reason, sizeof(reason), "no such rank");
+        } else if (shm && bmpi_world.peers[r].nodeid != bmpi_world.nodeid) {
+            snprintf(reason, sizeof(reason), "provider shm reaches only this node");
+        } else if (bmpi_pmix_get(r, OFI_PMIX_KEY, &data, &len) != BMPI_OK) {
+            snprintf(reason, sizeof(reason), "no ofi address published: %s", bmpi_err_reason());
+        } else if (len < sizeof(struct ofi_blob) || len < sizeof(struct ofi_blob) + ((struct ofi_blob *)data)->addrlen) {
+            snprintf(reason, sizeof(reason), "malformed ofi address (%zu bytes)", len);
+        } else {
+            struct ofi_blob *b = data;
+            b->prov[sizeof(b->prov) - 1] = 0;
+            if (strcmp(b->prov, s->prov) != 0) {
+                snprintf(reason, sizeof(reason), "it uses provider %.40s, this rank %.40s", b->prov, s->prov);
+            } else {
+                int n = fi_av_insert(s->av, b->addr, 1, &s->addrs[r], 0, NULL);
+                if (n == 1)
+                    reachable[i] = true;
+                else
+                    snprintf(reason, sizeof(reason), "fi_av_insert: %s", n < 0 ? fi_strerror(-n) : "address rejected");
+            }
+        }
+        free(data);
+        if (!reachable[i] && why)
+            snprintf(why[i], sizeof(why[i]), "%s", reason);
+    }
+    return BMPI_OK;
+}
+
+/* ------------------------------------------------------------- progress */
+
+static void send_failed(struct ofi_state *s, struct fi_cq_err_entry *err, const char *text)
+{
+    if (!s->send_err[0])
+        snprintf(s->send_err, sizeof(s->send_err), "ofi (%s): a send failed in the provider: %s (%s)", s->prov,
+                 text, fi_strerror(err->err));
+}
+
+/* Read the transmit queue: free send buffers and move finished RMA
+ * operations to rma_done. Runs no callback of the runtime, so it is safe
+ * anywhere (am_send uses it to make the provider progress). */
+static int tx_drain(struct ofi_state *s)
+{
+    int events = 0;
+    struct fi_cq_msg_entry comp[OFI_CQ_BATCH];
+    for (;;) {
+        ssize_t n = fi_cq_read(s->txcq, comp, OFI_CQ_BATCH);
+        if (n == -FI_EAGAIN)
+            break;
+        if (n == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof(err));
+            if (fi_cq_readerr(s->txcq, &err, 0) != 1)
+                break;
+            struct ofi_op *op = err.op_context;
+            const char *text = fi_cq_strerror(s->txcq, err.prov_errno, err.err_data, NULL, 0);
+            if (!op)
+                continue;
+            events++;
+            if (op->kind == OFI_OP_SEND) {
+                send_failed(s, &err, text ? text : "");
+                op->next = s->tx_free;
+                s->tx_free = op;
+                s->tx_busy--;
+            } else {
+                op->status = bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s of %zu bytes from rank %d failed: %s (%s)",
+                                          s->prov, op->kind == OFI_OP_READ ? "fi_read" : "fi_write", op->len,
+                                          op->peer, text ? text : "", fi_strerror(err.err));
+                list_push(&s->rma_done, op);
+            }
+            continue;
+        }
+        if (n < 0) {
+            if (!s->send_err[0])
+                snprintf(s->send_err, sizeof(s->send_err), "ofi (%s): fi_cq_read: %s", s->prov, fi_strerror((int)-n));
+            break;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            struct ofi_op *op = comp[i].op_context;
+            if (!op)
+                continue;
+            if (op->kind == OFI_OP_SEND) {
+                op->next = s->tx_free;
+                s->tx_free = op;
+                s->tx_busy--;
+            } else {
+                op->status = BMPI_OK;
+                list_push(&s->rma_done, op);
+            }
+        }
+        events += (int)n;
+        if (n < OFI_CQ_BATCH)
+            break;
+    }
+    return events;
+}
+
+static int post_rma(struct ofi_state *s, struct ofi_op *op)
+{
+    void *desc = op->local_mr ? op->local_mr->desc : NULL;
+    fi_addr_t dest = s->addrs[op->peer];
+    if (op->kind == OFI_OP_READ)
+        return (int)fi_read(s->ep, op->local, op->len, desc, dest, op->raddr, op->key, op);
+    return (int)fi_write(s->ep, op->local, op->len, desc, dest, op->raddr, op->key, op);
+}
+
+static void rma_release(struct ofi_state *s, struct ofi_op *op)
+{
+    if (op->local_mr)
+        ofi_mr_put(s, op->local_mr);
+    op->local_mr = NULL;
+    op->next = s->rma_free;
+    s->rma_free = op;
+    s->rma_busy--;
+}
+
+/* Post the RMA operations that waited for resources, in order. */
+static int retry_rma(struct ofi_state *s)
+{
+    int events = 0;
+    while (s->rma_wait.head) {
+        struct ofi_op *op = s->rma_wait.head;
+        int rc = post_rma(s, op);
+        if (rc == -FI_EAGAIN)
+            break;
+        list_pop(&s->rma_wait);
+        events++;
+        if (rc) {
+            op->status = fi_fail(s, op->kind == OFI_OP_READ ? "fi_read" : "fi_write", rc);
+            list_push(&s->rma_done, op);
+        }
+    }
+    return events;
+}
+
+/* Completed RMA operations: their callbacks, which may start new ones. */
+static int finish_rma(struct ofi_state *s)
+{
+    int events = 0;
+    struct ofi_op *op;
+    while ((op = list_pop(&s->rma_done))) {
+        bmpi_tl_done_fn done = op->done;
+        void *ctx = op->ctx;
+        int status = op->status;
+        rma_release(s, op);
+        done(ctx, status);
+        events++;
+    }
+    return events;
+}
+
+static void deliver(struct ofi_state *s, struct ofi_op *op, size_t len)
+{
+    const struct ofi_wire *w = op->buf;
+    if (len < sizeof(*w) || len < sizeof(*w) + w->hdr_len) {
+        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
+                      "ofi (%s): malformed message of %zu bytes received", s->prov, len);
+        return;
+    }
+    const char *hdr = (const char *)op->buf + sizeof(*w);
+    bmpi_am_deliver(w->src, w->am_id, hdr, w->hdr_len, hdr + w->hdr_len, len - sizeof(*w) - w->hdr_len);
+}
+
+static int rx_poll(struct ofi_state *s)
+{
+    int events = 0;
+    struct fi_cq_msg_entry comp[OFI_CQ_BATCH];
+    while (events < OFI_RX_PER_PROGRESS) {
+        ssize_t n = fi_cq_read(s->rxcq, comp, OFI_CQ_BATCH);
+        if (n == -FI_EAGAIN)
+            break;
+        if (n == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof(err));
+            if (fi_cq_readerr(s->rxcq, &err, 0) != 1)
+                break;
+            struct ofi_op *op = err.op_context;
+            if (err.err == FI_ECANCELED)
+                continue;
+            const char *text = fi_cq_strerror(s->rxcq, err.prov_errno, err.err_data, NULL, 0);
+            if (op && op->kind == OFI_OP_RECV)
+                post_recv(s, op);
+            bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI progress",
+                          "ofi (%s): a receive failed in the provider, a message is lost: %s (%s)", s->prov,
+                          text ? text : "", fi_strerror(err.err));
+            events++;
+            continue;
+        }
+        if (n < 0) {
+            bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI progress", "ofi (%s): fi_cq_read: %s", s->prov,
+                          fi_strerror((int)-n));
+            break;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            struct ofi_op *op = comp[i].op_context;
+            deliver(s, op, comp[i].len);
+            int rc = post_recv(s, op);
+            if (rc)
+                bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", NULL);
+        }
+        events += (int)n;
+        if (n < OFI_CQ_BATCH)
+            break;
+    }
+    return events;
+}
+
+static int ofi_progress(struct bmpi_tl *tl)
+{
+    struct ofi_state *s = tl->priv;
+    if (s->in_progress)
+        return tx_drain(s);
+    s->in_progress = true;
+    int events = tx_drain(s);
+    if (s->repost.head) {
+        struct ofi_list again = s->repost;
+        s->repost.head = s->repost.tail = NULL;
+        struct ofi_op *op;
+        while ((op = list_pop(&again)))
+            post_recv(s, op);
+    }
+    if (s->rma_wait.head)
+        events += retry_rma(s);
+    if (s->rma_done.head)
+        events += finish_rma(s);
+    events += rx_poll(s);
+    if (s->send_err[0]) {
+        char msg[sizeof(s->send_err)];
+        memcpy(msg, s->send_err, sizeof(msg));
+        s->send_err[0] = 0;
+        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI progress", "%s", msg);
+    }
+    s->in_progress = false;
+    return events;
+}
+
+/* ------------------------------------------------------------ data path */
+
+static void pack(void *dst, int src, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov,
+                 int iovcnt)
+{
+    struct ofi_wire *w = dst;
+    w->src = src;
+    w->hdr_len = (uint16_t)hdr_len;
+    w->am_id = am_id;
+    w->pad = 0;
+    char *p = (char *)dst + sizeof(*w);
+    memcpy(p, hdr, hdr_len);
+    p += hdr_len;
+    for (int i = 0; i < iovcnt; i++) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
+    }
+}
+
+static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *hdr, size_t hdr_len,
+                       const struct iovec *iov, int iovcnt)
+{
+    struct ofi_state *s = tl->priv;
+    size_t total = sizeof(struct ofi_wire) + hdr_len;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    if (total > s->buf_size || hdr_len > UINT16_MAX)
+        return bmpi_err_set(MPI_ERR_INTERN, "ofi: active message of %zu bytes (header %zu) exceeds max_am %zu",
+                            total - sizeof(struct ofi_wire), hdr_len, tl->caps.max_am);
+    fi_addr_t dest = s->addrs[peer];
+    if (total <= s->inject_max) {
+        char buf[OFI_INJECT_STACK] __attribute__((aligned(8)));
+        pack(buf, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
+        for (int attempt = 0;; attempt++) {
+            ssize_t rc = fi_inject(s->ep, buf, total, dest);
+            if (rc == 0)
+                return BMPI_OK;
+            if (rc != -FI_EAGAIN)
+                return fi_fail(s, "fi_inject", (int)rc);
+            if (attempt == 1)
+                return BMPI_TL_EAGAIN;
+            tx_drain(s);
+        }
+    }
+    if (!s->tx_free)
+        tx_drain(s);
+    struct ofi_op *op = s->tx_free;
+    if (!op)
+        return BMPI_TL_EAGAIN;
+    s->tx_free = op->next;
+    pack(op->buf, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
+    void *desc = s->tx_mr ? fi_mr_desc(s->tx_mr) : NULL;
+    ssize_t rc = fi_send(s->ep, op->buf, total, desc, dest, op);
+    if (rc == -FI_EAGAIN) {
+        tx_drain(s);
+        rc = fi_send(s->ep, op->buf, total, desc, dest, op);
+    }
+    if (rc == 0) {
+        s->tx_busy++;
+        return BMPI_OK;
+    }
+    op->next = s->tx_free;
+    s->tx_free = op;
+    return rc == -FI_EAGAIN ? BMPI_TL_EAGAIN : fi_fail(s, "fi_send", (int)rc);
+}
+
+static int ofi_mem_reg(struct bmpi_tl *tl, void *addr, size_t len, void **memh)
+{
+    struct ofi_state *s = tl->priv;
+    struct ofi_mr_entry *e;
+    int rc = ofi_mr_get(s, addr, len, &e);
+    if (rc)
+        return rc;
+    *memh = e;
+    return BMPI_OK;
+}
+
+static int ofi_mem_dereg(struct bmpi_tl *tl, void *memh)
+{
+    ofi_mr_put(tl->priv, memh);
+    return BMPI_OK;
+}
+
+static int ofi_rkey_pack(struct bmpi_tl *tl, void *memh, void *buf, size_t *len)
+{
+    struct ofi_state *s = tl->priv;
+    struct ofi_mr_entry *e = memh;
+    struct ofi_rkey k = {.key = e->key, .base = e->base};
+    size_t n = (s->mr_mode & FI_MR_VIRT_ADDR) ? sizeof(k.key) : sizeof(k);
+    if (*len < n)
+        return bmpi_err_set(MPI_ERR_INTERN, "ofi: rkey of %zu bytes does not fit in %zu", n, *len);
+    memcpy(buf, &k, n);
+    *len = n;
+    return BMPI_OK;
+}
+
+static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *local, void *local_memh, size_t len,
+                   uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done, void *ctx)
+{
+    struct ofi_state *s = tl->priv;
+    struct ofi_rkey k = {0, 0};
+    size_t need = (s->mr_mode & FI_MR_VIRT_ADDR) ? sizeof(k.key) : sizeof(k);
+    if (!s->rma)
+        return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION, "ofi (%s): the provider has no RMA", s->prov);
+    if (rkey_len < need)
+        return bmpi_err_set(MPI_ERR_INTERN, "ofi: remote key of %zu bytes, expected %zu", rkey_len, need);
+    memcpy(&k, rkey, need);
+    struct ofi_op *op = s->rma_free;
+    if (op)
+        s->rma_free = op->next;
+    else if (!(op = calloc(1, sizeof(*op))))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    memset(op, 0, sizeof(*op));
+    op->kind = kind;
+    op->peer = peer;
+    op->local = local;
+    op->len = len;
+    op->raddr = (s->mr_mode & FI_MR_VIRT_ADDR) ? remote_addr : remote_addr - k.base;
+    op->key = k.key;
+    op->done = done;
+    op->ctx = ctx;
+    s->rma_busy++;
+    /* Under FI_MR_LOCAL the local buffer needs a descriptor; the runtime
+     * passes its own registration when it has one, else we take one from
+     * the cache for the duration of the operation. */
+    if (s->mr_mode & FI_MR_LOCAL) {
+        if (local_memh) {
+            op->local_mr = local_memh;
+            op->local_mr->refs++;
+        } else {
+            int rc = ofi_mr_get(s, local, len, &op->local_mr);
+            if (rc) {
+                rma_release(s, op);
+                return rc;
+            }
+        }
+    }
+    /* Order behind operations already waiting for resources. */
+    if (s->rma_wait.head) {
+        list_push(&s->rma_wait, op);
+        return BMPI_OK;
+    }
+    int rc = post_rma(s, op);
+    if (rc == -FI_EAGAIN) {
+        tx_drain(s);
+        rc = post_rma(s, op);
+    }
+    if (rc == -FI_EAGAIN) {
+        list_push(&s->rma_wait, op);
+        return BMPI_OK;
+    }
+    if (rc) {
+        rc = fi_fail(s, kind == OFI_OP_READ ? "fi_read" : "fi_write", rc);
+        rma_release(s, op);
+        return rc;
+    }
+    return BMPI_OK;
+}
+
+static int ofi_get(struct bmpi_tl *tl, int peer, void *local, void *local_memh, size_t len, uint64_t remote_addr,
+                   const void *rkey, size_t rkey_len, bmpi_tl_done_fn done, void *ctx)
+{
+    return ofi_rma(tl, OFI_OP_READ, peer, local, local_memh, len, remote_addr, rkey, rkey_len, done, ctx);
+}
+
+static int ofi_put(struct bmpi_tl *tl, int peer, const void *local, void *local_memh, size_t len,
+                   uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done, void *ctx)
+{
+    return ofi_rma(tl, OFI_OP_WRITE, peer, (void *)local, local_memh, len, remote_addr, rkey, rkey_len, done, ctx);
+}
+
+/* ---------------------------------------------------------------- close */
+
+static void close_fid(struct fid *f)
+{
+    if (f)
+        fi_close(f);
+}
+
+static void ofi_close(struct bmpi_tl *tl)
+{
+    struct ofi_state *s = tl->priv;
+    if (!s)
+        return;
+    /* Let sends and RMA operations in flight finish (bounded), so that the
+     * last messages of the job are not cut off. */
+    if (s->ep) {
+        for (long spins = 0; (s->tx_busy > 0 || s->rma_busy > 0) && spins < 2000000; spins++) {
+            tx_drain(s);
+            if (s->rma_wait.head)
+                retry_rma(s);
+            struct ofi_op *op;
+            while ((op = list_pop(&s->rma_done)))
+                rma_release(s, op);
+        }
+    }
+    if (bmpi_world.verbose >= 2)
+        fprintf(stderr, "bmpi: rank %d: ofi: registration cache: %llu hits, %llu misses\n", bmpi_world.rank,
+                (unsigned long long)s->mrc.hits, (unsigned long long)s->mrc.misses);
+    /* Memory regions before the endpoint they may be bound to. */
+    ofi_mr_cache_fini(s);
+    if (s->rx_mr)
+        fi_close(&s->rx_mr->fid);
+    if (s->tx_mr)
+        fi_close(&s->tx_mr->fid);
+    if (s->ep)
+        fi_close(&s->ep->fid);
+    if (s->av)
+        close_fid(&s->av->fid);
+    if (s->txcq)
+        close_fid(&s->txcq->fid);
+    if (s->rxcq)
+        close_fid(&s->rxcq->fid);
+    if (s->domain)
+        close_fid(&s->domain->fid);
+    if (s->fabric)
+        close_fid(&s->fabric->fid);
+    if (s->info)
+        fi_freeinfo(s->info);
+    struct ofi_op *op;
+    while ((op = s->rma_free)) {
+        s->rma_free = op->next;
+        free(op);
+    }
+    /* Operations never completed (timeout above) are leaked rather than
+     * freed under the provider's feet; it is gone now. */
+    free(s->rx_pool);
+    free(s->rx_ops);
+    free(s->tx_pool);
+    free(s->tx_ops);
+    free(s->addrs);
+    free(s);
+    tl->priv = NULL;
+}
+
+const struct bmpi_tl_ops bmpi_tl_ofi_ops = {
+    .query = ofi_query,
+    .open = ofi_open,
+    .add_peers = ofi_add_peers,
+    .close = ofi_close,
+    .am_send = ofi_am_send,
+    .mem_reg = ofi_mem_reg,
+    .mem_dereg = ofi_mem_dereg,
+    .rkey_pack = ofi_rkey_pack,
+    .get = ofi_get,
+    .put = ofi_put,
+    .progress = ofi_progress,
+};

@@ -1,0 +1,150 @@
+/*
+ * ofi: the libfabric transport, internal definitions (see docs/ofi.md).
+ *
+ * One FI_EP_RDM endpoint per process with FI_MSG (active messages) and,
+ * when the provider has it, FI_RMA (get/put for single-copy rendezvous).
+ * Two completion queues: transmit (sends, reads, writes) and receive.
+ * Keeping them apart lets am_send drive the provider's progress when it
+ * pushes back (reading the transmit queue) without delivering anything:
+ * deliveries happen only from progress(), one at a time, in the order the
+ * receive queue reports them, which is per-peer send order (FI_ORDER_SAS).
+ *
+ * Files: ofi.c (provider choice, lifecycle, data path, progress),
+ * ofi_mr.c (the registration cache behind mem_reg/mem_dereg and the
+ * local registrations FI_MR_LOCAL providers ask for).
+ */
+#ifndef BMPI_TRANSPORT_OFI_H
+#define BMPI_TRANSPORT_OFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "transport/transport.h"
+
+#define OFI_PMIX_KEY "bmpi.ofi"
+#define OFI_PROV_MAX 64 /* provider name in the published address */
+
+/* In front of every active message on the wire. 8 bytes, so that the
+ * runtime's header, which follows, stays 8-byte aligned in the receive
+ * buffer (handlers read it in place). */
+struct ofi_wire {
+    int32_t src; /* world rank of the sender */
+    uint16_t hdr_len;
+    uint8_t am_id;
+    uint8_t pad;
+};
+
+/* What the rkey blob of a registration holds. base travels only when the
+ * provider addresses RMA by offset (no FI_MR_VIRT_ADDR). */
+struct ofi_rkey {
+    uint64_t key;
+    uint64_t base;
+};
+
+/* A registration, shared by every mem_reg that falls inside it. */
+struct ofi_mr_entry {
+    struct ofi_mr_entry *prev, *next; /* most recently used first */
+    uintptr_t base;
+    size_t len;
+    struct fid_mr *mr;
+    void *desc;
+    uint64_t key;
+    int refs;
+};
+
+struct ofi_mr_cache {
+    struct ofi_mr_entry *head, *tail;
+    int count;      /* entries */
+    int unused;     /* entries with refs == 0 */
+    int max_unused; /* kept for reuse; 0 = deregister at once */
+    uint64_t next_key;
+    uint64_t hits, misses; /* for BMPI_VERBOSE */
+};
+
+enum ofi_op_kind { OFI_OP_SEND, OFI_OP_RECV, OFI_OP_READ, OFI_OP_WRITE };
+
+/* The context of every operation that completes (FI_CONTEXT2 space first,
+ * as the FI_CONTEXT/FI_CONTEXT2 modes ask). */
+struct ofi_op {
+    struct fi_context2 fi;
+    enum ofi_op_kind kind;
+    struct ofi_op *next; /* free list, pending or completed lists */
+    void *buf;           /* send and receive buffers */
+    /* RMA */
+    int peer;
+    void *local;
+    size_t len;
+    uint64_t raddr; /* as the provider wants it: address or offset */
+    uint64_t key;
+    struct ofi_mr_entry *local_mr; /* taken by get/put under FI_MR_LOCAL */
+    bmpi_tl_done_fn done;
+    void *ctx;
+    int status;
+};
+
+struct ofi_list {
+    struct ofi_op *head, *tail;
+};
+
+struct ofi_state {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *txcq, *rxcq;
+    struct fid_ep *ep;
+    char prov[OFI_PROV_MAX];
+
+    uint64_t mr_mode;
+    bool rma;
+    size_t inject_max; /* fi_inject up to this many bytes (wire header included) */
+    size_t buf_size;   /* wire header + max_am */
+
+    int nranks;
+    fi_addr_t *addrs; /* by world rank; FI_ADDR_NOTAVAIL if not inserted */
+
+    /* receive buffers, each always posted except while being delivered */
+    int nrx;
+    char *rx_pool;
+    struct fid_mr *rx_mr;
+    struct ofi_op *rx_ops;
+    struct ofi_list repost; /* fi_recv said EAGAIN: post again later */
+
+    /* send buffers for messages larger than inject_max */
+    int ntx;
+    char *tx_pool;
+    struct fid_mr *tx_mr;
+    struct ofi_op *tx_ops;
+    struct ofi_op *tx_free;
+    int tx_busy;
+
+    /* RMA operations */
+    struct ofi_op *rma_free;
+    struct ofi_list rma_wait; /* the provider said EAGAIN: post again */
+    struct ofi_list rma_done; /* completed, callbacks due from progress */
+    int rma_busy;
+
+    /* A send failed in the provider: reported from progress. */
+    char send_err[256];
+
+    bool in_progress; /* deliveries do not nest */
+    struct ofi_mr_cache mrc;
+};
+
+/* ofi_mr.c */
+void ofi_mr_cache_init(struct ofi_state *s, int max_unused);
+/* A registration covering [addr, addr+len), counted; 0 or an MPI error
+ * class with the reason recorded. */
+int ofi_mr_get(struct ofi_state *s, void *addr, size_t len, struct ofi_mr_entry **out);
+void ofi_mr_put(struct ofi_state *s, struct ofi_mr_entry *e);
+void ofi_mr_cache_fini(struct ofi_state *s);
+/* Register one buffer outside the cache (pools); with FI_MR_ENDPOINT it is
+ * bound to the endpoint and enabled. */
+int ofi_mr_reg_raw(struct ofi_state *s, void *addr, size_t len, uint64_t access, uint64_t key,
+                   struct fid_mr **mr);
+
+#endif
