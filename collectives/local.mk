@@ -1,1 +1,12 @@
-# collectives: sources are added here
+# collectives: MPI collectives as schedules on the runtime's point-to-point
+# (see collectives/coll.h), and the reduction operations they apply.
+libbmpi_core_la_SOURCES += \
+	collectives/coll.h collectives/coll_impl.h \
+	collectives/sched.c \
+	collectives/select.c \
+	collectives/barrier.c \
+	collectives/bcast.c \
+	collectives/reduce.c \
+	collectives/allreduce.c \
+	collectives/coll_api.c \
+	runtime/op.c runtime/op.h

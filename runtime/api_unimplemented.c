@@ -191,6 +191,19 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
     return bmpi_err_unsupported(comm, "MPI_Psend_init");
 }
 
+/* == 5. Datatypes == */
+
+BMPI_API(MPI_Type_create_darray)
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes, int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    (void)size; (void)rank; (void)ndims; (void)array_of_gsizes; (void)array_of_distribs;
+    (void)array_of_dargs; (void)array_of_psizes; (void)order; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_darray");
+}
+
 /* == 6. Collective Communication == */
 
 BMPI_API(MPI_Allgather)
@@ -229,14 +242,6 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
     (void)recvtype; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Allgatherv_init");
-}
-
-BMPI_API(MPI_Allreduce)
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op;
-    return bmpi_err_unsupported(comm, "MPI_Allreduce");
 }
 
 BMPI_API(MPI_Allreduce_init)
@@ -307,24 +312,11 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
     return bmpi_err_unsupported(comm, "MPI_Alltoallw_init");
 }
 
-BMPI_API(MPI_Barrier)
-int PMPI_Barrier(MPI_Comm comm)
-{
-    return bmpi_err_unsupported(comm, "MPI_Barrier");
-}
-
 BMPI_API(MPI_Barrier_init)
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Barrier_init");
-}
-
-BMPI_API(MPI_Bcast)
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    (void)buffer; (void)count; (void)datatype; (void)root;
-    return bmpi_err_unsupported(comm, "MPI_Bcast");
 }
 
 BMPI_API(MPI_Bcast_init)
@@ -409,14 +401,6 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     return bmpi_err_unsupported(comm, "MPI_Iallgatherv");
 }
 
-BMPI_API(MPI_Iallreduce)
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iallreduce");
-}
-
 BMPI_API(MPI_Ialltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -447,21 +431,6 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     return bmpi_err_unsupported(comm, "MPI_Ialltoallw");
 }
 
-BMPI_API(MPI_Ibarrier)
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ibarrier");
-}
-
-BMPI_API(MPI_Ibcast)
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request *request)
-{
-    (void)buffer; (void)count; (void)datatype; (void)root; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ibcast");
-}
-
 BMPI_API(MPI_Iexscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
@@ -488,14 +457,6 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
     (void)recvtype; (void)root; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Igatherv");
-}
-
-BMPI_API(MPI_Ireduce)
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ireduce");
 }
 
 BMPI_API(MPI_Ireduce_scatter)
@@ -541,14 +502,6 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
     (void)recvtype; (void)root; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Iscatterv");
-}
-
-BMPI_API(MPI_Reduce)
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root;
-    return bmpi_err_unsupported(comm, "MPI_Reduce");
 }
 
 BMPI_API(MPI_Reduce_init)
@@ -653,20 +606,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 
 /* == 7. Groups, Contexts, Communicators, and Caching == */
 
-BMPI_API(MPI_Comm_compare)
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
-{
-    (void)comm2; (void)result;
-    return bmpi_err_unsupported(comm1, "MPI_Comm_compare");
-}
-
-BMPI_API(MPI_Comm_create)
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
-{
-    (void)group; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_create");
-}
-
 BMPI_API(MPI_Comm_create_from_group)
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm)
@@ -675,254 +614,11 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_create_from_group");
 }
 
-BMPI_API(MPI_Comm_create_group)
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
-{
-    (void)group; (void)tag; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_create_group");
-}
-
-BMPI_API(MPI_Comm_create_keyval)
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                            void *extra_state)
-{
-    (void)comm_copy_attr_fn; (void)comm_delete_attr_fn; (void)comm_keyval; (void)extra_state;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_create_keyval");
-}
-
-BMPI_API(MPI_Comm_delete_attr)
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
-{
-    (void)comm_keyval;
-    return bmpi_err_unsupported(comm, "MPI_Comm_delete_attr");
-}
-
-BMPI_API(MPI_Comm_dup)
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
-{
-    (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_dup");
-}
-
-BMPI_API(MPI_COMM_DUP_FN)
-int PMPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
-                     void *attribute_val_out, int *flag)
-{
-    (void)comm_keyval; (void)extra_state; (void)attribute_val_in; (void)attribute_val_out;
-    (void)flag;
-    return bmpi_err_unsupported(oldcomm, "MPI_COMM_DUP_FN");
-}
-
-BMPI_API(MPI_Comm_dup_with_info)
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    (void)info; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_dup_with_info");
-}
-
-BMPI_API(MPI_Comm_free)
-int PMPI_Comm_free(MPI_Comm *comm)
-{
-    (void)comm;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_free");
-}
-
-BMPI_API(MPI_Comm_free_keyval)
-int PMPI_Comm_free_keyval(int *comm_keyval)
-{
-    (void)comm_keyval;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_free_keyval");
-}
-
-BMPI_API(MPI_Comm_get_attr)
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
-{
-    (void)comm_keyval; (void)attribute_val; (void)flag;
-    return bmpi_err_unsupported(comm, "MPI_Comm_get_attr");
-}
-
-BMPI_API(MPI_Comm_get_info)
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
-{
-    (void)info_used;
-    return bmpi_err_unsupported(comm, "MPI_Comm_get_info");
-}
-
-BMPI_API(MPI_Comm_get_name)
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
-{
-    (void)comm_name; (void)resultlen;
-    return bmpi_err_unsupported(comm, "MPI_Comm_get_name");
-}
-
-BMPI_API(MPI_Comm_group)
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
-{
-    (void)group;
-    return bmpi_err_unsupported(comm, "MPI_Comm_group");
-}
-
-BMPI_API(MPI_Comm_idup)
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    (void)newcomm; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Comm_idup");
-}
-
-BMPI_API(MPI_Comm_idup_with_info)
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
-{
-    (void)info; (void)newcomm; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Comm_idup_with_info");
-}
-
-BMPI_API(MPI_Comm_remote_group)
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
-{
-    (void)group;
-    return bmpi_err_unsupported(comm, "MPI_Comm_remote_group");
-}
-
-BMPI_API(MPI_Comm_remote_size)
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
-{
-    (void)size;
-    return bmpi_err_unsupported(comm, "MPI_Comm_remote_size");
-}
-
-BMPI_API(MPI_Comm_set_attr)
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
-{
-    (void)comm_keyval; (void)attribute_val;
-    return bmpi_err_unsupported(comm, "MPI_Comm_set_attr");
-}
-
-BMPI_API(MPI_Comm_set_info)
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
-{
-    (void)info;
-    return bmpi_err_unsupported(comm, "MPI_Comm_set_info");
-}
-
-BMPI_API(MPI_Comm_set_name)
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
-{
-    (void)comm_name;
-    return bmpi_err_unsupported(comm, "MPI_Comm_set_name");
-}
-
-BMPI_API(MPI_Comm_split)
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
-{
-    (void)color; (void)key; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_split");
-}
-
-BMPI_API(MPI_Comm_split_type)
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
-{
-    (void)split_type; (void)key; (void)info; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_split_type");
-}
-
-BMPI_API(MPI_Comm_test_inter)
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
-{
-    (void)flag;
-    return bmpi_err_unsupported(comm, "MPI_Comm_test_inter");
-}
-
-BMPI_API(MPI_Group_compare)
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
-{
-    (void)group1; (void)group2; (void)result;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_compare");
-}
-
-BMPI_API(MPI_Group_difference)
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    (void)group1; (void)group2; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_difference");
-}
-
-BMPI_API(MPI_Group_excl)
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    (void)group; (void)n; (void)ranks; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_excl");
-}
-
-BMPI_API(MPI_Group_free)
-int PMPI_Group_free(MPI_Group *group)
-{
-    (void)group;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_free");
-}
-
 BMPI_API(MPI_Group_from_session_pset)
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
     (void)session; (void)pset_name; (void)newgroup;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_from_session_pset");
-}
-
-BMPI_API(MPI_Group_incl)
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
-{
-    (void)group; (void)n; (void)ranks; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_incl");
-}
-
-BMPI_API(MPI_Group_intersection)
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    (void)group1; (void)group2; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_intersection");
-}
-
-BMPI_API(MPI_Group_range_excl)
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    (void)group; (void)n; (void)ranges; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_range_excl");
-}
-
-BMPI_API(MPI_Group_range_incl)
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    (void)group; (void)n; (void)ranges; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_range_incl");
-}
-
-BMPI_API(MPI_Group_rank)
-int PMPI_Group_rank(MPI_Group group, int *rank)
-{
-    (void)group; (void)rank;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_rank");
-}
-
-BMPI_API(MPI_Group_size)
-int PMPI_Group_size(MPI_Group group, int *size)
-{
-    (void)group; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_size");
-}
-
-BMPI_API(MPI_Group_translate_ranks)
-int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                               int ranks2[])
-{
-    (void)group1; (void)n; (void)ranks1; (void)group2; (void)ranks2;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_translate_ranks");
-}
-
-BMPI_API(MPI_Group_union)
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    (void)group1; (void)group2; (void)newgroup;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_union");
 }
 
 BMPI_API(MPI_Intercomm_create)
@@ -951,52 +647,6 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     return bmpi_err_unsupported(intercomm, "MPI_Intercomm_merge");
 }
 
-BMPI_API(MPI_Type_create_keyval)
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
-                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
-                            void *extra_state)
-{
-    (void)type_copy_attr_fn; (void)type_delete_attr_fn; (void)type_keyval; (void)extra_state;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_keyval");
-}
-
-BMPI_API(MPI_Type_delete_attr)
-int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
-{
-    (void)datatype; (void)type_keyval;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_delete_attr");
-}
-
-BMPI_API(MPI_TYPE_DUP_FN)
-int PMPI_TYPE_DUP_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
-                     void *attribute_val_in, void *attribute_val_out, int *flag)
-{
-    (void)oldtype; (void)type_keyval; (void)extra_state; (void)attribute_val_in;
-    (void)attribute_val_out; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_TYPE_DUP_FN");
-}
-
-BMPI_API(MPI_Type_free_keyval)
-int PMPI_Type_free_keyval(int *type_keyval)
-{
-    (void)type_keyval;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_free_keyval");
-}
-
-BMPI_API(MPI_Type_get_attr)
-int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
-{
-    (void)datatype; (void)type_keyval; (void)attribute_val; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_attr");
-}
-
-BMPI_API(MPI_Type_set_attr)
-int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
-{
-    (void)datatype; (void)type_keyval; (void)attribute_val;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_set_attr");
-}
-
 BMPI_API(MPI_Win_create_keyval)
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
                            MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
@@ -1011,15 +661,6 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
     (void)win; (void)win_keyval;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_delete_attr");
-}
-
-BMPI_API(MPI_WIN_DUP_FN)
-int PMPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
-                    void *attribute_val_out, int *flag)
-{
-    (void)oldwin; (void)win_keyval; (void)extra_state; (void)attribute_val_in;
-    (void)attribute_val_out; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_WIN_DUP_FN");
 }
 
 BMPI_API(MPI_Win_free_keyval)
@@ -1058,150 +699,6 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 }
 
 /* == 8. Process Topologies == */
-
-BMPI_API(MPI_Cart_coords)
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
-{
-    (void)rank; (void)maxdims; (void)coords;
-    return bmpi_err_unsupported(comm, "MPI_Cart_coords");
-}
-
-BMPI_API(MPI_Cart_create)
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm *comm_cart)
-{
-    (void)ndims; (void)dims; (void)periods; (void)reorder; (void)comm_cart;
-    return bmpi_err_unsupported(comm_old, "MPI_Cart_create");
-}
-
-BMPI_API(MPI_Cart_get)
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
-{
-    (void)maxdims; (void)dims; (void)periods; (void)coords;
-    return bmpi_err_unsupported(comm, "MPI_Cart_get");
-}
-
-BMPI_API(MPI_Cart_map)
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
-{
-    (void)ndims; (void)dims; (void)periods; (void)newrank;
-    return bmpi_err_unsupported(comm, "MPI_Cart_map");
-}
-
-BMPI_API(MPI_Cart_rank)
-int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
-{
-    (void)coords; (void)rank;
-    return bmpi_err_unsupported(comm, "MPI_Cart_rank");
-}
-
-BMPI_API(MPI_Cart_shift)
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
-{
-    (void)direction; (void)disp; (void)rank_source; (void)rank_dest;
-    return bmpi_err_unsupported(comm, "MPI_Cart_shift");
-}
-
-BMPI_API(MPI_Cart_sub)
-int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
-{
-    (void)remain_dims; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Cart_sub");
-}
-
-BMPI_API(MPI_Cartdim_get)
-int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
-{
-    (void)ndims;
-    return bmpi_err_unsupported(comm, "MPI_Cartdim_get");
-}
-
-BMPI_API(MPI_Dims_create)
-int PMPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-    (void)nnodes; (void)ndims; (void)dims;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Dims_create");
-}
-
-BMPI_API(MPI_Dist_graph_create)
-int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int weights[], MPI_Info info,
-                           int reorder, MPI_Comm *comm_dist_graph)
-{
-    (void)n; (void)sources; (void)degrees; (void)destinations; (void)weights; (void)info;
-    (void)reorder; (void)comm_dist_graph;
-    return bmpi_err_unsupported(comm_old, "MPI_Dist_graph_create");
-}
-
-BMPI_API(MPI_Dist_graph_create_adjacent)
-int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                    const int sourceweights[], int outdegree,
-                                    const int destinations[], const int destweights[],
-                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
-{
-    (void)indegree; (void)sources; (void)sourceweights; (void)outdegree; (void)destinations;
-    (void)destweights; (void)info; (void)reorder; (void)comm_dist_graph;
-    return bmpi_err_unsupported(comm_old, "MPI_Dist_graph_create_adjacent");
-}
-
-BMPI_API(MPI_Dist_graph_neighbors)
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                              int maxoutdegree, int destinations[], int destweights[])
-{
-    (void)maxindegree; (void)sources; (void)sourceweights; (void)maxoutdegree; (void)destinations;
-    (void)destweights;
-    return bmpi_err_unsupported(comm, "MPI_Dist_graph_neighbors");
-}
-
-BMPI_API(MPI_Dist_graph_neighbors_count)
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
-{
-    (void)indegree; (void)outdegree; (void)weighted;
-    return bmpi_err_unsupported(comm, "MPI_Dist_graph_neighbors_count");
-}
-
-BMPI_API(MPI_Graph_create)
-int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[],
-                      int reorder, MPI_Comm *comm_graph)
-{
-    (void)nnodes; (void)indx; (void)edges; (void)reorder; (void)comm_graph;
-    return bmpi_err_unsupported(comm_old, "MPI_Graph_create");
-}
-
-BMPI_API(MPI_Graph_get)
-int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
-{
-    (void)maxindex; (void)maxedges; (void)indx; (void)edges;
-    return bmpi_err_unsupported(comm, "MPI_Graph_get");
-}
-
-BMPI_API(MPI_Graph_map)
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
-{
-    (void)nnodes; (void)indx; (void)edges; (void)newrank;
-    return bmpi_err_unsupported(comm, "MPI_Graph_map");
-}
-
-BMPI_API(MPI_Graph_neighbors)
-int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
-{
-    (void)rank; (void)maxneighbors; (void)neighbors;
-    return bmpi_err_unsupported(comm, "MPI_Graph_neighbors");
-}
-
-BMPI_API(MPI_Graph_neighbors_count)
-int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
-{
-    (void)rank; (void)nneighbors;
-    return bmpi_err_unsupported(comm, "MPI_Graph_neighbors_count");
-}
-
-BMPI_API(MPI_Graphdims_get)
-int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
-{
-    (void)nnodes; (void)nedges;
-    return bmpi_err_unsupported(comm, "MPI_Graphdims_get");
-}
 
 BMPI_API(MPI_Ineighbor_allgather)
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -1255,14 +752,6 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     return bmpi_err_unsupported(comm, "MPI_Ineighbor_alltoallw");
 }
 
-BMPI_API(MPI_Neighbor_allgather)
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Neighbor_allgather");
-}
-
 BMPI_API(MPI_Neighbor_allgather_init)
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -1271,16 +760,6 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Neighbor_allgather_init");
-}
-
-BMPI_API(MPI_Neighbor_allgatherv)
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
-    (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Neighbor_allgatherv");
 }
 
 BMPI_API(MPI_Neighbor_allgatherv_init)
@@ -1294,14 +773,6 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     return bmpi_err_unsupported(comm, "MPI_Neighbor_allgatherv_init");
 }
 
-BMPI_API(MPI_Neighbor_alltoall)
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoall");
-}
-
 BMPI_API(MPI_Neighbor_alltoall_init)
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -1310,16 +781,6 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoall_init");
-}
-
-BMPI_API(MPI_Neighbor_alltoallv)
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
-    (void)rdispls; (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallv");
 }
 
 BMPI_API(MPI_Neighbor_alltoallv_init)
@@ -1331,16 +792,6 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
     (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
     (void)rdispls; (void)recvtype; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallv_init");
-}
-
-BMPI_API(MPI_Neighbor_alltoallw)
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
-    (void)recvcounts; (void)rdispls; (void)recvtypes;
-    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallw");
 }
 
 BMPI_API(MPI_Neighbor_alltoallw_init)
@@ -1355,35 +806,7 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallw_init");
 }
 
-BMPI_API(MPI_Topo_test)
-int PMPI_Topo_test(MPI_Comm comm, int *status)
-{
-    (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Topo_test");
-}
-
 /* == 9. MPI Environmental Management == */
-
-BMPI_API(MPI_Add_error_class)
-int PMPI_Add_error_class(int *errorclass)
-{
-    (void)errorclass;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Add_error_class");
-}
-
-BMPI_API(MPI_Add_error_code)
-int PMPI_Add_error_code(int errorclass, int *errorcode)
-{
-    (void)errorclass; (void)errorcode;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Add_error_code");
-}
-
-BMPI_API(MPI_Add_error_string)
-int PMPI_Add_error_string(int errorcode, const char *string)
-{
-    (void)errorcode; (void)string;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Add_error_string");
-}
 
 BMPI_API(MPI_Alloc_mem)
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
@@ -1433,27 +856,6 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
     (void)hw_info;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_hw_resource_info");
-}
-
-BMPI_API(MPI_Remove_error_class)
-int PMPI_Remove_error_class(int errorclass)
-{
-    (void)errorclass;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Remove_error_class");
-}
-
-BMPI_API(MPI_Remove_error_code)
-int PMPI_Remove_error_code(int errorcode)
-{
-    (void)errorcode;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Remove_error_code");
-}
-
-BMPI_API(MPI_Remove_error_string)
-int PMPI_Remove_error_string(int errorcode)
-{
-    (void)errorcode;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Remove_error_string");
 }
 
 BMPI_API(MPI_Session_call_errhandler)
@@ -1512,71 +914,6 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     (void)win; (void)errhandler;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_set_errhandler");
-}
-
-/* == 10. The Info Object == */
-
-BMPI_API(MPI_Info_create)
-int PMPI_Info_create(MPI_Info *info)
-{
-    (void)info;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_create");
-}
-
-BMPI_API(MPI_Info_create_env)
-int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
-{
-    (void)argc; (void)argv; (void)info;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_create_env");
-}
-
-BMPI_API(MPI_Info_delete)
-int PMPI_Info_delete(MPI_Info info, const char *key)
-{
-    (void)info; (void)key;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_delete");
-}
-
-BMPI_API(MPI_Info_dup)
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
-{
-    (void)info; (void)newinfo;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_dup");
-}
-
-BMPI_API(MPI_Info_free)
-int PMPI_Info_free(MPI_Info *info)
-{
-    (void)info;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_free");
-}
-
-BMPI_API(MPI_Info_get_nkeys)
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
-{
-    (void)info; (void)nkeys;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_get_nkeys");
-}
-
-BMPI_API(MPI_Info_get_nthkey)
-int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
-{
-    (void)info; (void)n; (void)key;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_get_nthkey");
-}
-
-BMPI_API(MPI_Info_get_string)
-int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
-{
-    (void)info; (void)key; (void)buflen; (void)value; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_get_string");
-}
-
-BMPI_API(MPI_Info_set)
-int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
-{
-    (void)info; (void)key; (void)value;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_set");
 }
 
 /* == 11. Process Initialization, Creation, and Management == */
@@ -2852,66 +2189,6 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
     (void)source_index; (void)timestamp;
     return MPI_T_ERR_NOT_SUPPORTED;
-}
-
-/* == 16. Deprecated Interfaces == */
-
-BMPI_API(MPI_Attr_delete)
-int PMPI_Attr_delete(MPI_Comm comm, int keyval)
-{
-    (void)keyval;
-    return bmpi_err_unsupported(comm, "MPI_Attr_delete");
-}
-
-BMPI_API(MPI_Attr_get)
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    (void)keyval; (void)attribute_val; (void)flag;
-    return bmpi_err_unsupported(comm, "MPI_Attr_get");
-}
-
-BMPI_API(MPI_Attr_put)
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
-{
-    (void)keyval; (void)attribute_val;
-    return bmpi_err_unsupported(comm, "MPI_Attr_put");
-}
-
-BMPI_API(MPI_DUP_FN)
-int PMPI_DUP_FN(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
-                void *attribute_val_out, int *flag)
-{
-    (void)keyval; (void)extra_state; (void)attribute_val_in; (void)attribute_val_out; (void)flag;
-    return bmpi_err_unsupported(oldcomm, "MPI_DUP_FN");
-}
-
-BMPI_API(MPI_Info_get)
-int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
-{
-    (void)info; (void)key; (void)valuelen; (void)value; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_get");
-}
-
-BMPI_API(MPI_Info_get_valuelen)
-int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
-{
-    (void)info; (void)key; (void)valuelen; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Info_get_valuelen");
-}
-
-BMPI_API(MPI_Keyval_create)
-int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                       void *extra_state)
-{
-    (void)copy_fn; (void)delete_fn; (void)keyval; (void)extra_state;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Keyval_create");
-}
-
-BMPI_API(MPI_Keyval_free)
-int PMPI_Keyval_free(int *keyval)
-{
-    (void)keyval;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Keyval_free");
 }
 
 /* == 19. Language Bindings == */

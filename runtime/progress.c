@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "collectives/coll.h"
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
 #include "runtime/tl_select.h"
@@ -14,7 +15,7 @@
 
 int bmpi_progress(void)
 {
-    return bmpi_tl_progress() + bmpi_p2p_progress();
+    return bmpi_tl_progress() + bmpi_p2p_progress() + bmpi_coll_progress();
 }
 
 void bmpi_progress_idle(unsigned *idle_rounds)

@@ -1,0 +1,170 @@
+/*
+ * collectives/: the MPI collectives, built only on the runtime's internal
+ * point-to-point API (runtime/p2p.h) on the communicator's collective
+ * context (context_id + 1).
+ *
+ * Every algorithm is written as a schedule: a list of steps (send, receive,
+ * local reduction, local copy) cut into rounds by fences. Steps up to the
+ * next fence are issued together; a fence waits until every send and
+ * receive issued before it has completed. The blocking collectives build a
+ * schedule on the stack and run it to completion; the nonblocking ones
+ * build it on the heap, return a BMPI_REQ_COLL request and let
+ * bmpi_coll_progress() (called from bmpi_progress()) advance it.
+ *
+ * Files: sched.c (engine), select.c (algorithm choice, BMPI_COLL_*
+ * overrides), one file per collective family, coll_api.c (MPI_* entry
+ * points and argument checks).
+ */
+#ifndef BMPI_COLLECTIVES_COLL_H
+#define BMPI_COLLECTIVES_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <mpi.h>
+
+#include "runtime/comm.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
+#include "runtime/request.h"
+
+enum bmpi_step_kind { BMPI_STEP_SEND, BMPI_STEP_RECV, BMPI_STEP_REDUCE, BMPI_STEP_COPY,
+                      BMPI_STEP_FENCE };
+
+struct bmpi_sched_step {
+    enum bmpi_step_kind kind;
+    int peer;
+    const void *src; /* send, reduce (in), copy */
+    void *dst;       /* recv, reduce (inout), copy */
+    size_t count;
+    MPI_Datatype type;
+    size_t dcount;   /* copy: destination */
+    MPI_Datatype dtype;
+    struct bmpi_request *req;
+};
+
+#define BMPI_SCHED_INLINE_STEPS 32
+#define BMPI_SCHED_ARENA 1024
+#define BMPI_SCHED_MAX_TMP 8
+
+struct bmpi_sched {
+    struct bmpi_comm *comm;
+    int tag;
+    struct bmpi_op *op; /* retained while the schedule lives */
+    int err;            /* first error of a step (or of building) */
+
+    struct bmpi_sched_step *steps;
+    int nsteps, cap;
+    int next;       /* first step not yet issued */
+    int first_open; /* first issued step that may still be pending */
+    int pending;    /* issued sends/receives not yet complete */
+
+    /* temporary memory freed with the schedule */
+    size_t arena_used;
+    int ntmp;
+    void *tmp[BMPI_SCHED_MAX_TMP];
+    void **more_tmp;
+    int nmore, capmore;
+
+    bool heap; /* allocated by bmpi_sched_new, freed on completion */
+    struct bmpi_request *req;
+    struct bmpi_sched *next_active;
+
+    struct bmpi_sched_step inline_steps[BMPI_SCHED_INLINE_STEPS];
+    _Alignas(16) char arena[BMPI_SCHED_ARENA];
+};
+
+/* Blocking use: a schedule on the stack. Takes the next collective tag. */
+void bmpi_sched_init(struct bmpi_sched *s, struct bmpi_comm *comm);
+/* Nonblocking use: a schedule on the heap (NULL when out of memory). */
+struct bmpi_sched *bmpi_sched_new(struct bmpi_comm *comm);
+/* Remember the op (retained until the schedule is done). */
+void bmpi_sched_set_op(struct bmpi_sched *s, struct bmpi_op *op);
+
+/* Appending steps. Errors (out of memory) are kept in s->err. */
+void bmpi_sched_send(struct bmpi_sched *s, const void *buf, size_t count, MPI_Datatype type,
+                     int peer);
+void bmpi_sched_recv(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type, int peer);
+/* inout = in op inout (s's op) */
+void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t count,
+                       MPI_Datatype type);
+/* Typed copy: the packed streams of both sides, the shorter length. */
+void bmpi_sched_copy(struct bmpi_sched *s, const void *src, size_t scount, MPI_Datatype stype,
+                     void *dst, size_t dcount, MPI_Datatype dtype);
+void bmpi_sched_fence(struct bmpi_sched *s);
+
+/* Temporary memory owned by the schedule: raw bytes, or a buffer that
+ * holds count elements of type laid out as type says (the returned pointer
+ * is the buffer's origin, so lb != 0 types work). */
+void *bmpi_sched_alloc(struct bmpi_sched *s, size_t bytes);
+void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type);
+
+/* Blocking: run to completion and release; returns the first error. */
+int bmpi_sched_run(struct bmpi_sched *s);
+/* Nonblocking: start, and give the request (kind BMPI_REQ_COLL). On
+ * failure the schedule is released. */
+int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request);
+/* Release without running (a build failed). */
+void bmpi_sched_destroy(struct bmpi_sched *s);
+
+/* Called by bmpi_progress(): advances every active nonblocking schedule;
+ * returns the events handled (0, cheaply, when none is active). */
+int bmpi_coll_progress(void);
+
+/* --- helpers -------------------------------------------------------------- */
+
+static inline MPI_Aint bmpi_coll_extent(MPI_Datatype t) { return bmpi_dt_extent(bmpi_dt_get(t)); }
+static inline size_t bmpi_coll_tsize(MPI_Datatype t) { return bmpi_dt_size(bmpi_dt_get(t)); }
+static inline void *bmpi_coll_ofs(const void *buf, size_t count, MPI_Datatype t)
+{
+    return (char *)(uintptr_t)buf + (MPI_Aint)count * bmpi_coll_extent(t);
+}
+
+/* --- algorithm selection (select.c) --------------------------------------- */
+
+enum bmpi_coll_id {
+    BMPI_COLL_BARRIER, BMPI_COLL_BCAST, BMPI_COLL_REDUCE, BMPI_COLL_ALLREDUCE,
+    BMPI_COLL_ALLGATHER, BMPI_COLL_ALLTOALL, BMPI_COLL_REDUCE_SCATTER, BMPI_COLL_GATHER,
+    BMPI_COLL_SCATTER, BMPI_COLL_SCAN, BMPI_COLL_NCOLLS
+};
+/* The algorithm forced by BMPI_COLL_<NAME> (index into names), or -1. */
+int bmpi_coll_forced(enum bmpi_coll_id id, const char *const names[], int nnames);
+
+/* --- algorithms: append the steps of one collective to s ------------------ */
+/* Buffers and types as the MPI call has them, MPI_IN_PLACE already sorted
+ * out (sendbuf == MPI_IN_PLACE where the standard allows it). */
+
+int bmpi_coll_barrier(struct bmpi_sched *s);
+int bmpi_coll_bcast(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type, int root);
+int bmpi_coll_reduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
+                     MPI_Datatype type, int root);
+int bmpi_coll_allreduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
+                        MPI_Datatype type);
+int bmpi_coll_allgather(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
+                        void *rbuf, size_t rcount, MPI_Datatype rtype);
+int bmpi_coll_allgatherv(struct bmpi_sched *s, const void *sbuf, size_t scount,
+                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
+                         MPI_Datatype rtype);
+int bmpi_coll_gather(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
+                     void *rbuf, size_t rcount, MPI_Datatype rtype, int root);
+int bmpi_coll_gatherv(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
+                      void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
+                      int root);
+int bmpi_coll_scatter(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
+                      void *rbuf, size_t rcount, MPI_Datatype rtype, int root);
+int bmpi_coll_scatterv(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+                       const int *displs, MPI_Datatype stype, void *rbuf, size_t rcount,
+                       MPI_Datatype rtype, int root);
+int bmpi_coll_alltoall(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
+                       void *rbuf, size_t rcount, MPI_Datatype rtype);
+/* Alltoallv and alltoallw: byte displacements (sdispls in bytes), one type
+ * per peer; alltoallv passes its displacements scaled by the extent. */
+int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+                        const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
+                        const int *rcounts, const MPI_Aint *rdispls,
+                        const MPI_Datatype *rtypes);
+int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
+                             const int *rcounts, MPI_Datatype type);
+int bmpi_coll_scan(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
+                   MPI_Datatype type, bool exclusive);
+
+#endif

@@ -1,0 +1,388 @@
+/*
+ * The schedule engine (see coll.h): steps issued in order, fences between
+ * rounds, temporary memory from a small inline arena first so that a
+ * small blocking collective does not call malloc.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/coll.h"
+#include "runtime/error.h"
+#include "runtime/p2p.h"
+#include "runtime/progress.h"
+
+static struct {
+    struct bmpi_sched *head, *tail; /* active nonblocking schedules, in start order */
+    bool busy;                      /* inside bmpi_coll_progress: no re-entry */
+} active;
+
+void bmpi_sched_init(struct bmpi_sched *s, struct bmpi_comm *comm)
+{
+    /* Only the header fields: the inline arrays stay uninitialized. */
+    memset(s, 0, offsetof(struct bmpi_sched, inline_steps));
+    s->comm = comm;
+    s->tag = (int)(comm->coll_seq++ & (uint32_t)INT_MAX);
+    s->steps = s->inline_steps;
+    s->cap = BMPI_SCHED_INLINE_STEPS;
+}
+
+struct bmpi_sched *bmpi_sched_new(struct bmpi_comm *comm)
+{
+    struct bmpi_sched *s = malloc(sizeof(*s));
+    if (!s)
+        return NULL;
+    bmpi_sched_init(s, comm);
+    s->heap = true;
+    return s;
+}
+
+void bmpi_sched_set_op(struct bmpi_sched *s, struct bmpi_op *op)
+{
+    bmpi_op_retain(op);
+    s->op = op;
+}
+
+static struct bmpi_sched_step *push(struct bmpi_sched *s, enum bmpi_step_kind kind)
+{
+    if (s->nsteps == s->cap) {
+        int cap = 2 * s->cap;
+        struct bmpi_sched_step *n;
+        if (s->steps == s->inline_steps) {
+            n = malloc((size_t)cap * sizeof(*n));
+            if (n)
+                memcpy(n, s->steps, (size_t)s->nsteps * sizeof(*n));
+        } else {
+            n = realloc(s->steps, (size_t)cap * sizeof(*n));
+        }
+        if (!n) {
+            if (!s->err)
+                s->err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory building a collective schedule");
+            return NULL;
+        }
+        s->steps = n;
+        s->cap = cap;
+    }
+    struct bmpi_sched_step *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->kind = kind;
+    return st;
+}
+
+void bmpi_sched_send(struct bmpi_sched *s, const void *buf, size_t count, MPI_Datatype type,
+                     int peer)
+{
+    struct bmpi_sched_step *st = push(s, BMPI_STEP_SEND);
+    if (st)
+        *st = (struct bmpi_sched_step){.kind = BMPI_STEP_SEND, .peer = peer, .src = buf,
+                                       .count = count, .type = type};
+}
+
+void bmpi_sched_recv(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type, int peer)
+{
+    struct bmpi_sched_step *st = push(s, BMPI_STEP_RECV);
+    if (st)
+        *st = (struct bmpi_sched_step){.kind = BMPI_STEP_RECV, .peer = peer, .dst = buf,
+                                       .count = count, .type = type};
+}
+
+void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t count,
+                       MPI_Datatype type)
+{
+    if (count == 0)
+        return;
+    struct bmpi_sched_step *st = push(s, BMPI_STEP_REDUCE);
+    if (st)
+        *st = (struct bmpi_sched_step){.kind = BMPI_STEP_REDUCE, .src = in, .dst = inout,
+                                       .count = count, .type = type};
+}
+
+void bmpi_sched_copy(struct bmpi_sched *s, const void *src, size_t scount, MPI_Datatype stype,
+                     void *dst, size_t dcount, MPI_Datatype dtype)
+{
+    if (scount == 0 || dcount == 0 || src == dst)
+        return;
+    struct bmpi_sched_step *st = push(s, BMPI_STEP_COPY);
+    if (st)
+        *st = (struct bmpi_sched_step){.kind = BMPI_STEP_COPY, .src = src, .dst = dst,
+                                       .count = scount, .type = stype, .dcount = dcount,
+                                       .dtype = dtype};
+}
+
+void bmpi_sched_fence(struct bmpi_sched *s)
+{
+    /* Two fences in a row, or a fence first, say nothing new. */
+    if (s->nsteps == 0 || s->steps[s->nsteps - 1].kind == BMPI_STEP_FENCE)
+        return;
+    push(s, BMPI_STEP_FENCE);
+}
+
+static void *keep(struct bmpi_sched *s, void *p)
+{
+    if (!p) {
+        if (!s->err)
+            s->err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a collective's buffers");
+        return NULL;
+    }
+    if (s->ntmp < BMPI_SCHED_MAX_TMP) {
+        s->tmp[s->ntmp++] = p;
+        return p;
+    }
+    if (s->nmore == s->capmore) {
+        int cap = s->capmore ? 2 * s->capmore : 16;
+        void **n = realloc(s->more_tmp, (size_t)cap * sizeof(*n));
+        if (!n) {
+            free(p);
+            return keep(s, NULL);
+        }
+        s->more_tmp = n;
+        s->capmore = cap;
+    }
+    s->more_tmp[s->nmore++] = p;
+    return p;
+}
+
+void *bmpi_sched_alloc(struct bmpi_sched *s, size_t bytes)
+{
+    size_t need = (bytes + 15) & ~(size_t)15;
+    if (need == 0)
+        need = 16;
+    if (need <= BMPI_SCHED_ARENA - s->arena_used) {
+        void *p = s->arena + s->arena_used;
+        s->arena_used += need;
+        return p;
+    }
+    return keep(s, malloc(need));
+}
+
+void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Aint lo, hi;
+    bmpi_dt_span(dt, count, &lo, &hi);
+    char *p = bmpi_sched_alloc(s, (size_t)(hi - lo));
+    return p ? p - lo : NULL;
+}
+
+static void do_copy(const struct bmpi_sched_step *st)
+{
+    struct bmpi_datatype *sdt = bmpi_dt_get(st->type), *ddt = bmpi_dt_get(st->dtype);
+    size_t sbytes = st->count * bmpi_dt_size(sdt), dbytes = st->dcount * bmpi_dt_size(ddt);
+    size_t n = sbytes < dbytes ? sbytes : dbytes;
+    if (n == 0)
+        return;
+    bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
+    const char *src = (const char *)st->src + (sc ? bmpi_dt_true_lb(sdt) : 0);
+    char *dst = (char *)st->dst + (dc ? bmpi_dt_true_lb(ddt) : 0);
+    if (sc && dc) {
+        memmove(dst, src, n);
+    } else if (dc) {
+        struct bmpi_dt_cursor c;
+        bmpi_dt_cursor_init(&c, (void *)(uintptr_t)st->src, st->count, sdt);
+        bmpi_dt_pack(&c, dst, n);
+    } else if (sc) {
+        struct bmpi_dt_cursor c;
+        bmpi_dt_cursor_init(&c, st->dst, st->dcount, ddt);
+        bmpi_dt_unpack(&c, src, n);
+    } else {
+        /* Both scattered: through a bounded bounce buffer. */
+        char bounce[4096];
+        struct bmpi_dt_cursor cs, cd;
+        bmpi_dt_cursor_init(&cs, (void *)(uintptr_t)st->src, st->count, sdt);
+        bmpi_dt_cursor_init(&cd, st->dst, st->dcount, ddt);
+        while (n > 0) {
+            size_t k = bmpi_dt_pack(&cs, bounce, n < sizeof(bounce) ? n : sizeof(bounce));
+            if (k == 0)
+                break;
+            bmpi_dt_unpack(&cd, bounce, k);
+            n -= k;
+        }
+    }
+}
+
+/* Retire completed sends/receives among the issued steps. */
+static void reap(struct bmpi_sched *s)
+{
+    int i = s->first_open;
+    bool all_done_so_far = true;
+    for (; i < s->next && s->pending > 0; i++) {
+        struct bmpi_sched_step *st = &s->steps[i];
+        if (!st->req) {
+            if (all_done_so_far)
+                s->first_open = i + 1;
+            continue;
+        }
+        if (!st->req->complete) {
+            all_done_so_far = false;
+            continue;
+        }
+        int e = st->req->status.MPI_ERROR;
+        if (e && !s->err)
+            s->err = e;
+        bmpi_request_free(st->req);
+        st->req = NULL;
+        s->pending--;
+        if (all_done_so_far)
+            s->first_open = i + 1;
+    }
+}
+
+/* Issue what can be issued; true when the schedule is finished. */
+static bool advance(struct bmpi_sched *s)
+{
+    if (s->pending > 0)
+        reap(s);
+    while (s->next < s->nsteps) {
+        struct bmpi_sched_step *st = &s->steps[s->next];
+        int e = 0;
+        switch (st->kind) {
+        case BMPI_STEP_FENCE:
+            if (s->pending > 0)
+                return false;
+            s->first_open = s->next + 1;
+            break;
+        case BMPI_STEP_SEND:
+            e = bmpi_isend(st->src, st->count, st->type, st->peer, s->tag, s->comm,
+                           s->comm->context_id + 1, BMPI_SEND_STANDARD, &st->req);
+            if (!e)
+                s->pending++;
+            break;
+        case BMPI_STEP_RECV:
+            e = bmpi_irecv(st->dst, st->count, st->type, st->peer, s->tag, s->comm,
+                           s->comm->context_id + 1, &st->req);
+            if (!e)
+                s->pending++;
+            break;
+        case BMPI_STEP_REDUCE:
+            bmpi_op_apply(s->op, st->src, st->dst, st->count, st->type);
+            break;
+        case BMPI_STEP_COPY:
+            do_copy(st);
+            break;
+        }
+        if (e) {
+            st->req = NULL;
+            if (!s->err)
+                s->err = e;
+        }
+        s->next++;
+    }
+    if (s->pending > 0)
+        reap(s);
+    return s->pending == 0;
+}
+
+static void release(struct bmpi_sched *s)
+{
+    for (int i = 0; i < s->ntmp; i++)
+        free(s->tmp[i]);
+    for (int i = 0; i < s->nmore; i++)
+        free(s->more_tmp[i]);
+    free(s->more_tmp);
+    if (s->steps != s->inline_steps)
+        free(s->steps);
+    if (s->op)
+        bmpi_op_release(s->op);
+    if (s->heap)
+        free(s);
+}
+
+void bmpi_sched_destroy(struct bmpi_sched *s)
+{
+    /* Never started: no step was issued. */
+    release(s);
+}
+
+int bmpi_sched_run(struct bmpi_sched *s)
+{
+    int err = s->err;
+    if (!err) {
+        unsigned idle = 0;
+        while (!advance(s)) {
+            if (bmpi_progress())
+                idle = 0;
+            else
+                bmpi_progress_idle(&idle);
+        }
+        err = s->err;
+    }
+    release(s);
+    return err;
+}
+
+static void finish(struct bmpi_sched *s)
+{
+    struct bmpi_request *req = s->req;
+    bmpi_status_empty(&req->status);
+    req->status.MPI_ERROR = s->err;
+    release(s);
+    bmpi_request_complete(req);
+}
+
+int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request)
+{
+    if (s->err) {
+        int err = s->err;
+        release(s);
+        return err;
+    }
+    struct bmpi_request *req = bmpi_request_new(BMPI_REQ_COLL);
+    if (!req) {
+        release(s);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a request");
+    }
+    req->comm = s->comm;
+    s->comm->refcount++; /* released with the request */
+    s->req = req;
+    MPI_Request h = bmpi_request_handle(req);
+    if (h == MPI_REQUEST_NULL) {
+        release(s);
+        bmpi_request_free(req);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of request handles");
+    }
+    *request = h;
+    if (advance(s)) {
+        finish(s);
+        return MPI_SUCCESS;
+    }
+    s->next_active = NULL;
+    if (active.tail)
+        active.tail->next_active = s;
+    else
+        active.head = s;
+    active.tail = s;
+    return MPI_SUCCESS;
+}
+
+int bmpi_coll_progress(void)
+{
+    if (!active.head || active.busy)
+        return 0;
+    active.busy = true;
+    int events = 0;
+    struct bmpi_sched *prev = NULL, *s = active.head;
+    while (s) {
+        struct bmpi_sched *nx = s->next_active;
+        int before = s->next;
+        int pend = s->pending;
+        if (advance(s)) {
+            if (prev)
+                prev->next_active = nx;
+            else
+                active.head = nx;
+            if (active.tail == s)
+                active.tail = prev;
+            finish(s);
+            events++;
+        } else {
+            if (s->next != before || s->pending != pend)
+                events++;
+            prev = s;
+        }
+        s = nx;
+    }
+    active.busy = false;
+    return events;
+}

@@ -1,0 +1,48 @@
+/*
+ * Reduction operations: the predefined MPI_Op objects, user-defined ops
+ * (MPI_Op_create), and the kernels that apply an op to typed buffers.
+ *
+ * Collectives call bmpi_op_apply(); it works on any committed datatype
+ * whose data is made of one predefined basic type (bmpi_dt_basic), and on
+ * any datatype at all for user ops. Argument order follows the standard:
+ * inout = in op inout, where in holds the lower ranks' contribution.
+ */
+#ifndef BMPI_RUNTIME_OP_H
+#define BMPI_RUNTIME_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <mpi.h>
+
+#include "runtime/datatype.h"
+
+struct bmpi_op {
+    MPI_Op handle;
+    int refs;          /* user's handle + pending operations */
+    bool commute;
+    bool predefined;
+    int index;         /* predefined: low bits of the handle (MPI_MAX = 1 ...) */
+    MPI_User_function *user_fn;
+};
+
+/* The op behind a valid handle, NULL for MPI_OP_NULL, freed or garbage. */
+struct bmpi_op *bmpi_op_get(MPI_Op h);
+/* A pending nonblocking collective keeps the op alive across MPI_Op_free. */
+void bmpi_op_retain(struct bmpi_op *op);
+void bmpi_op_release(struct bmpi_op *op);
+
+static inline bool bmpi_op_commutative(const struct bmpi_op *op) { return op->commute; }
+
+/* The op's name for messages ("MPI_SUM", "user op 0x98000001"); static buffer. */
+const char *bmpi_op_name(const struct bmpi_op *op);
+
+/* Whether op may reduce data of type dt: 0, or MPI_ERR_OP with the reason
+ * recorded by bmpi_err_set() ("MPI_SUM is not defined on MPI_2INT"). */
+int bmpi_op_check(const struct bmpi_op *op, const struct bmpi_datatype *dt);
+
+/* inout[i] = in[i] op inout[i] for count elements of type, both buffers
+ * laid out as type describes (same addresses relative to buf). */
+void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t count,
+                   MPI_Datatype type);
+
+#endif

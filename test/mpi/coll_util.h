@@ -1,0 +1,92 @@
+/*
+ * Helpers of the collective tests (test/mpi/coll_*.c): checks that name the
+ * rank and line and abort the job, MPI_ERRORS_RETURN on the world, and a
+ * deterministic value for (rank, index, salt) so each test computes the
+ * serial reference itself.
+ */
+#ifndef BMPI_TEST_COLL_UTIL_H
+#define BMPI_TEST_COLL_UTIL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cu_rank, cu_size;
+static const char *cu_prog = "coll";
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "FAIL %s: rank %d/%d: %s:%d: ", cu_prog, cu_rank, cu_size, __FILE__,       \
+                __LINE__);                                                                         \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        fflush(stderr);                                                                            \
+        MPI_Abort(MPI_COMM_WORLD, 1);                                                              \
+        exit(1);                                                                                   \
+    } while (0)
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            FAIL("check `" #cond "`: " __VA_ARGS__);                                               \
+    } while (0)
+
+#define MPICHK(call)                                                                               \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            char es_[MPI_MAX_ERROR_STRING];                                                        \
+            int el_ = 0;                                                                           \
+            es_[0] = 0;                                                                            \
+            MPI_Error_string(rc_, es_, &el_);                                                      \
+            FAIL("%s: rc %d: %s", #call, rc_, es_);                                                \
+        }                                                                                          \
+    } while (0)
+
+/* The call must fail with error class want. */
+#define EXPECT_CLASS(call, want)                                                                   \
+    do {                                                                                           \
+        int rc_ = (call), cls_ = -1;                                                               \
+        CHECK(rc_ != MPI_SUCCESS, "%s succeeded; expected class %d", #call, (int)(want));         \
+        MPI_Error_class(rc_, &cls_);                                                               \
+        CHECK(cls_ == (want), "%s: class %d, expected %s (%d)", #call, cls_, #want, (int)(want));  \
+    } while (0)
+
+static inline uint64_t cu_mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A value in [-500, 500) for rank r, element i, test salt. */
+static inline int cu_val(int r, size_t i, int salt)
+{
+    return (int)(cu_mix(((uint64_t)(unsigned)salt << 40) ^ ((uint64_t)(unsigned)r << 32) ^ i) %
+                 1000) - 500;
+}
+
+static inline void cu_init(int *argc, char ***argv, const char *prog)
+{
+    cu_prog = prog;
+    MPICHK(MPI_Init(argc, argv));
+    MPICHK(MPI_Comm_rank(MPI_COMM_WORLD, &cu_rank));
+    MPICHK(MPI_Comm_size(MPI_COMM_WORLD, &cu_size));
+    MPICHK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPICHK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+static inline void cu_finish(void)
+{
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (cu_rank == 0)
+        printf("PASS %s at %d ranks\n", cu_prog, cu_size);
+    MPICHK(MPI_Finalize());
+}
+
+#endif
