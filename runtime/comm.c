@@ -11,6 +11,7 @@
 
 #include "runtime/api.h"
 #include "runtime/comm.h"
+#include "runtime/context.h"
 #include "runtime/errhandler.h"
 #include "runtime/handle.h"
 #include "runtime/match.h"
@@ -127,6 +128,7 @@ void bmpi_comm_release(struct bmpi_comm *c)
 {
     if (--c->refcount > 0)
         return;
+    bmpi_comm_teardown(c);
     if (c->handle != MPI_COMM_WORLD && c->handle != MPI_COMM_SELF)
         bmpi_handle_release(&comms.table, c->handle);
     comm_free(c);

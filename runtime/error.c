@@ -16,6 +16,7 @@
 #include "runtime/api.h"
 #include "runtime/comm.h"
 #include "runtime/errhandler.h"
+#include "runtime/errors_api.h"
 #include "runtime/pmix.h"
 #include "runtime/world.h"
 
@@ -210,6 +211,8 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+    if (bmpi_err_user_lookup(errorcode, errorclass, NULL))
+        return MPI_SUCCESS;
     if (errorcode < 0 || errorcode >= NCLASSES)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
     *errorclass = errorcode;
@@ -221,10 +224,13 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Error_string", "string or resultlen is NULL");
-    if (errorcode < 0 || errorcode >= NCLASSES)
+    const char *text;
+    int user = bmpi_err_user_lookup(errorcode, NULL, &text);
+    if (!user && (errorcode < 0 || errorcode >= NCLASSES))
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
-    const char *text = bmpi_err_class_string(errorcode);
-    if (errorcode != MPI_SUCCESS && errorcode == last_code)
+    if (!user)
+        text = bmpi_err_class_string(errorcode);
+    if (!user && errorcode != MPI_SUCCESS && errorcode == last_code)
         text = last_text;
     int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", text);
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;

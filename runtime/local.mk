@@ -21,3 +21,4 @@ libbmpi_core_la_SOURCES += \
 	runtime/request_api.c \
 	runtime/tl_select.c runtime/tl_select.h \
 	runtime/world.h
+include runtime/comm.mk

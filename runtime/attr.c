@@ -1,0 +1,512 @@
+/*
+ * Attribute caching: keyvals, attributes on communicators (in comm->attrs)
+ * and on datatypes (in a side table keyed by the handle, since datatypes
+ * have no slot), the predefined attributes, and the deprecated MPI-1
+ * spellings (MPI_Keyval_create, MPI_Attr_get, ...). Window attributes are
+ * not supported yet.
+ *
+ * A keyval lives while its handle is not freed or any attribute uses it,
+ * so delete callbacks still run after MPI_Comm_free_keyval.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "runtime/api.h"
+#include "runtime/attr.h"
+#include "runtime/comm.h"
+#include "runtime/datatype.h"
+#include "runtime/handle.h"
+#include "runtime/p2p.h"
+#include "runtime/world.h"
+
+enum kv_kind { KV_COMM, KV_TYPE };
+
+struct keyval {
+    enum kv_kind kind;
+    int handle;
+    int refs;  /* the handle (until freed) and each attribute */
+    int freed; /* the user freed the handle */
+    void (*copy)(void);
+    void (*del)(void);
+    void *extra;
+};
+
+struct attr {
+    struct attr *next;
+    struct keyval *kv;
+    void *val;
+};
+
+struct type_attrs {
+    struct type_attrs *next;
+    MPI_Datatype type;
+    struct attr *head;
+};
+
+static struct {
+    struct bmpi_handle_table keyvals;
+    struct type_attrs *types;
+    /* values the predefined attributes point to */
+    int tag_ub, host, io, wtime_is_global, universe_size, appnum, lastusedcode;
+} attrs = {.keyvals = {.type = BMPI_OBJ_KEYVAL}, .lastusedcode = MPI_ERR_LASTCODE};
+
+void bmpi_attr_set_lastusedcode(int code) { attrs.lastusedcode = code; }
+
+static void kv_release(struct keyval *kv)
+{
+    if (--kv->refs == 0)
+        free(kv);
+}
+
+static const char *kind_name(enum kv_kind k) { return k == KV_COMM ? "communicator" : "datatype"; }
+
+/* The live keyval of a handle of the given kind, or an error class. */
+static struct keyval *kv_get(int keyval, enum kv_kind kind)
+{
+    struct keyval *kv = bmpi_handle_get(&attrs.keyvals, keyval);
+    if (!kv || kv->freed || kv->kind != kind)
+        return NULL;
+    return kv;
+}
+
+static int create_keyval(enum kv_kind kind, void (*copy)(void), void (*del)(void), int *keyval, void *extra,
+                         const char *fn)
+{
+    if (!keyval)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "keyval is NULL");
+    struct keyval *kv = calloc(1, sizeof(*kv));
+    if (!kv)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
+    *kv = (struct keyval){.kind = kind, .refs = 1, .copy = copy, .del = del, .extra = extra};
+    kv->handle = bmpi_handle_new(&attrs.keyvals, kv);
+    if (!kv->handle) {
+        free(kv);
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of keyval handles");
+    }
+    *keyval = kv->handle;
+    return MPI_SUCCESS;
+}
+
+static int free_keyval(enum kv_kind kind, int *keyval, const char *fn)
+{
+    if (!keyval)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "keyval is NULL");
+    struct keyval *kv = kv_get(*keyval, kind);
+    if (!kv)
+        return bmpi_err_noobj(MPI_ERR_KEYVAL, fn, "invalid %s keyval 0x%x", kind_name(kind), (unsigned)*keyval);
+    kv->freed = 1;
+    bmpi_handle_release(&attrs.keyvals, kv->handle);
+    kv_release(kv);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* Call the delete callback of a; its return code (MPI_SUCCESS if none). */
+static int run_delete(struct attr *a, int obj)
+{
+    if (!a->kv->del)
+        return MPI_SUCCESS;
+    if (a->kv->kind == KV_COMM)
+        return ((MPI_Comm_delete_attr_function *)a->kv->del)(obj, a->kv->handle, a->val, a->kv->extra);
+    return ((MPI_Type_delete_attr_function *)a->kv->del)(obj, a->kv->handle, a->val, a->kv->extra);
+}
+
+static struct attr **find(struct attr **head, struct keyval *kv)
+{
+    for (; *head; head = &(*head)->next)
+        if ((*head)->kv == kv)
+            return head;
+    return NULL;
+}
+
+static int set_attr(struct attr **head, struct keyval *kv, void *val, int obj)
+{
+    struct attr **at = find(head, kv);
+    if (at) {
+        int rc = run_delete(*at, obj);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        (*at)->val = val;
+        return MPI_SUCCESS;
+    }
+    struct attr *a = malloc(sizeof(*a));
+    if (!a)
+        return MPI_ERR_NO_MEM;
+    *a = (struct attr){NULL, kv, val};
+    kv->refs++;
+    /* append: callbacks run in the order the attributes were set */
+    while (*head)
+        head = &(*head)->next;
+    *head = a;
+    return MPI_SUCCESS;
+}
+
+static int delete_attr(struct attr **head, struct keyval *kv, int obj)
+{
+    struct attr **at = find(head, kv);
+    if (!at)
+        return MPI_SUCCESS;
+    int rc = run_delete(*at, obj);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct attr *a = *at;
+    *at = a->next;
+    kv_release(a->kv);
+    free(a);
+    return MPI_SUCCESS;
+}
+
+static void delete_all(struct attr **head, int obj)
+{
+    while (*head) {
+        struct attr *a = *head;
+        *head = a->next;
+        run_delete(a, obj); /* a failing callback cannot stop the free */
+        kv_release(a->kv);
+        free(a);
+    }
+}
+
+/* Copy callbacks of src's attributes onto *dst (old is src's handle). */
+static int copy_all(struct attr *src, struct attr **dst, int old_obj, int new_obj)
+{
+    for (struct attr *a = src; a; a = a->next) {
+        if (!a->kv->copy)
+            continue;
+        void *out = NULL;
+        int flag = 0, rc;
+        if (a->kv->kind == KV_COMM)
+            rc = ((MPI_Comm_copy_attr_function *)a->kv->copy)(old_obj, a->kv->handle, a->kv->extra, a->val, &out,
+                                                              &flag);
+        else
+            rc = ((MPI_Type_copy_attr_function *)a->kv->copy)(old_obj, a->kv->handle, a->kv->extra, a->val, &out,
+                                                              &flag);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (flag && (rc = set_attr(dst, a->kv, out, new_obj)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* --- communicators --------------------------------------------------------- */
+
+int bmpi_attr_comm_copy(struct bmpi_comm *old, struct bmpi_comm *new_c)
+{
+    return copy_all(old->attrs, (struct attr **)&new_c->attrs, old->handle, new_c->handle);
+}
+
+void bmpi_attr_comm_delete_all(struct bmpi_comm *c)
+{
+    delete_all((struct attr **)&c->attrs, c->handle);
+}
+
+/* The predefined attributes: a pointer to the int, as the standard says. */
+static int *predefined(int keyval)
+{
+    switch (keyval) {
+    case MPI_TAG_UB: attrs.tag_ub = INT_MAX; return &attrs.tag_ub;
+    case MPI_HOST: attrs.host = MPI_PROC_NULL; return &attrs.host;
+    case MPI_IO: attrs.io = MPI_ANY_SOURCE; return &attrs.io;
+    case MPI_WTIME_IS_GLOBAL: attrs.wtime_is_global = 0; return &attrs.wtime_is_global;
+    case MPI_UNIVERSE_SIZE: attrs.universe_size = bmpi_world.size; return &attrs.universe_size;
+    case MPI_APPNUM: attrs.appnum = 0; return &attrs.appnum;
+    case MPI_LASTUSEDCODE: return &attrs.lastusedcode;
+    default: return NULL;
+    }
+}
+
+static int comm_keyval(MPI_Comm comm, int keyval, const char *fn, struct bmpi_comm **c, struct keyval **kv)
+{
+    int err = bmpi_check_comm(comm, fn, c);
+    if (err)
+        return err;
+    if (!(*kv = kv_get(keyval, KV_COMM)))
+        return bmpi_err_comm(comm, MPI_ERR_KEYVAL, fn, "invalid communicator keyval 0x%x", (unsigned)keyval);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_create_keyval)
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state)
+{
+    return create_keyval(KV_COMM, (void (*)(void))comm_copy_attr_fn, (void (*)(void))comm_delete_attr_fn,
+                         comm_keyval, extra_state, "MPI_Comm_create_keyval");
+}
+
+BMPI_API(MPI_Comm_free_keyval)
+int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    if (comm_keyval && predefined(*comm_keyval))
+        return bmpi_err_noobj(MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "cannot free predefined keyval 0x%x",
+                              (unsigned)*comm_keyval);
+    return free_keyval(KV_COMM, comm_keyval, "MPI_Comm_free_keyval");
+}
+
+static int comm_set(MPI_Comm comm, int keyval, void *val, const char *fn)
+{
+    struct bmpi_comm *c;
+    struct keyval *kv;
+    if (predefined(keyval)) {
+        int err = bmpi_check_comm(comm, fn, &c);
+        return err ? err : bmpi_err_comm(comm, MPI_ERR_KEYVAL, fn, "predefined attribute 0x%x is read-only",
+                                         (unsigned)keyval);
+    }
+    int err = comm_keyval(comm, keyval, fn, &c, &kv);
+    if (err)
+        return err;
+    int rc = set_attr((struct attr **)&c->attrs, kv, val, comm);
+    return rc ? bmpi_err_comm(comm, rc, fn, "the delete callback of the old value failed or out of memory")
+              : MPI_SUCCESS;
+}
+
+static int comm_get(MPI_Comm comm, int keyval, void *val, int *flag, const char *fn)
+{
+    struct bmpi_comm *c;
+    struct keyval *kv;
+    if (!val || !flag) {
+        int err = bmpi_check_comm(comm, fn, &c);
+        return err ? err : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "attribute_val or flag is NULL");
+    }
+    int *p = predefined(keyval);
+    if (p) {
+        int err = bmpi_check_comm(comm, fn, &c);
+        if (err)
+            return err;
+        *(void **)val = p;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    int err = comm_keyval(comm, keyval, fn, &c, &kv);
+    if (err)
+        return err;
+    struct attr **at = find((struct attr **)&c->attrs, kv);
+    *flag = at != NULL;
+    if (at)
+        *(void **)val = (*at)->val;
+    return MPI_SUCCESS;
+}
+
+static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
+{
+    struct bmpi_comm *c;
+    struct keyval *kv;
+    int err = comm_keyval(comm, keyval, fn, &c, &kv);
+    if (err)
+        return err;
+    int rc = delete_attr((struct attr **)&c->attrs, kv, comm);
+    return rc ? bmpi_err_comm(comm, rc, fn, "the delete callback failed with %d", rc) : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_set_attr)
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    return comm_set(comm, comm_keyval, attribute_val, "MPI_Comm_set_attr");
+}
+
+BMPI_API(MPI_Comm_get_attr)
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    return comm_get(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr");
+}
+
+BMPI_API(MPI_Comm_delete_attr)
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    return comm_delete(comm, comm_keyval, "MPI_Comm_delete_attr");
+}
+
+static int dup_fn(void *in, void *out, int *flag)
+{
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_COMM_DUP_FN)
+int PMPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
+                     void *attribute_val_out, int *flag)
+{
+    return dup_fn(attribute_val_in, attribute_val_out, flag);
+}
+
+BMPI_API(MPI_TYPE_DUP_FN)
+int PMPI_TYPE_DUP_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state, void *attribute_val_in,
+                     void *attribute_val_out, int *flag)
+{
+    return dup_fn(attribute_val_in, attribute_val_out, flag);
+}
+
+BMPI_API(MPI_WIN_DUP_FN)
+int PMPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                    void *attribute_val_out, int *flag)
+{
+    return dup_fn(attribute_val_in, attribute_val_out, flag);
+}
+
+/* --- deprecated MPI-1 names ------------------------------------------------ */
+
+BMPI_API(MPI_DUP_FN)
+int PMPI_DUP_FN(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                void *attribute_val_out, int *flag)
+{
+    return dup_fn(attribute_val_in, attribute_val_out, flag);
+}
+
+BMPI_API(MPI_Keyval_create)
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                       void *extra_state)
+{
+    return create_keyval(KV_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
+                         "MPI_Keyval_create");
+}
+
+BMPI_API(MPI_Keyval_free)
+int PMPI_Keyval_free(int *keyval)
+{
+    return free_keyval(KV_COMM, keyval, "MPI_Keyval_free");
+}
+
+BMPI_API(MPI_Attr_put)
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return comm_set(comm, keyval, attribute_val, "MPI_Attr_put");
+}
+
+BMPI_API(MPI_Attr_get)
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return comm_get(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+}
+
+BMPI_API(MPI_Attr_delete)
+int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return comm_delete(comm, keyval, "MPI_Attr_delete");
+}
+
+/* --- datatypes -------------------------------------------------------------- */
+
+static struct type_attrs **type_slot(MPI_Datatype t)
+{
+    struct type_attrs **p = &attrs.types;
+    while (*p && (*p)->type != t)
+        p = &(*p)->next;
+    return p;
+}
+
+/* The attribute list of t, created when create. */
+static struct attr **type_list(MPI_Datatype t, int create)
+{
+    struct type_attrs **p = type_slot(t);
+    if (!*p) {
+        if (!create || !(*p = calloc(1, sizeof(**p))))
+            return NULL;
+        (*p)->type = t;
+    }
+    return &(*p)->head;
+}
+
+static void type_list_drop_if_empty(MPI_Datatype t)
+{
+    struct type_attrs **p = type_slot(t);
+    if (*p && !(*p)->head) {
+        struct type_attrs *e = *p;
+        *p = e->next;
+        free(e);
+    }
+}
+
+int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t)
+{
+    struct attr **src = type_list(old, 0);
+    if (!src)
+        return MPI_SUCCESS;
+    struct attr **dst = type_list(new_t, 1);
+    if (!dst)
+        return MPI_ERR_NO_MEM;
+    int rc = copy_all(*src, dst, old, new_t);
+    type_list_drop_if_empty(new_t);
+    return rc;
+}
+
+void bmpi_attr_type_delete_all(MPI_Datatype t)
+{
+    struct attr **l = type_list(t, 0);
+    if (!l)
+        return;
+    delete_all(l, t);
+    type_list_drop_if_empty(t);
+}
+
+static int type_kv(MPI_Datatype type, int keyval, const char *fn, struct keyval **kv)
+{
+    if (!bmpi_dt_get(type))
+        return bmpi_err_noobj(MPI_ERR_TYPE, fn, "invalid datatype 0x%x", (unsigned)type);
+    if (!(*kv = kv_get(keyval, KV_TYPE)))
+        return bmpi_err_noobj(MPI_ERR_KEYVAL, fn, "invalid datatype keyval 0x%x", (unsigned)keyval);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Type_create_keyval)
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state)
+{
+    return create_keyval(KV_TYPE, (void (*)(void))type_copy_attr_fn, (void (*)(void))type_delete_attr_fn,
+                         type_keyval, extra_state, "MPI_Type_create_keyval");
+}
+
+BMPI_API(MPI_Type_free_keyval)
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+    return free_keyval(KV_TYPE, type_keyval, "MPI_Type_free_keyval");
+}
+
+BMPI_API(MPI_Type_set_attr)
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    struct keyval *kv;
+    int err = type_kv(datatype, type_keyval, "MPI_Type_set_attr", &kv);
+    if (err)
+        return err;
+    struct attr **l = type_list(datatype, 1);
+    int rc = l ? set_attr(l, kv, attribute_val, datatype) : MPI_ERR_NO_MEM;
+    type_list_drop_if_empty(datatype);
+    return rc ? bmpi_err_noobj(rc, "MPI_Type_set_attr", "the delete callback of the old value failed or out of memory")
+              : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Type_get_attr)
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+    struct keyval *kv;
+    int err = type_kv(datatype, type_keyval, "MPI_Type_get_attr", &kv);
+    if (err)
+        return err;
+    if (!attribute_val || !flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Type_get_attr", "attribute_val or flag is NULL");
+    struct attr **l = type_list(datatype, 0);
+    struct attr **at = l ? find(l, kv) : NULL;
+    *flag = at != NULL;
+    if (at)
+        *(void **)attribute_val = (*at)->val;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Type_delete_attr)
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+    struct keyval *kv;
+    int err = type_kv(datatype, type_keyval, "MPI_Type_delete_attr", &kv);
+    if (err)
+        return err;
+    struct attr **l = type_list(datatype, 0);
+    int rc = l ? delete_attr(l, kv, datatype) : MPI_SUCCESS;
+    type_list_drop_if_empty(datatype);
+    return rc ? bmpi_err_noobj(rc, "MPI_Type_delete_attr", "the delete callback failed with %d", rc)
+              : MPI_SUCCESS;
+}

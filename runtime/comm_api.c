@@ -1,0 +1,508 @@
+/*
+ * Creating, comparing, naming and freeing communicators: MPI_Comm_dup,
+ * split, split_type, create, create_group, free and friends. Every
+ * creation agrees on a context id with runtime/context.c; bmpi has no
+ * intercommunicators, so the remote_* calls report MPI_ERR_COMM.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/api.h"
+#include "runtime/attr.h"
+#include "runtime/comm.h"
+#include "runtime/context.h"
+#include "runtime/errhandler.h"
+#include "runtime/group_api.h"
+#include "runtime/info.h"
+#include "runtime/p2p.h"
+#include "runtime/request.h"
+#include "runtime/topo.h"
+#include "runtime/world.h"
+
+int bmpi_comm_build(struct bmpi_comm *parent, struct bmpi_group *g, uint32_t id, struct bmpi_comm **out)
+{
+    *out = NULL;
+    if (!g) {
+        bmpi_ctx_release(id);
+        return BMPI_OK;
+    }
+    struct bmpi_comm *c;
+    int err = bmpi_comm_create_from_group(g, id, &c);
+    if (err) {
+        bmpi_ctx_release(id);
+        return err;
+    }
+    bmpi_errhandler_retain(parent->errhandler);
+    bmpi_errhandler_release(c->errhandler);
+    c->errhandler = parent->errhandler;
+    *out = c;
+    return BMPI_OK;
+}
+
+void bmpi_comm_teardown(struct bmpi_comm *c)
+{
+    bmpi_attr_comm_delete_all(c);
+    bmpi_topo_free(c->topo);
+    c->topo = NULL;
+    bmpi_info_destroy(c->info);
+    c->info = NULL;
+    if (c->handle != MPI_COMM_WORLD && c->handle != MPI_COMM_SELF)
+        bmpi_ctx_release(c->context_id);
+}
+
+struct member {
+    int key, rank;
+};
+
+static int by_key(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struct bmpi_comm **out)
+{
+    int n = parent->size;
+    *out = NULL;
+    int *vals = malloc((size_t)n * 2 * sizeof(int));
+    struct member *m = malloc((size_t)n * sizeof(*m));
+    int *wr = malloc((size_t)n * sizeof(int));
+    int err = BMPI_OK;
+    if (!vals || !m || !wr) {
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting a communicator of %d", n);
+        goto out;
+    }
+    vals[2 * parent->rank] = color;
+    vals[2 * parent->rank + 1] = key;
+    uint32_t id;
+    if ((err = bmpi_ctx_agree(parent, NULL, n, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, vals, 2, 1,
+                              &id)))
+        goto out;
+    struct bmpi_group *g = NULL;
+    if (color != MPI_UNDEFINED) {
+        int cnt = 0;
+        for (int r = 0; r < n; r++)
+            if (vals[2 * r] == color)
+                m[cnt++] = (struct member){vals[2 * r + 1], r};
+        qsort(m, (size_t)cnt, sizeof(*m), by_key);
+        for (int i = 0; i < cnt; i++)
+            wr[i] = bmpi_comm_world_rank(parent, m[i].rank);
+        if (!(g = bmpi_group_new(wr, cnt))) {
+            bmpi_ctx_release(id);
+            err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting a communicator");
+            goto out;
+        }
+    }
+    err = bmpi_comm_build(parent, g, id, out);
+    bmpi_group_release(g);
+out:
+    free(wr);
+    free(m);
+    free(vals);
+    return err;
+}
+
+static int check_newcomm(MPI_Comm comm, const char *fn, MPI_Comm *newcomm)
+{
+    return newcomm ? MPI_SUCCESS : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+}
+
+/* A copy of parent: same group, fresh context id, attributes copied by
+ * their callbacks, topology kept, and the given hints (info_src). */
+static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, int use_info,
+                    struct bmpi_comm **out)
+{
+    uint32_t id;
+    int err = bmpi_ctx_agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN,
+                             NULL, 0, 1, &id);
+    if (err)
+        return err;
+    struct bmpi_comm *c;
+    if ((err = bmpi_comm_build(parent, parent->group, id, &c)))
+        return err;
+    if (parent->topo && !(c->topo = bmpi_topo_dup(parent->topo))) {
+        bmpi_comm_release(c);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying a topology");
+    }
+    const struct bmpi_info *src = use_info ? info_src : parent->info;
+    if (src && !(c->info = bmpi_info_clone(src))) {
+        bmpi_comm_release(c);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying info hints");
+    }
+    if ((err = bmpi_attr_comm_copy(parent, c))) {
+        bmpi_comm_release(c);
+        return err;
+    }
+    *out = c;
+    return BMPI_OK;
+}
+
+static int dup_entry(MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm, const char *fn)
+{
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err)
+        return err;
+    if ((err = check_newcomm(comm, fn, newcomm)))
+        return err;
+    struct bmpi_info *inf = NULL;
+    if (use_info && info != MPI_INFO_NULL && !(inf = bmpi_info_lookup(info)))
+        return bmpi_err_comm(comm, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    if ((err = comm_dup(c, inf, use_info, &nc)))
+        return bmpi_err_comm(comm, err, fn, NULL);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_dup)
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return dup_entry(comm, MPI_INFO_NULL, 0, newcomm, "MPI_Comm_dup");
+}
+
+BMPI_API(MPI_Comm_dup_with_info)
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    return dup_entry(comm, info, 1, newcomm, "MPI_Comm_dup_with_info");
+}
+
+/* The nonblocking dups complete at once: the agreement is done inside the
+ * call (a blocking implementation is allowed as long as the request is
+ * returned complete). */
+static int idup_entry(MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm, MPI_Request *request,
+                      const char *fn)
+{
+    if (!request) {
+        struct bmpi_comm *c;
+        int err = bmpi_check_comm(comm, fn, &c);
+        return err ? err : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+    }
+    int err = dup_entry(comm, info, use_info, newcomm, fn);
+    if (err)
+        return err;
+    struct bmpi_request *req = bmpi_request_new(BMPI_REQ_COLL);
+    if (!req || bmpi_request_handle(req) == MPI_REQUEST_NULL) {
+        if (req)
+            bmpi_request_free(req);
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory for the request");
+    }
+    req->complete = true;
+    *request = req->handle;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_idup)
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_entry(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
+}
+
+BMPI_API(MPI_Comm_idup_with_info)
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_entry(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
+}
+
+BMPI_API(MPI_Comm_split)
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm, "MPI_Comm_split", &c);
+    if (err)
+        return err;
+    if ((err = check_newcomm(comm, "MPI_Comm_split", newcomm)))
+        return err;
+    if (color < 0 && color != MPI_UNDEFINED)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_split",
+                             "invalid color %d (must be >= 0 or MPI_UNDEFINED)", color);
+    if ((err = bmpi_comm_split_internal(c, color, key, &nc)))
+        return bmpi_err_comm(comm, err, "MPI_Comm_split", NULL);
+    *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+/*
+ * MPI_Comm_split_type. SHARED splits by PMIx node id (processes that can
+ * share memory). The hardware-guided kinds know one level, the node:
+ * HW_GUIDED and RESOURCE_GUIDED split as SHARED when the info asks for
+ * mpi_hw_resource_type=mpi_shared_memory and give MPI_COMM_NULL for any
+ * other resource type; HW_UNGUIDED gives the node communicator when it is
+ * a strict subset of comm, MPI_COMM_NULL when comm already lies on one node.
+ */
+BMPI_API(MPI_Comm_split_type)
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_split_type";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err)
+        return err;
+    if ((err = check_newcomm(comm, fn, newcomm)))
+        return err;
+    struct bmpi_info *inf = NULL;
+    if (info != MPI_INFO_NULL && !(inf = bmpi_info_lookup(info)))
+        return bmpi_err_comm(comm, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    int color;
+    switch (split_type) {
+    case MPI_UNDEFINED:
+        color = MPI_UNDEFINED;
+        break;
+    case MPI_COMM_TYPE_SHARED:
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        color = (int)(bmpi_world.nodeid & INT_MAX);
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED: {
+        const char *v = inf ? bmpi_info_value(inf, "mpi_hw_resource_type") : NULL;
+        color = v && strcmp(v, "mpi_shared_memory") == 0 ? (int)(bmpi_world.nodeid & INT_MAX) : MPI_UNDEFINED;
+        break;
+    }
+    default:
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
+    }
+    if ((err = bmpi_comm_split_internal(c, color, key, &nc)))
+        return bmpi_err_comm(comm, err, fn, NULL);
+    if (nc && split_type == MPI_COMM_TYPE_HW_UNGUIDED && nc->size == c->size) {
+        /* every member sees the same size, so all give up together */
+        bmpi_comm_release(nc);
+        nc = NULL;
+    }
+    *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+/* Is every member of g in c? (MPI_Comm_create's group must be a subset) */
+static int check_subgroup(MPI_Comm comm, struct bmpi_comm *c, struct bmpi_group *g, const char *fn,
+                          int *parent_ranks)
+{
+    int *pos = malloc((size_t)bmpi_world.size * sizeof(int));
+    if (!pos)
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < bmpi_world.size; i++)
+        pos[i] = -1;
+    for (int r = 0; r < c->size; r++)
+        pos[bmpi_comm_world_rank(c, r)] = r;
+    for (int i = 0; i < g->size; i++) {
+        int p = pos[g->world_ranks[i]];
+        if (p < 0) {
+            free(pos);
+            return bmpi_err_comm(comm, MPI_ERR_GROUP, fn,
+                                 "group member %d (world rank %d) is not in the communicator", i,
+                                 g->world_ranks[i]);
+        }
+        if (parent_ranks)
+            parent_ranks[i] = p;
+    }
+    free(pos);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_create)
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err)
+        return err;
+    if ((err = check_newcomm(comm, fn, newcomm)))
+        return err;
+    struct bmpi_group *g = bmpi_group_lookup(group);
+    if (!g)
+        return bmpi_err_comm(comm, MPI_ERR_GROUP, fn, "invalid group 0x%x", (unsigned)group);
+    if ((err = check_subgroup(comm, c, g, fn, NULL)))
+        return err;
+    uint32_t id;
+    if ((err = bmpi_ctx_agree(c, NULL, c->size, c->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, NULL, 0, 1, &id)))
+        return bmpi_err_comm(comm, err, fn, NULL);
+    if ((err = bmpi_comm_build(c, g->rank == MPI_UNDEFINED ? NULL : g, id, &nc)))
+        return bmpi_err_comm(comm, err, fn, NULL);
+    *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+/* Collective over the members of group only; tag keeps concurrent
+ * creations on the same comm apart. */
+BMPI_API(MPI_Comm_create_group)
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_group";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err)
+        return err;
+    if ((err = check_newcomm(comm, fn, newcomm)))
+        return err;
+    struct bmpi_group *g = bmpi_group_lookup(group);
+    if (!g)
+        return bmpi_err_comm(comm, MPI_ERR_GROUP, fn, "invalid group 0x%x", (unsigned)group);
+    if (tag < 0)
+        return bmpi_err_comm(comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    if (g->rank == MPI_UNDEFINED) {
+        if (g->size == 0) {
+            *newcomm = MPI_COMM_NULL;
+            return MPI_SUCCESS;
+        }
+        return bmpi_err_comm(comm, MPI_ERR_GROUP, fn, "the calling process is not a member of the group");
+    }
+    int *pr = malloc((size_t)g->size * sizeof(int));
+    if (!pr)
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if ((err = check_subgroup(comm, c, g, fn, pr))) {
+        free(pr);
+        return err;
+    }
+    int up = BMPI_TAG_CGROUP_BASE - 2 * (tag % (1 << 29));
+    uint32_t id;
+    err = bmpi_ctx_agree(c, pr, g->size, g->rank, up, up - 1, NULL, 0, 1, &id);
+    free(pr);
+    if (err || (err = bmpi_comm_build(c, g, id, &nc)))
+        return bmpi_err_comm(comm, err, fn, NULL);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_free)
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    if (!comm)
+        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(*comm, "MPI_Comm_free", &c);
+    if (err)
+        return err;
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return bmpi_err_comm(*comm, MPI_ERR_COMM, "MPI_Comm_free", "cannot free %s",
+                             *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    bmpi_comm_release(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_compare)
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    struct bmpi_comm *a, *b;
+    int err;
+    if ((err = bmpi_check_comm(comm1, "MPI_Comm_compare", &a)) ||
+        (err = bmpi_check_comm(comm2, "MPI_Comm_compare", &b)))
+        return err;
+    if (!result)
+        return bmpi_err_comm(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    int g = bmpi_group_compare(a->group, b->group);
+    *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_test_inter)
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, "MPI_Comm_test_inter", &c);
+    if (err)
+        return err;
+    if (!flag)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = 0; /* bmpi has intracommunicators only */
+    return MPI_SUCCESS;
+}
+
+static int not_inter(MPI_Comm comm, const char *fn)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err)
+        return err;
+    return bmpi_err_comm(comm, MPI_ERR_COMM, fn,
+                         "communicator 0x%x is not an intercommunicator (bmpi does not support "
+                         "intercommunicators yet)",
+                         (unsigned)comm);
+}
+
+BMPI_API(MPI_Comm_remote_size)
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    (void)size;
+    return not_inter(comm, "MPI_Comm_remote_size");
+}
+
+BMPI_API(MPI_Comm_remote_group)
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    (void)group;
+    return not_inter(comm, "MPI_Comm_remote_group");
+}
+
+BMPI_API(MPI_Comm_set_name)
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, "MPI_Comm_set_name", &c);
+    if (err)
+        return err;
+    if (!comm_name)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_set_name", "comm_name is NULL");
+    /* longer names are truncated to MPI_MAX_OBJECT_NAME - 1 characters */
+    size_t n = strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(c->name, comm_name, n);
+    c->name[n] = '\0';
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_get_name)
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, "MPI_Comm_get_name", &c);
+    if (err)
+        return err;
+    if (!comm_name || !resultlen)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_get_name", "comm_name or resultlen is NULL");
+    size_t n = strlen(c->name);
+    memcpy(comm_name, c->name, n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_set_info)
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, "MPI_Comm_set_info", &c);
+    if (err)
+        return err;
+    struct bmpi_info *inf = bmpi_info_lookup(info);
+    if (!inf)
+        return bmpi_err_comm(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info 0x%x", (unsigned)info);
+    struct bmpi_info *copy = bmpi_info_clone(inf);
+    if (!copy)
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, "MPI_Comm_set_info", "out of memory");
+    bmpi_info_destroy(c->info);
+    c->info = copy;
+    return MPI_SUCCESS;
+}
+
+/* The hints set on comm (bmpi acts on none yet, it keeps them all). */
+BMPI_API(MPI_Comm_get_info)
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, "MPI_Comm_get_info", &c);
+    if (err)
+        return err;
+    if (!info_used)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
+    struct bmpi_info *copy = bmpi_info_clone(c->info);
+    if (!copy || (err = bmpi_info_make_handle(copy, info_used)))
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, "MPI_Comm_get_info", "out of memory");
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,69 @@
+/*
+ * Context ids and the construction of communicators.
+ *
+ * Every communicator owns a pair of context ids: an even id for its
+ * point-to-point traffic and id + 1 for its collectives. Each process keeps
+ * a bitmap of the pairs it is not using; creating a communicator ANDs the
+ * bitmaps of all members (a reduce-then-broadcast over the parent's
+ * collective context, internal point-to-point only, negative reserved tags)
+ * and takes the lowest pair free everywhere. Freeing a communicator returns
+ * its pair. So ids never collide among the members of any live
+ * communicator, however many are created and freed, and communicators split
+ * concurrently from different parents get different ids wherever they
+ * share a process.
+ *
+ * Pairs 0 and 1 (ids 0..3) are MPI_COMM_WORLD's and MPI_COMM_SELF's.
+ */
+#ifndef BMPI_RUNTIME_CONTEXT_H
+#define BMPI_RUNTIME_CONTEXT_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "runtime/comm.h"
+#include "runtime/group.h"
+
+/* Live communicators per process; the bitmap travels in every agreement. */
+#define BMPI_CTX_SLOTS 4096
+#define BMPI_CTX_WORDS (BMPI_CTX_SLOTS / 64)
+
+/* Reserved internal tags on a communicator's collective context. The
+ * collectives use 0..INT_MAX, the API never lets users on this context. */
+#define BMPI_TAG_CTX_UP    (-100)
+#define BMPI_TAG_CTX_DOWN  (-101)
+#define BMPI_TAG_DGRAPH    (-102)
+/* MPI_Comm_create_group: the user's tag folded into [INT_MIN, -1000) */
+#define BMPI_TAG_CGROUP_BASE (-1000)
+
+/*
+ * The agreement every creation runs. Over the n members of a (sub)set of
+ * parent's processes (members[i]: parent rank of member i; NULL: all of
+ * parent, in rank order), me being member index `me`: each member brings k
+ * ints in vals[me*k .. me*k+k) and receives everybody's in vals[0 .. n*k);
+ * when want_id, all get the same fresh context id in *id (reserved here).
+ * Collective over the members; tags up/down on parent's collective context.
+ */
+int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag,
+                   int down_tag, int *vals, int k, int want_id, uint32_t *id);
+
+/* Give a context id pair back (communicator freed, or never created). */
+void bmpi_ctx_release(uint32_t id);
+
+/*
+ * Creating communicators (runtime/comm_api.c). A member gets a new
+ * communicator on group g with context id `id` that inherits parent's error
+ * handler; g == NULL gives *out = NULL (not a member). The id is released
+ * on failure.
+ */
+int bmpi_comm_build(struct bmpi_comm *parent, struct bmpi_group *g, uint32_t id,
+                    struct bmpi_comm **out);
+/* MPI_Comm_split's algorithm, for MPI_Cart_sub and friends: *out NULL for
+ * MPI_UNDEFINED. */
+int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struct bmpi_comm **out);
+
+/* Everything of a communicator that comm_api/attr/topo/info own: delete
+ * callbacks of the attributes, topology, info, context id. Called by
+ * bmpi_comm_release just before the object goes. */
+void bmpi_comm_teardown(struct bmpi_comm *c);
+
+#endif

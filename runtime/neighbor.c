@@ -1,0 +1,220 @@
+/*
+ * Neighbourhood collectives over a communicator's topology, on the
+ * internal point-to-point of its collective context: every receive posted,
+ * then every send, then wait. MPI_PROC_NULL neighbours (open cartesian
+ * borders) move nothing.
+ *
+ * Tags come from comm->coll_seq like every collective's. On a cartesian
+ * topology each of the 2*ndims directions gets its own tag, because with a
+ * periodic dimension of size 1 or 2 the -1 and +1 neighbours are the same
+ * process and order alone cannot tell which block is which: the block sent
+ * to the -1 neighbour lands in that neighbour's "+1" slot and vice versa.
+ *
+ * The nonblocking and persistent variants are not implemented yet.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "runtime/api.h"
+#include "runtime/comm.h"
+#include "runtime/datatype.h"
+#include "runtime/p2p.h"
+#include "runtime/topo.h"
+
+struct block {
+    char *buf;
+    size_t count;
+    MPI_Datatype type;
+};
+
+static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct block *rb, int nout, const int *out,
+                    const struct block *sb)
+{
+    const struct bmpi_topo *t = c->topo;
+    int cart = t->kind == MPI_CART;
+    uint32_t base = c->coll_seq;
+    c->coll_seq += cart ? (uint32_t)(2 * t->ndims) : 1u;
+    uint32_t cid = c->context_id + 1;
+    struct bmpi_request **reqs = malloc(((size_t)nin + (size_t)nout + 1) * sizeof(*reqs));
+    if (!reqs)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for %d requests", nin + nout);
+    int n = 0, err = BMPI_OK;
+    for (int i = 0; i < nin && !err; i++) {
+        if (in[i] == MPI_PROC_NULL)
+            continue;
+        int tag = (int)((base + (cart ? (uint32_t)i : 0u)) & INT_MAX);
+        err = bmpi_irecv(rb[i].buf, rb[i].count, rb[i].type, in[i], tag, c, cid, &reqs[n]);
+        if (!err)
+            n++;
+    }
+    for (int i = 0; i < nout && !err; i++) {
+        if (out[i] == MPI_PROC_NULL)
+            continue;
+        int tag = (int)((base + (cart ? (uint32_t)(i ^ 1) : 0u)) & INT_MAX);
+        err = bmpi_isend(sb[i].buf, sb[i].count, sb[i].type, out[i], tag, c, cid, BMPI_SEND_STANDARD, &reqs[n]);
+        if (!err)
+            n++;
+    }
+    for (int i = 0; i < n; i++) {
+        int e = bmpi_request_wait(reqs[i], MPI_STATUS_IGNORE);
+        if (!err)
+            err = e;
+    }
+    free(reqs);
+    return err;
+}
+
+enum nkind { ALLGATHER, ALLGATHERV, ALLTOALL, ALLTOALLV, ALLTOALLW };
+
+struct nargs {
+    const char *fn;
+    enum nkind kind;
+    MPI_Comm comm;
+    const void *sendbuf;
+    int sendcount;
+    const int *sendcounts;
+    const int *sdispls;
+    const MPI_Aint *sdisplsw;
+    MPI_Datatype sendtype;
+    const MPI_Datatype *sendtypes;
+    void *recvbuf;
+    int recvcount;
+    const int *recvcounts;
+    const int *rdispls;
+    const MPI_Aint *rdisplsw;
+    MPI_Datatype recvtype;
+    const MPI_Datatype *recvtypes;
+};
+
+static MPI_Aint extent_of(MPI_Datatype t)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(t);
+    return dt ? bmpi_dt_extent(dt) : 0;
+}
+
+static int neighbor(const struct nargs *a)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(a->comm, a->fn, &c);
+    if (err)
+        return err;
+    if (!c->topo)
+        return bmpi_err_comm(a->comm, MPI_ERR_TOPOLOGY, a->fn, "communicator 0x%x has no topology",
+                             (unsigned)a->comm);
+    if (a->sendbuf == MPI_IN_PLACE || a->recvbuf == MPI_IN_PLACE)
+        return bmpi_err_comm(a->comm, MPI_ERR_BUFFER, a->fn, "MPI_IN_PLACE is not allowed here");
+    int nin, nout, *in, *out;
+    if ((err = bmpi_topo_neighbors(c->topo, c->rank, &nin, &in, &nout, &out)))
+        return bmpi_err_comm(a->comm, err, a->fn, NULL);
+    struct block *rb = malloc(((size_t)nin + 1) * sizeof(*rb));
+    struct block *sb = malloc(((size_t)nout + 1) * sizeof(*sb));
+    if (!rb || !sb) {
+        err = bmpi_err_comm(a->comm, MPI_ERR_NO_MEM, a->fn, "out of memory");
+        goto out;
+    }
+    int vec = a->kind == ALLTOALLV || a->kind == ALLTOALLW;
+    if ((a->kind == ALLGATHERV || vec) && nin > 0 && (!a->recvcounts || !(a->rdispls || a->rdisplsw))) {
+        err = bmpi_err_comm(a->comm, MPI_ERR_ARG, a->fn, "recvcounts or rdispls is NULL");
+        goto out;
+    }
+    if (vec && nout > 0 && (!a->sendcounts || !(a->sdispls || a->sdisplsw))) {
+        err = bmpi_err_comm(a->comm, MPI_ERR_ARG, a->fn, "sendcounts or sdispls is NULL");
+        goto out;
+    }
+    if (a->kind == ALLTOALLW && ((nin > 0 && !a->recvtypes) || (nout > 0 && !a->sendtypes))) {
+        err = bmpi_err_comm(a->comm, MPI_ERR_ARG, a->fn, "sendtypes or recvtypes is NULL");
+        goto out;
+    }
+    MPI_Aint rext = a->kind == ALLTOALLW ? 0 : extent_of(a->recvtype);
+    MPI_Aint sext = a->kind == ALLTOALLW ? 0 : extent_of(a->sendtype);
+    for (int i = 0; i < nin; i++) {
+        int cnt;
+        MPI_Datatype ty = a->recvtype;
+        MPI_Aint off;
+        switch (a->kind) {
+        case ALLGATHER:
+        case ALLTOALL: cnt = a->recvcount; off = (MPI_Aint)i * cnt * rext; break;
+        case ALLGATHERV:
+        case ALLTOALLV: cnt = a->recvcounts[i]; off = (MPI_Aint)a->rdispls[i] * rext; break;
+        default: cnt = a->recvcounts[i]; ty = a->recvtypes[i]; off = a->rdisplsw[i]; break;
+        }
+        if ((err = bmpi_check_buffer(a->comm, a->fn, a->recvbuf, cnt, ty)))
+            goto out;
+        rb[i] = (struct block){(char *)a->recvbuf + off, (size_t)cnt, ty};
+    }
+    for (int i = 0; i < nout; i++) {
+        int cnt;
+        MPI_Datatype ty = a->sendtype;
+        MPI_Aint off;
+        switch (a->kind) {
+        case ALLGATHER:
+        case ALLGATHERV: cnt = a->sendcount; off = 0; break;
+        case ALLTOALL: cnt = a->sendcount; off = (MPI_Aint)i * cnt * sext; break;
+        case ALLTOALLV: cnt = a->sendcounts[i]; off = (MPI_Aint)a->sdispls[i] * sext; break;
+        default: cnt = a->sendcounts[i]; ty = a->sendtypes[i]; off = a->sdisplsw[i]; break;
+        }
+        if ((err = bmpi_check_buffer(a->comm, a->fn, a->sendbuf, cnt, ty)))
+            goto out;
+        sb[i] = (struct block){(char *)a->sendbuf + off, (size_t)cnt, ty};
+    }
+    if ((err = exchange(c, nin, in, rb, nout, out, sb)))
+        err = bmpi_err_comm(a->comm, err, a->fn, NULL);
+out:
+    free(rb);
+    free(sb);
+    free(in);
+    free(out);
+    return err;
+}
+
+BMPI_API(MPI_Neighbor_allgather)
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgather", .kind = ALLGATHER, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype});
+}
+
+BMPI_API(MPI_Neighbor_allgatherv)
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
+                                    .recvtype = recvtype});
+}
+
+BMPI_API(MPI_Neighbor_alltoall)
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoall", .kind = ALLTOALL, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype});
+}
+
+BMPI_API(MPI_Neighbor_alltoallv)
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
+                                    .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                                    .rdispls = rdispls, .recvtype = recvtype});
+}
+
+BMPI_API(MPI_Neighbor_alltoallw)
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcounts = sendcounts, .sdisplsw = sdispls,
+                                    .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                                    .rdisplsw = rdispls, .recvtypes = recvtypes});
+}

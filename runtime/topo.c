@@ -1,0 +1,899 @@
+/*
+ * Process topologies: cartesian, graph and distributed graph communicators
+ * and their queries. Reordering is never done (the standard allows that):
+ * rank i of the new communicator is rank i of the old one. A topology hangs
+ * on comm->topo and goes with the communicator (bmpi_comm_teardown).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/api.h"
+#include "runtime/comm.h"
+#include "runtime/context.h"
+#include "runtime/info.h"
+#include "runtime/p2p.h"
+#include "runtime/topo.h"
+#include "runtime/world.h"
+
+/* --- the object ---------------------------------------------------------- */
+
+void bmpi_topo_free(void *topo)
+{
+    struct bmpi_topo *t = topo;
+    if (!t)
+        return;
+    free(t->dims);
+    free(t->periods);
+    free(t->index);
+    free(t->edges);
+    free(t->sources);
+    free(t->srcweights);
+    free(t->dests);
+    free(t->dstweights);
+    free(t);
+}
+
+static int *idup(const int *a, int n)
+{
+    int *p = malloc(((size_t)n + 1) * sizeof(int));
+    if (p && n > 0)
+        memcpy(p, a, (size_t)n * sizeof(int));
+    return p;
+}
+
+struct bmpi_topo *bmpi_topo_dup(const struct bmpi_topo *t)
+{
+    struct bmpi_topo *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    *c = *t;
+    c->dims = c->periods = c->index = c->edges = NULL;
+    c->sources = c->srcweights = c->dests = c->dstweights = NULL;
+    int ok = 1;
+    switch (t->kind) {
+    case MPI_CART:
+        ok = (c->dims = idup(t->dims, t->ndims)) && (c->periods = idup(t->periods, t->ndims));
+        break;
+    case MPI_GRAPH:
+        ok = (c->index = idup(t->index, t->nnodes)) && (c->edges = idup(t->edges, t->nedges));
+        break;
+    case MPI_DIST_GRAPH:
+        ok = (c->sources = idup(t->sources, t->indegree)) && (c->srcweights = idup(t->srcweights, t->indegree)) &&
+             (c->dests = idup(t->dests, t->outdegree)) && (c->dstweights = idup(t->dstweights, t->outdegree));
+        break;
+    }
+    if (!ok) {
+        bmpi_topo_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void cart_coords(const struct bmpi_topo *t, int rank, int *coords)
+{
+    for (int d = t->ndims - 1; d >= 0; d--) {
+        coords[d] = rank % t->dims[d];
+        rank /= t->dims[d];
+    }
+}
+
+/* The rank at coords + disp along direction dim, MPI_PROC_NULL off an open edge. */
+static int cart_neighbor(const struct bmpi_topo *t, int rank, int dim, int disp)
+{
+    int coords[64], *c = t->ndims <= 64 ? coords : malloc((size_t)t->ndims * sizeof(int));
+    if (!c)
+        return MPI_PROC_NULL;
+    cart_coords(t, rank, c);
+    int x = c[dim] + disp, n = t->dims[dim], r = MPI_PROC_NULL;
+    if (t->periods[dim])
+        x = ((x % n) + n) % n;
+    if (x >= 0 && x < n) {
+        c[dim] = x;
+        r = 0;
+        for (int d = 0; d < t->ndims; d++)
+            r = r * t->dims[d] + c[d];
+    }
+    if (c != coords)
+        free(c);
+    return r;
+}
+
+int bmpi_topo_neighbors(const struct bmpi_topo *t, int rank, int *indeg, int **in, int *outdeg, int **out)
+{
+    *in = *out = NULL;
+    if (!t)
+        return bmpi_err_set(MPI_ERR_TOPOLOGY, "the communicator has no topology");
+    int ni, no;
+    const int *si = NULL, *so = NULL;
+    switch (t->kind) {
+    case MPI_CART:
+        ni = no = 2 * t->ndims;
+        break;
+    case MPI_GRAPH:
+        ni = no = t->index[rank] - (rank ? t->index[rank - 1] : 0);
+        si = so = t->edges + (rank ? t->index[rank - 1] : 0);
+        break;
+    default:
+        ni = t->indegree;
+        no = t->outdegree;
+        si = t->sources;
+        so = t->dests;
+        break;
+    }
+    *in = malloc(((size_t)ni + 1) * sizeof(int));
+    *out = malloc(((size_t)no + 1) * sizeof(int));
+    if (!*in || !*out) {
+        free(*in);
+        free(*out);
+        *in = *out = NULL;
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the neighbour lists");
+    }
+    if (t->kind == MPI_CART) {
+        for (int d = 0; d < t->ndims; d++) {
+            (*in)[2 * d] = (*out)[2 * d] = cart_neighbor(t, rank, d, -1);
+            (*in)[2 * d + 1] = (*out)[2 * d + 1] = cart_neighbor(t, rank, d, 1);
+        }
+    } else {
+        if (ni)
+            memcpy(*in, si, (size_t)ni * sizeof(int));
+        if (no)
+            memcpy(*out, so, (size_t)no * sizeof(int));
+    }
+    *indeg = ni;
+    *outdeg = no;
+    return BMPI_OK;
+}
+
+/* --- helpers for the entry points ---------------------------------------- */
+
+static int check_out(MPI_Comm comm, const char *fn, const void *p, const char *what)
+{
+    return p ? MPI_SUCCESS : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "%s is NULL", what);
+}
+
+/* comm with a topology of the given kind (0: any). */
+static int check_topo(MPI_Comm comm, const char *fn, int kind, struct bmpi_comm **c, struct bmpi_topo **t)
+{
+    int err = bmpi_check_comm(comm, fn, c);
+    if (err)
+        return err;
+    *t = (*c)->topo;
+    static const char *const names[] = {"", "graph", "cartesian", "distributed graph"};
+    if (!*t || (kind && (*t)->kind != kind))
+        return bmpi_err_comm(comm, MPI_ERR_TOPOLOGY, fn, "communicator 0x%x has no %s topology", (unsigned)comm,
+                             names[kind]);
+    return MPI_SUCCESS;
+}
+
+/*
+ * A communicator of parent's first n ranks (all of them when n == size)
+ * carrying topology t, which it takes over (freed on failure and on the
+ * processes left out, who get *out == NULL). Collective over parent.
+ */
+static int topo_comm(struct bmpi_comm *parent, int n, struct bmpi_topo *t, const int *vals_in, int k, int *vals_out,
+                     struct bmpi_comm **out)
+{
+    *out = NULL;
+    uint32_t id;
+    int err;
+    int *vals = NULL;
+    if (k) {
+        if (!(vals = malloc((size_t)parent->size * (size_t)k * sizeof(int)))) {
+            bmpi_topo_free(t);
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        }
+        memcpy(vals + (size_t)parent->rank * k, vals_in, (size_t)k * sizeof(int));
+    }
+    err = bmpi_ctx_agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, vals, k, 1,
+                         &id);
+    if (err) {
+        free(vals);
+        bmpi_topo_free(t);
+        return err;
+    }
+    if (k) {
+        memcpy(vals_out, vals, (size_t)parent->size * k * sizeof(int));
+        free(vals);
+    }
+    struct bmpi_group *g = NULL;
+    if (parent->rank < n) {
+        if (n == parent->size) {
+            g = parent->group;
+            bmpi_group_retain(g);
+        } else if (!(g = bmpi_group_new(parent->group->world_ranks, n))) {
+            bmpi_ctx_release(id);
+            bmpi_topo_free(t);
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        }
+    }
+    err = bmpi_comm_build(parent, g, id, out);
+    bmpi_group_release(g);
+    if (err || !*out) {
+        bmpi_topo_free(t);
+        return err;
+    }
+    (*out)->topo = t;
+    return BMPI_OK;
+}
+
+/* --- cartesian -------------------------------------------------------------- */
+
+BMPI_API(MPI_Dims_create)
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    static const char fn[] = "MPI_Dims_create";
+    if (nnodes <= 0)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "invalid nnodes %d (must be > 0)", nnodes);
+    if (ndims < 0)
+        return bmpi_err_noobj(MPI_ERR_DIMS, fn, "invalid ndims %d", ndims);
+    if (ndims > 0 && !dims)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "dims is NULL");
+    long fixed = 1;
+    int nfree = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] < 0)
+            return bmpi_err_noobj(MPI_ERR_DIMS, fn, "dims[%d] = %d is negative", i, dims[i]);
+        if (dims[i] > 0)
+            fixed *= dims[i];
+        else
+            nfree++;
+        if (fixed > nnodes)
+            break;
+    }
+    if (nnodes % fixed != 0)
+        return bmpi_err_noobj(MPI_ERR_DIMS, fn, "nnodes %d is not a multiple of the product %ld of the fixed dims",
+                              nnodes, fixed);
+    int rest = (int)(nnodes / fixed);
+    if (nfree == 0) {
+        if (rest != 1)
+            return bmpi_err_noobj(MPI_ERR_DIMS, fn, "the dims multiply to %ld, not nnodes %d", fixed, nnodes);
+        return MPI_SUCCESS;
+    }
+    /* prime factors, largest first, each onto the smallest free dim so far */
+    int f[32], nf = 0;
+    for (int p = 2; (long)p * p <= rest; p++)
+        while (rest % p == 0) {
+            f[nf++] = p;
+            rest /= p;
+        }
+    if (rest > 1)
+        f[nf++] = rest;
+    int *v = calloc((size_t)nfree, sizeof(int));
+    if (!v)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < nfree; i++)
+        v[i] = 1;
+    for (int i = nf - 1; i >= 0; i--) {
+        int m = 0;
+        for (int j = 1; j < nfree; j++)
+            if (v[j] < v[m])
+                m = j;
+        v[m] *= f[i];
+    }
+    /* non-increasing order */
+    for (int i = 0; i < nfree; i++)
+        for (int j = i + 1; j < nfree; j++)
+            if (v[j] > v[i]) {
+                int x = v[i];
+                v[i] = v[j];
+                v[j] = x;
+            }
+    for (int i = 0, j = 0; i < ndims; i++)
+        if (dims[i] == 0)
+            dims[i] = v[j++];
+    free(v);
+    return MPI_SUCCESS;
+}
+
+static int check_cart_args(MPI_Comm comm, struct bmpi_comm *c, int ndims, const int dims[], const int periods[],
+                           const char *fn, int *prod)
+{
+    if (ndims < 0)
+        return bmpi_err_comm(comm, MPI_ERR_DIMS, fn, "invalid ndims %d", ndims);
+    if (ndims > 0 && (!dims || !periods))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "dims or periods is NULL");
+    long p = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] <= 0)
+            return bmpi_err_comm(comm, MPI_ERR_DIMS, fn, "dims[%d] = %d (must be > 0)", i, dims[i]);
+        p *= dims[i];
+        if (p > c->size)
+            return bmpi_err_comm(comm, MPI_ERR_TOPOLOGY, fn,
+                                 "the grid has more points than the communicator has processes (%d)", c->size);
+    }
+    *prod = (int)p;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_create)
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                     MPI_Comm *comm_cart)
+{
+    static const char fn[] = "MPI_Cart_create";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm_old, fn, &c), prod;
+    if (err)
+        return err;
+    if ((err = check_out(comm_old, fn, comm_cart, "comm_cart")) ||
+        (err = check_cart_args(comm_old, c, ndims, dims, periods, fn, &prod)))
+        return err;
+    struct bmpi_topo *t = calloc(1, sizeof(*t));
+    if (!t || !(t->dims = idup(dims, ndims)) || !(t->periods = malloc(((size_t)ndims + 1) * sizeof(int)))) {
+        bmpi_topo_free(t);
+        return bmpi_err_comm(comm_old, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    t->kind = MPI_CART;
+    t->ndims = ndims;
+    for (int i = 0; i < ndims; i++)
+        t->periods[i] = periods[i] != 0;
+    if ((err = topo_comm(c, prod, t, NULL, 0, NULL, &nc)))
+        return bmpi_err_comm(comm_old, err, fn, NULL);
+    *comm_cart = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cartdim_get)
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+{
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, "MPI_Cartdim_get", MPI_CART, &c, &t);
+    if (err || (err = check_out(comm, "MPI_Cartdim_get", ndims, "ndims")))
+        return err;
+    *ndims = t->ndims;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_get)
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+{
+    static const char fn[] = "MPI_Cart_get";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_CART, &c, &t);
+    if (err)
+        return err;
+    if (maxdims < t->ndims)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "maxdims %d is less than the %d dimensions", maxdims, t->ndims);
+    if (t->ndims > 0 && (!dims || !periods || !coords))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "dims, periods or coords is NULL");
+    for (int i = 0; i < t->ndims; i++) {
+        dims[i] = t->dims[i];
+        periods[i] = t->periods[i];
+    }
+    cart_coords(t, c->rank, coords);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_rank)
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+{
+    static const char fn[] = "MPI_Cart_rank";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_CART, &c, &t);
+    if (err || (err = check_out(comm, fn, rank, "rank")))
+        return err;
+    if (t->ndims > 0 && !coords)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "coords is NULL");
+    int r = 0;
+    for (int d = 0; d < t->ndims; d++) {
+        int x = coords[d], n = t->dims[d];
+        if (t->periods[d])
+            x = ((x % n) + n) % n;
+        else if (x < 0 || x >= n)
+            return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "coords[%d] = %d out of range 0..%d (not periodic)", d,
+                                 coords[d], n - 1);
+        r = r * n + x;
+    }
+    *rank = r;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_coords)
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+    static const char fn[] = "MPI_Cart_coords";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_CART, &c, &t);
+    if (err)
+        return err;
+    if (rank < 0 || rank >= c->size)
+        return bmpi_err_comm(comm, MPI_ERR_RANK, fn, "rank %d out of range (communicator size %d)", rank, c->size);
+    if (maxdims < t->ndims)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "maxdims %d is less than the %d dimensions", maxdims, t->ndims);
+    if (t->ndims > 0 && !coords)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "coords is NULL");
+    cart_coords(t, rank, coords);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_shift)
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+{
+    static const char fn[] = "MPI_Cart_shift";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_CART, &c, &t);
+    if (err)
+        return err;
+    if (direction < 0 || direction >= t->ndims)
+        return bmpi_err_comm(comm, MPI_ERR_DIMS, fn, "direction %d out of range (%d dimensions)", direction,
+                             t->ndims);
+    if (!rank_source || !rank_dest)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "rank_source or rank_dest is NULL");
+    *rank_source = cart_neighbor(t, c->rank, direction, -disp);
+    *rank_dest = cart_neighbor(t, c->rank, direction, disp);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_sub)
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Cart_sub";
+    struct bmpi_comm *c, *nc = NULL;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_CART, &c, &t);
+    if (err || (err = check_out(comm, fn, newcomm, "newcomm")))
+        return err;
+    if (t->ndims > 0 && !remain_dims)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "remain_dims is NULL");
+    int *coords = malloc(((size_t)t->ndims + 1) * sizeof(int));
+    struct bmpi_topo *nt = calloc(1, sizeof(*nt));
+    if (!coords || !nt || !(nt->dims = malloc(((size_t)t->ndims + 1) * sizeof(int))) ||
+        !(nt->periods = malloc(((size_t)t->ndims + 1) * sizeof(int)))) {
+        free(coords);
+        bmpi_topo_free(nt);
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    cart_coords(t, c->rank, coords);
+    /* colour: position in the dropped dimensions; key: in the kept ones */
+    int color = 0, key = 0;
+    nt->kind = MPI_CART;
+    for (int d = 0; d < t->ndims; d++) {
+        if (remain_dims[d]) {
+            key = key * t->dims[d] + coords[d];
+            nt->dims[nt->ndims] = t->dims[d];
+            nt->periods[nt->ndims++] = t->periods[d];
+        } else {
+            color = color * t->dims[d] + coords[d];
+        }
+    }
+    free(coords);
+    if ((err = bmpi_comm_split_internal(c, color, key, &nc))) {
+        bmpi_topo_free(nt);
+        return bmpi_err_comm(comm, err, fn, NULL);
+    }
+    nc->topo = nt;
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Cart_map)
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    static const char fn[] = "MPI_Cart_map";
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, fn, &c), prod;
+    if (err || (err = check_out(comm, fn, newrank, "newrank")) ||
+        (err = check_cart_args(comm, c, ndims, dims, periods, fn, &prod)))
+        return err;
+    *newrank = c->rank < prod ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Topo_test)
+int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, "MPI_Topo_test", &c);
+    if (err || (err = check_out(comm, "MPI_Topo_test", status, "status")))
+        return err;
+    *status = c->topo ? ((struct bmpi_topo *)c->topo)->kind : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* --- graph ------------------------------------------------------------------ */
+
+static int check_graph_args(MPI_Comm comm, struct bmpi_comm *c, int nnodes, const int index[], const int edges[],
+                            const char *fn)
+{
+    if (nnodes < 0 || nnodes > c->size)
+        return bmpi_err_comm(comm, nnodes < 0 ? MPI_ERR_ARG : MPI_ERR_TOPOLOGY, fn,
+                             "invalid nnodes %d (communicator size %d)", nnodes, c->size);
+    if (nnodes > 0 && !index)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "index is NULL");
+    for (int i = 0; i < nnodes; i++)
+        if (index[i] < (i ? index[i - 1] : 0))
+            return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "index[%d] = %d is less than the one before", i, index[i]);
+    int ne = nnodes ? index[nnodes - 1] : 0;
+    if (ne > 0 && !edges)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "edges is NULL");
+    for (int i = 0; i < ne; i++)
+        if (edges[i] < 0 || edges[i] >= nnodes)
+            return bmpi_err_comm(comm, MPI_ERR_RANK, fn, "edges[%d] = %d out of range (nnodes %d)", i, edges[i],
+                                 nnodes);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Graph_create)
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder,
+                      MPI_Comm *comm_graph)
+{
+    static const char fn[] = "MPI_Graph_create";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm_old, fn, &c);
+    if (err || (err = check_out(comm_old, fn, comm_graph, "comm_graph")) ||
+        (err = check_graph_args(comm_old, c, nnodes, indx, edges, fn)))
+        return err;
+    int ne = nnodes ? indx[nnodes - 1] : 0;
+    struct bmpi_topo *t = calloc(1, sizeof(*t));
+    if (!t || !(t->index = idup(indx, nnodes)) || !(t->edges = idup(edges, ne))) {
+        bmpi_topo_free(t);
+        return bmpi_err_comm(comm_old, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    t->kind = MPI_GRAPH;
+    t->nnodes = nnodes;
+    t->nedges = ne;
+    if ((err = topo_comm(c, nnodes, t, NULL, 0, NULL, &nc)))
+        return bmpi_err_comm(comm_old, err, fn, NULL);
+    *comm_graph = nc ? nc->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Graphdims_get)
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+{
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, "MPI_Graphdims_get", MPI_GRAPH, &c, &t);
+    if (err)
+        return err;
+    if (!nnodes || !nedges)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Graphdims_get", "nnodes or nedges is NULL");
+    *nnodes = t->nnodes;
+    *nedges = t->nedges;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Graph_get)
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
+{
+    static const char fn[] = "MPI_Graph_get";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_GRAPH, &c, &t);
+    if (err)
+        return err;
+    if (maxindex < 0 || maxedges < 0)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "negative maxindex %d or maxedges %d", maxindex, maxedges);
+    if ((maxindex > 0 && !indx) || (maxedges > 0 && !edges))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "index or edges is NULL");
+    for (int i = 0; i < maxindex && i < t->nnodes; i++)
+        indx[i] = t->index[i];
+    for (int i = 0; i < maxedges && i < t->nedges; i++)
+        edges[i] = t->edges[i];
+    return MPI_SUCCESS;
+}
+
+static int graph_rank(MPI_Comm comm, struct bmpi_topo *t, int rank, const char *fn)
+{
+    if (rank < 0 || rank >= t->nnodes)
+        return bmpi_err_comm(comm, MPI_ERR_RANK, fn, "rank %d out of range (graph of %d nodes)", rank, t->nnodes);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Graph_neighbors_count)
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+{
+    static const char fn[] = "MPI_Graph_neighbors_count";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_GRAPH, &c, &t);
+    if (err || (err = graph_rank(comm, t, rank, fn)) || (err = check_out(comm, fn, nneighbors, "nneighbors")))
+        return err;
+    *nneighbors = t->index[rank] - (rank ? t->index[rank - 1] : 0);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Graph_neighbors)
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+{
+    static const char fn[] = "MPI_Graph_neighbors";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_GRAPH, &c, &t);
+    if (err || (err = graph_rank(comm, t, rank, fn)))
+        return err;
+    if (maxneighbors < 0 || (maxneighbors > 0 && !neighbors))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "invalid maxneighbors %d or neighbors NULL", maxneighbors);
+    int lo = rank ? t->index[rank - 1] : 0;
+    for (int i = lo; i < t->index[rank] && i - lo < maxneighbors; i++)
+        neighbors[i - lo] = t->edges[i];
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Graph_map)
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
+{
+    static const char fn[] = "MPI_Graph_map";
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err || (err = check_out(comm, fn, newrank, "newrank")) ||
+        (err = check_graph_args(comm, c, nnodes, indx, edges, fn)))
+        return err;
+    *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* --- distributed graph ------------------------------------------------------ */
+
+static int is_unweighted(const int *w) { return w == MPI_UNWEIGHTED; }
+
+static int check_degree_list(MPI_Comm comm, struct bmpi_comm *c, int deg, const int *ranks, const int *w,
+                             const char *what, const char *fn)
+{
+    if (deg < 0)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "negative %s degree %d", what, deg);
+    if (deg > 0 && !ranks)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "%s list is NULL", what);
+    if (deg > 0 && !is_unweighted(w) && (!w || w == MPI_WEIGHTS_EMPTY))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "%s weights missing", what);
+    for (int i = 0; i < deg; i++) {
+        if (ranks[i] < 0 || ranks[i] >= c->size)
+            return bmpi_err_comm(comm, MPI_ERR_RANK, fn, "%s[%d] = %d out of range (communicator size %d)", what, i,
+                                 ranks[i], c->size);
+        if (!is_unweighted(w) && w[i] < 0)
+            return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "%s weight[%d] = %d is negative", what, i, w[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+static int fill_side(int deg, const int *ranks, const int *w, int **r_out, int **w_out)
+{
+    *r_out = idup(ranks, deg);
+    *w_out = malloc(((size_t)deg + 1) * sizeof(int));
+    if (!*r_out || !*w_out)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < deg; i++)
+        (*w_out)[i] = is_unweighted(w) ? 1 : w[i];
+    return BMPI_OK;
+}
+
+BMPI_API(MPI_Dist_graph_create_adjacent)
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                    const int sourceweights[], int outdegree, const int destinations[],
+                                    const int destweights[], MPI_Info info, int reorder,
+                                    MPI_Comm *comm_dist_graph)
+{
+    static const char fn[] = "MPI_Dist_graph_create_adjacent";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm_old, fn, &c);
+    if (err || (err = check_out(comm_old, fn, comm_dist_graph, "comm_dist_graph")) ||
+        (err = check_degree_list(comm_old, c, indegree, sources, sourceweights, "sources", fn)) ||
+        (err = check_degree_list(comm_old, c, outdegree, destinations, destweights, "destinations", fn)))
+        return err;
+    if (info != MPI_INFO_NULL && !bmpi_info_lookup(info))
+        return bmpi_err_comm(comm_old, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    struct bmpi_topo *t = calloc(1, sizeof(*t));
+    if (!t || fill_side(indegree, sources, sourceweights, &t->sources, &t->srcweights) ||
+        fill_side(outdegree, destinations, destweights, &t->dests, &t->dstweights)) {
+        bmpi_topo_free(t);
+        return bmpi_err_comm(comm_old, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    t->kind = MPI_DIST_GRAPH;
+    t->indegree = indegree;
+    t->outdegree = outdegree;
+    t->weighted = !is_unweighted(sourceweights) && !is_unweighted(destweights);
+    if ((err = topo_comm(c, c->size, t, NULL, 0, NULL, &nc)))
+        return bmpi_err_comm(comm_old, err, fn, NULL);
+    *comm_dist_graph = nc->handle;
+    return MPI_SUCCESS;
+}
+
+/*
+ * MPI_Dist_graph_create: any process may name any edge. Every process
+ * sorts the edges it was given by the two processes they concern (source:
+ * an out edge, destination: an in edge), the per-process counts travel with
+ * the context id agreement, then the edges go point to point.
+ */
+BMPI_API(MPI_Dist_graph_create)
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                           const int destinations[], const int weights[], MPI_Info info, int reorder,
+                           MPI_Comm *comm_dist_graph)
+{
+    static const char fn[] = "MPI_Dist_graph_create";
+    struct bmpi_comm *c, *nc = NULL;
+    int err = bmpi_check_comm(comm_old, fn, &c);
+    if (err || (err = check_out(comm_old, fn, comm_dist_graph, "comm_dist_graph")))
+        return err;
+    if (n < 0 || (n > 0 && (!sources || !degrees)))
+        return bmpi_err_comm(comm_old, MPI_ERR_ARG, fn, "invalid n %d or NULL sources/degrees", n);
+    if (info != MPI_INFO_NULL && !bmpi_info_lookup(info))
+        return bmpi_err_comm(comm_old, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    int ne = 0;
+    for (int i = 0; i < n; i++) {
+        if (sources[i] < 0 || sources[i] >= c->size)
+            return bmpi_err_comm(comm_old, MPI_ERR_RANK, fn, "sources[%d] = %d out of range (communicator size %d)",
+                                 i, sources[i], c->size);
+        if (degrees[i] < 0)
+            return bmpi_err_comm(comm_old, MPI_ERR_ARG, fn, "degrees[%d] = %d is negative", i, degrees[i]);
+        ne += degrees[i];
+    }
+    if (ne > 0 && !destinations)
+        return bmpi_err_comm(comm_old, MPI_ERR_ARG, fn, "destinations is NULL");
+    int weighted = !is_unweighted(weights);
+    if (ne > 0 && weighted && (!weights || weights == MPI_WEIGHTS_EMPTY))
+        return bmpi_err_comm(comm_old, MPI_ERR_ARG, fn, "weights missing");
+    for (int i = 0; i < ne; i++) {
+        if (destinations[i] < 0 || destinations[i] >= c->size)
+            return bmpi_err_comm(comm_old, MPI_ERR_RANK, fn,
+                                 "destinations[%d] = %d out of range (communicator size %d)", i, destinations[i],
+                                 c->size);
+        if (weighted && weights[i] < 0)
+            return bmpi_err_comm(comm_old, MPI_ERR_ARG, fn, "weights[%d] = %d is negative", i, weights[i]);
+    }
+
+    int size = c->size, me = c->rank;
+    /* per process p: triples (kind 0 = in edge of p, 1 = out edge of p; other end; weight) */
+    int *cnt = calloc((size_t)size, sizeof(int)), *all = malloc((size_t)size * size * sizeof(int));
+    int *off = calloc((size_t)size + 1, sizeof(int)), *sendb = malloc(((size_t)ne * 6 + 1) * sizeof(int));
+    int *recvb = NULL, *roff = NULL;
+    struct bmpi_request **reqs = malloc(((size_t)size * 2 + 1) * sizeof(*reqs));
+    struct bmpi_topo *t = calloc(1, sizeof(*t));
+    int nreq = 0;
+    if (!cnt || !all || !off || !sendb || !reqs || !t) {
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0, e = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, e++) {
+            cnt[sources[i]]++;
+            cnt[destinations[e]]++;
+        }
+    for (int p = 0; p < size; p++)
+        off[p + 1] = off[p] + cnt[p];
+    memset(cnt, 0, (size_t)size * sizeof(int));
+    for (int i = 0, e = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, e++) {
+            int s = sources[i], d = destinations[e], w = weighted ? weights[e] : 1;
+            int *o = sendb + 3 * (off[s] + cnt[s]++);
+            o[0] = 1, o[1] = d, o[2] = w;
+            o = sendb + 3 * (off[d] + cnt[d]++);
+            o[0] = 0, o[1] = s, o[2] = w;
+        }
+    /* agree on the id, and everyone learns all counts (all[p*size + q]: p to q) */
+    uint32_t id;
+    memcpy(all + (size_t)me * size, cnt, (size_t)size * sizeof(int));
+    if ((err = bmpi_ctx_agree(c, NULL, size, me, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, all, size, 1, &id)))
+        goto fail;
+    int total = 0;
+    if (!(roff = calloc((size_t)size + 1, sizeof(int)))) {
+        bmpi_ctx_release(id);
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        goto fail;
+    }
+    for (int p = 0; p < size; p++) {
+        roff[p] = total;
+        total += all[(size_t)p * size + me];
+    }
+    roff[size] = total;
+    if (!(recvb = malloc(((size_t)total * 3 + 1) * sizeof(int)))) {
+        bmpi_ctx_release(id);
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        goto fail;
+    }
+    uint32_t cid = c->context_id + 1;
+    for (int p = 0; p < size && !err; p++) {
+        int k = roff[p + 1] - roff[p];
+        if (p == me)
+            memcpy(recvb + 3 * roff[p], sendb + 3 * off[p], (size_t)k * 3 * sizeof(int));
+        else if (k)
+            err = bmpi_irecv(recvb + 3 * roff[p], (size_t)k * 3, MPI_INT, p, BMPI_TAG_DGRAPH, c, cid, &reqs[nreq++]);
+    }
+    for (int p = 0; p < size && !err; p++)
+        if (p != me && cnt[p])
+            err = bmpi_isend(sendb + 3 * off[p], (size_t)cnt[p] * 3, MPI_INT, p, BMPI_TAG_DGRAPH, c, cid,
+                             BMPI_SEND_STANDARD, &reqs[nreq++]);
+    for (int i = 0; i < nreq; i++) {
+        int e2 = bmpi_request_wait(reqs[i], MPI_STATUS_IGNORE);
+        if (!err)
+            err = e2;
+    }
+    nreq = 0;
+    if (err) {
+        bmpi_ctx_release(id);
+        goto fail;
+    }
+    /* my edges, in the order of the processes that named them */
+    for (int i = 0; i < total; i++)
+        if (recvb[3 * i])
+            t->outdegree++;
+        else
+            t->indegree++;
+    t->sources = malloc(((size_t)t->indegree + 1) * sizeof(int));
+    t->srcweights = malloc(((size_t)t->indegree + 1) * sizeof(int));
+    t->dests = malloc(((size_t)t->outdegree + 1) * sizeof(int));
+    t->dstweights = malloc(((size_t)t->outdegree + 1) * sizeof(int));
+    if (!t->sources || !t->srcweights || !t->dests || !t->dstweights) {
+        bmpi_ctx_release(id);
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0, a = 0, b = 0; i < total; i++) {
+        if (recvb[3 * i]) {
+            t->dests[a] = recvb[3 * i + 1];
+            t->dstweights[a++] = recvb[3 * i + 2];
+        } else {
+            t->sources[b] = recvb[3 * i + 1];
+            t->srcweights[b++] = recvb[3 * i + 2];
+        }
+    }
+    t->kind = MPI_DIST_GRAPH;
+    t->weighted = weighted;
+    if ((err = bmpi_comm_build(c, c->group, id, &nc)))
+        goto fail;
+    nc->topo = t;
+    t = NULL;
+    *comm_dist_graph = nc->handle;
+fail:
+    for (int i = 0; i < nreq; i++)
+        bmpi_request_wait(reqs[i], MPI_STATUS_IGNORE);
+    bmpi_topo_free(t);
+    free(reqs);
+    free(recvb);
+    free(roff);
+    free(sendb);
+    free(off);
+    free(all);
+    free(cnt);
+    return err ? bmpi_err_comm(comm_old, err, fn, NULL) : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Dist_graph_neighbors_count)
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
+{
+    static const char fn[] = "MPI_Dist_graph_neighbors_count";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_DIST_GRAPH, &c, &t);
+    if (err)
+        return err;
+    if (!indegree || !outdegree || !weighted)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "indegree, outdegree or weighted is NULL");
+    *indegree = t->indegree;
+    *outdegree = t->outdegree;
+    *weighted = t->weighted;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Dist_graph_neighbors)
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                              int maxoutdegree, int destinations[], int destweights[])
+{
+    static const char fn[] = "MPI_Dist_graph_neighbors";
+    struct bmpi_comm *c;
+    struct bmpi_topo *t;
+    int err = check_topo(comm, fn, MPI_DIST_GRAPH, &c, &t);
+    if (err)
+        return err;
+    if (maxindegree < t->indegree || maxoutdegree < t->outdegree)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "maxindegree %d or maxoutdegree %d below the degrees %d, %d",
+                             maxindegree, maxoutdegree, t->indegree, t->outdegree);
+    if ((t->indegree && !sources) || (t->outdegree && !destinations))
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "sources or destinations is NULL");
+    for (int i = 0; i < t->indegree; i++) {
+        sources[i] = t->sources[i];
+        if (t->weighted && sourceweights && !is_unweighted(sourceweights))
+            sourceweights[i] = t->srcweights[i];
+    }
+    for (int i = 0; i < t->outdegree; i++) {
+        destinations[i] = t->dests[i];
+        if (t->weighted && destweights && !is_unweighted(destweights))
+            destweights[i] = t->dstweights[i];
+    }
+    return MPI_SUCCESS;
+}
