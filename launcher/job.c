@@ -14,7 +14,9 @@
  * waiting and says which ranks it could not reap.
  *
  * Cleanup, whatever happened: no rank left, the PMIx server stopped, the
- * job's /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed. */
+ * job's /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed.
+ * What a bmpirun killed by SIGKILL leaves, the next one in the same TMPDIR
+ * removes (see remove_stale_jobs). */
 #include "config.h"
 
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -59,6 +62,83 @@ long bmpi_ms_until(const struct timespec *ts)
     return ms;
 }
 
+/* ---- what a job leaves on disk ---------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    if (remove(path) != 0 && errno != ENOENT)
+        bmpi_say("cannot remove %s: %m", path);
+    return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The shm transport names its segments /dev/shm/bmpi.<nspace>.* */
+static void unlink_shm(const char *nspace)
+{
+    char pattern[PATH_MAX];
+    glob_t g;
+    snprintf(pattern, sizeof(pattern), "/dev/shm/bmpi.%s.*", nspace);
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (unlink(g.gl_pathv[i]) != 0 && errno != ENOENT)
+            bmpi_say("cannot remove the job's shared memory segment %s: %m", g.gl_pathv[i]);
+    globfree(&g);
+}
+
+#define LOCK_NAME "bmpirun.lock"
+
+/* A bmpirun killed by SIGKILL cannot clean up; the next one in the same
+ * TMPDIR does. Each job directory holds a lock file that its bmpirun keeps
+ * flock'ed for its whole life (a lock dies with its holder, also across pid
+ * namespaces), so a lock that can be taken marks leftovers: the directory
+ * and the job's /dev/shm segments go. */
+static void remove_stale_jobs(const char *base)
+{
+    char pattern[PATH_MAX + 16];
+    glob_t g;
+    snprintf(pattern, sizeof(pattern), "%s/bmpi.*.*", base);
+    if (glob(pattern, GLOB_NOSORT | GLOB_ONLYDIR, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *dir = g.gl_pathv[i];
+        struct stat st;
+        char lock[PATH_MAX + 32];
+        if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        snprintf(lock, sizeof(lock), "%s/" LOCK_NAME, dir);
+        int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            continue; /* not a bmpirun job directory */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            const char *nspace = strrchr(dir, '/') + 1;
+            unlink_shm(nspace);
+            rm_tree(dir);
+        }
+        close(fd);
+    }
+    globfree(&g);
+}
+
+/* Lock first, under a name nobody looks for, then rename: a lock file that
+ * exists under LOCK_NAME is always held by a live bmpirun or stale. */
+static int take_job_lock(struct bmpi_job *job)
+{
+    char tmp[PATH_MAX + 32], lock[PATH_MAX + 32];
+    snprintf(tmp, sizeof(tmp), "%s/" LOCK_NAME ".new", job->tmpdir);
+    snprintf(lock, sizeof(lock), "%s/" LOCK_NAME, job->tmpdir);
+    job->lock_fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (job->lock_fd < 0 || flock(job->lock_fd, LOCK_EX | LOCK_NB) != 0 || rename(tmp, lock) != 0) {
+        bmpi_say("cannot create the lock file %s: %m", lock);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- setup ----------------------------------------------------------------- */
 
 static int make_tmpdir(struct bmpi_job *job)
@@ -75,13 +155,14 @@ static int make_tmpdir(struct bmpi_job *job)
         bmpi_say("the temporary directory path '%s' is too long; set TMPDIR to a shorter one", real);
         return -1;
     }
+    remove_stale_jobs(real);
     if (mkdir(job->tmpdir, 0700) != 0) {
         bmpi_say("cannot create the job's directory %s: %m; set TMPDIR to a writable directory",
                  job->tmpdir);
         return -1;
     }
     job->tmpdir_made = true;
-    return 0;
+    return take_job_lock(job);
 }
 
 static int setup_signals(struct bmpi_job *job)
@@ -139,6 +220,7 @@ static int setup_fd_limit(struct bmpi_job *job)
 int bmpi_job_init(struct bmpi_job *job)
 {
     job->sigfd = -1;
+    job->lock_fd = -1;
     job->event_pipe[0] = job->event_pipe[1] = -1;
     job->nhosts = 1;
     bmpi_iof_init(&job->iof, job->opt.tag_output);
@@ -489,26 +571,6 @@ int bmpi_job_reap_all_now(struct bmpi_job *job, int timeout_ms)
 
 /* ---- cleanup ------------------------------------------------------------------ */
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    if (remove(path) != 0 && errno != ENOENT)
-        bmpi_say("cannot remove %s: %m", path);
-    return 0;
-}
-
-static void unlink_shm(const struct bmpi_job *job)
-{
-    char pattern[PATH_MAX];
-    glob_t g;
-    snprintf(pattern, sizeof(pattern), "/dev/shm/bmpi.%s.*", job->nspace);
-    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
-        return;
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        if (unlink(g.gl_pathv[i]) != 0 && errno != ENOENT)
-            bmpi_say("cannot remove the job's shared memory segment %s: %m", g.gl_pathv[i]);
-    globfree(&g);
-}
-
 void bmpi_job_cleanup(struct bmpi_job *job)
 {
     if (job->ranks != NULL) {
@@ -526,10 +588,14 @@ void bmpi_job_cleanup(struct bmpi_job *job)
     bmpi_pmix_stop(job);
 
     if (job->nspace[0] != '\0')
-        unlink_shm(job);
+        unlink_shm(job->nspace);
     if (job->tmpdir_made) {
-        nftw(job->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        rm_tree(job->tmpdir);
         job->tmpdir_made = false;
+    }
+    if (job->lock_fd >= 0) {
+        close(job->lock_fd);
+        job->lock_fd = -1;
     }
 
     for (int i = 0; i < 2; i++)

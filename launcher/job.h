@@ -107,6 +107,7 @@ struct bmpi_job {
 
     /* What has been set up, so that cleanup undoes exactly that. */
     bool tmpdir_made;
+    int lock_fd; /* flock'ed while bmpirun lives: marks tmpdir as in use */
     bool pmix_up;
     bool nspace_registered;
 };
