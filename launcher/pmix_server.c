@@ -124,7 +124,7 @@ static pmix_status_t latch_wait(struct latch *l, const char *what)
     pthread_mutex_unlock(&l->lock);
     if (!done) {
         bmpi_say("the PMIx server library did not finish to %s within %d s; giving up (is the "
-                 "machine overloaded? run with PMIX_MCA_pmix_server_verbose=5 to see why)",
+                 "machine overloaded? run with PMIX_MCA_pmix_server_base_verbose=5 to see why)",
                  what, BMPI_PMIX_WAIT_MS / 1000);
         return PMIX_ERR_TIMEOUT;
     }
