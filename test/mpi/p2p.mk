@@ -20,6 +20,12 @@ test_mpi_p2p_fanin_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_fanin.sh
 EXTRA_DIST += test/mpi/p2p_fanin.sh
 
+check_PROGRAMS += test/mpi/p2p_persist
+test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/testutil.h
+test_mpi_p2p_persist_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_persist.sh
+EXTRA_DIST += test/mpi/p2p_persist.sh
+
 check_PROGRAMS += test/mpi/p2p_storm
 test_mpi_p2p_storm_SOURCES = test/mpi/p2p_storm.c test/mpi/testutil.h
 test_mpi_p2p_storm_LDADD = libbmpi.la

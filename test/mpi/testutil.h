@@ -74,14 +74,14 @@ static const char *tu_errstr(int rc)
     } while (0)
 
 /* An MPI call that must fail with error class want. */
-#define EXPECT_CLASS(call, want)                                                         \
-    do {                                                                                 \
-        int tu_rc_ = (call), tu_cls_ = -1;                                               \
-        CHECK(tu_rc_ != MPI_SUCCESS, "%s succeeded, expected class %s (%d)", #call, #want, \
-              (int)(want));                                                              \
-        MPICHK(MPI_Error_class(tu_rc_, &tu_cls_));                                       \
+#define EXPECT_CLASS(call, want)                                                             \
+    do {                                                                                     \
+        int tu_erc_ = (call), tu_cls_ = -1;                                                  \
+        CHECK(tu_erc_ != MPI_SUCCESS, "%s succeeded, expected class %s (%d)", #call, #want,  \
+              (int)(want));                                                                  \
+        MPICHK(MPI_Error_class(tu_erc_, &tu_cls_));                                          \
         CHECK(tu_cls_ == (want), "%s: class %d, expected %s (%d); %s", #call, tu_cls_, #want, \
-              (int)(want), tu_errstr(tu_rc_));                                           \
+              (int)(want), tu_errstr(tu_erc_));                                              \
     } while (0)
 
 static inline int tu_allow_stubs(void)
