@@ -173,6 +173,8 @@ static int setup_signals(struct bmpi_job *job)
     sigaddset(&job->sigmask_job, SIGTERM);
     sigaddset(&job->sigmask_job, SIGUSR1);
     sigaddset(&job->sigmask_job, SIGUSR2);
+    sigaddset(&job->sigmask_job, SIGTSTP);
+    sigaddset(&job->sigmask_job, SIGCONT);
     /* Under nohup, SIGHUP stays ignored. */
     struct sigaction hup;
     if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN)
@@ -189,9 +191,12 @@ static int setup_signals(struct bmpi_job *job)
         bmpi_say("cannot watch signals (signalfd): %m");
         return -1;
     }
-    /* A rank or a reader that went away shows up as EPIPE, not as death. */
+    /* A rank or a reader that went away shows up as EPIPE, not as death;
+     * reading a terminal from the background gives EIO (rank 0's stdin
+     * ends) instead of stopping bmpirun while its ranks run on. */
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigaction(SIGPIPE, &ign, &job->sigpipe_orig);
+    sigaction(SIGTTIN, &ign, &job->sigttin_orig);
     return 0;
 }
 
@@ -421,7 +426,15 @@ static void handle_signals(struct bmpi_job *job)
             break; /* reaped below, all at once */
         case SIGUSR1:
         case SIGUSR2:
+        case SIGCONT:
             bmpi_job_kill_all(job, sig);
+            break;
+        case SIGTSTP:
+            /* Ctrl-Z reaches only bmpirun (the ranks have their own
+             * groups): stop the ranks, then ourselves; SIGCONT (fg, bg)
+             * wakes us and is passed on above. */
+            bmpi_job_kill_all(job, SIGSTOP);
+            raise(SIGSTOP);
             break;
         default: /* SIGINT, SIGTERM, SIGHUP */
             if (job->phase == BMPI_PHASE_RUN) {
@@ -606,6 +619,7 @@ void bmpi_job_cleanup(struct bmpi_job *job)
         close(job->sigfd);
         job->sigfd = -1;
         sigaction(SIGPIPE, &job->sigpipe_orig, NULL);
+        sigaction(SIGTTIN, &job->sigttin_orig, NULL);
         sigprocmask(SIG_SETMASK, &job->sigmask_orig, NULL);
     }
     free(job->ranks);

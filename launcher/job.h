@@ -92,7 +92,8 @@ struct bmpi_job {
     int event_pipe[2];
     sigset_t sigmask_orig;  /* restored in every rank */
     sigset_t sigmask_job;   /* what signalfd reads */
-    struct sigaction sigpipe_orig;
+    struct sigaction sigpipe_orig;  /* restored in every rank, */
+    struct sigaction sigttin_orig;  /* with this one */
     struct rlimit nofile_orig;
     struct bmpi_iof iof;
 

@@ -214,6 +214,7 @@ static void child_exec(const struct child_plan *cp)
     close_range(3, ~0U, 0);
 
     sigaction(SIGPIPE, &job->sigpipe_orig, NULL);
+    sigaction(SIGTTIN, &job->sigttin_orig, NULL);
     sigprocmask(SIG_SETMASK, &job->sigmask_orig, NULL);
     setrlimit(RLIMIT_NOFILE, &job->nofile_orig);
 
