@@ -4,3 +4,4 @@ include test/unit/local.mk
 include test/mpi/local.mk
 include test/launcher/local.mk
 include test/api/local.mk
+include test/ofi/local.mk

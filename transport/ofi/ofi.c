@@ -104,7 +104,8 @@ static struct fi_info *try_provider(const char *prov, char *why, size_t why_len)
 {
     struct fi_info *info = NULL;
     int rc = -FI_ENODATA;
-    for (int rma = 1; rma >= 0 && !info; rma--) {
+    const char *env = getenv("BMPI_OFI_RMA"); /* 0: no RMA, the runtime streams fragments */
+    for (int rma = env && *env == '0' ? 0 : 1; rma >= 0 && !info; rma--) {
         struct fi_info *hints = make_hints(prov, rma);
         if (!hints) {
             snprintf(why, why_len, "out of memory");

@@ -1,0 +1,7 @@
+# test/ofi: the libfabric transport alone (BMPI_TRANSPORT=ofi) over the tcp
+# and shm providers; the scripts skip (77) when libfabric is not built in or
+# the provider is not available here.
+check_PROGRAMS += test/ofi/ofi_sanity
+test_ofi_ofi_sanity_LDADD = libbmpi.la
+TESTS += test/ofi/ofi_tcp.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh
+EXTRA_DIST += test/ofi/lib.sh test/ofi/ofi_tcp.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh

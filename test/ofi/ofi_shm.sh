@@ -1,0 +1,12 @@
+#!/bin/sh
+# The ofi transport alone over libfabric's shm provider: all pairs, oneself
+# included, with ofi_sanity and the test/mpi programs.
+set -u
+. "$top_srcdir/test/ofi/lib.sh"
+ofi_setup shm
+ofi_run "$top_builddir/test/ofi/ofi_sanity"
+for p in $(ofi_mpi_programs); do
+    ofi_run "$p"
+done
+BMPI_OFI_TX_BUFS=2 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="2 4" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+echo "ok: ofi over shm"
