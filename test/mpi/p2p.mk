@@ -26,6 +26,12 @@ test_mpi_p2p_persist_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_persist.sh
 EXTRA_DIST += test/mpi/p2p_persist.sh
 
+check_PROGRAMS += test/mpi/p2p_probe
+test_mpi_p2p_probe_SOURCES = test/mpi/p2p_probe.c test/mpi/testutil.h
+test_mpi_p2p_probe_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_probe.sh
+EXTRA_DIST += test/mpi/p2p_probe.sh
+
 check_PROGRAMS += test/mpi/p2p_self
 test_mpi_p2p_self_SOURCES = test/mpi/p2p_self.c test/mpi/testutil.h
 test_mpi_p2p_self_LDADD = libbmpi.la
