@@ -366,6 +366,8 @@ static void rank_exited(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
     }
 }
 
+static void handle_events(struct bmpi_job *job);
+
 static void reap(struct bmpi_job *job)
 {
     for (;;) {
@@ -382,6 +384,9 @@ static void reap(struct bmpi_job *job)
         int wstatus;
         if (waitpid(pid, &wstatus, 0) != pid)
             continue;
+        /* An aborting rank wrote its abort before it could exit: take it
+         * first, so that the abort and not the exit is reported. */
+        handle_events(job);
         if (r != NULL)
             rank_exited(job, r, wstatus);
     }
@@ -588,8 +593,13 @@ void bmpi_job_cleanup(struct bmpi_job *job)
 {
     if (job->ranks != NULL) {
         if (job->nrunning > 0) {
+            /* Setup failed, or the loop gave up on ranks SIGKILL did not
+             * end (then reported already, and not waited for again). */
+            bool waited = job->phase == BMPI_PHASE_KILL;
             bmpi_job_kill_all(job, SIGKILL);
-            if (job->sigfd >= 0 && bmpi_job_reap_all_now(job, BMPI_REAP_TIMEOUT_MS) > 0)
+            job->phase = BMPI_PHASE_KILL; /* quietly: these deaths are ours */
+            if (job->sigfd >= 0 && bmpi_job_reap_all_now(job, waited ? 0 : BMPI_REAP_TIMEOUT_MS) > 0 &&
+                !waited)
                 report_stuck(job);
         }
         for (int i = 0; i < job->nranks; i++)

@@ -52,3 +52,14 @@ bmpirun -n 2 "$prog"
 expect_rc 0
 [ -e "$started" ] || fail "the program did not run when asked properly"
 echo "ok: a good command line runs"
+
+# A TMPDIR that cannot hold the job's PMIx directory: status 1, one line
+# naming it, nothing started.
+rm -f "$started"
+RC=0
+TMPDIR="$SCRATCH/no/such/dir" timeout 60 "$BMPIRUN" -n 2 "$prog" >"$SCRATCH/out" 2>"$SCRATCH/err" || RC=$?
+expect_rc 1 "bmpirun with a missing TMPDIR"
+[ "$(wc -l <"$SCRATCH/err")" -eq 1 ] || fail "missing TMPDIR: expected one line, got: $(cat "$SCRATCH/err")"
+grep -q "no/such/dir" "$SCRATCH/err" || fail "missing TMPDIR: the message does not name it"
+[ ! -e "$started" ] || fail "missing TMPDIR: the program was started"
+echo "ok (1): $(cat "$SCRATCH/err")"
