@@ -2,6 +2,12 @@
 # program runs through run-ranks at 1 2 3 4 8 ranks (p2p_huge at 2 only).
 # testutil.h: checks, seeded sizes and patterns, a barrier from p2p alone.
 
+check_PROGRAMS += test/mpi/p2p_bsend
+test_mpi_p2p_bsend_SOURCES = test/mpi/p2p_bsend.c test/mpi/testutil.h
+test_mpi_p2p_bsend_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_bsend.sh
+EXTRA_DIST += test/mpi/p2p_bsend.sh
+
 check_PROGRAMS += test/mpi/p2p_cancel
 test_mpi_p2p_cancel_SOURCES = test/mpi/p2p_cancel.c test/mpi/testutil.h
 test_mpi_p2p_cancel_LDADD = libbmpi.la
