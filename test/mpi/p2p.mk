@@ -44,6 +44,12 @@ test_mpi_p2p_self_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_self.sh
 EXTRA_DIST += test/mpi/p2p_self.sh
 
+check_PROGRAMS += test/mpi/p2p_ssend
+test_mpi_p2p_ssend_SOURCES = test/mpi/p2p_ssend.c test/mpi/testutil.h
+test_mpi_p2p_ssend_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_ssend.sh
+EXTRA_DIST += test/mpi/p2p_ssend.sh
+
 check_PROGRAMS += test/mpi/p2p_storm
 test_mpi_p2p_storm_SOURCES = test/mpi/p2p_storm.c test/mpi/testutil.h
 test_mpi_p2p_storm_LDADD = libbmpi.la
