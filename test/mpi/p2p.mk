@@ -20,6 +20,12 @@ test_mpi_p2p_complete_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_complete.sh
 EXTRA_DIST += test/mpi/p2p_complete.sh
 
+check_PROGRAMS += test/mpi/p2p_errors
+test_mpi_p2p_errors_SOURCES = test/mpi/p2p_errors.c test/mpi/testutil.h
+test_mpi_p2p_errors_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_errors.sh
+EXTRA_DIST += test/mpi/p2p_errors.sh
+
 check_PROGRAMS += test/mpi/p2p_fanin
 test_mpi_p2p_fanin_SOURCES = test/mpi/p2p_fanin.c test/mpi/testutil.h
 test_mpi_p2p_fanin_LDADD = libbmpi.la
