@@ -54,12 +54,10 @@ long bmpi_ms_until(const struct timespec *ts)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    long ms = (long)(ts->tv_sec - now.tv_sec) * 1000 + (ts->tv_nsec - now.tv_nsec) / 1000000L;
-    /* Round up so that a deadline a fraction of a millisecond away is not
+    long long ns = (long long)(ts->tv_sec - now.tv_sec) * 1000000000LL + (ts->tv_nsec - now.tv_nsec);
+    /* Round up: a deadline a fraction of a millisecond away must not be
      * polled for 0 ms again and again. */
-    if (ms >= 0 && (ts->tv_nsec - now.tv_nsec) % 1000000L != 0)
-        ms++;
-    return ms;
+    return ns <= 0 ? (long)(ns / 1000000LL) : (long)((ns + 999999LL) / 1000000LL);
 }
 
 /* ---- what a job leaves on disk ---------------------------------------------- */
