@@ -32,6 +32,12 @@ test_mpi_p2p_fanin_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_fanin.sh
 EXTRA_DIST += test/mpi/p2p_fanin.sh
 
+check_PROGRAMS += test/mpi/p2p_huge
+test_mpi_p2p_huge_SOURCES = test/mpi/p2p_huge.c test/mpi/testutil.h
+test_mpi_p2p_huge_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_huge.sh
+EXTRA_DIST += test/mpi/p2p_huge.sh
+
 check_PROGRAMS += test/mpi/p2p_persist
 test_mpi_p2p_persist_SOURCES = test/mpi/p2p_persist.c test/mpi/testutil.h
 test_mpi_p2p_persist_LDADD = libbmpi.la
