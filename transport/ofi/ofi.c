@@ -175,8 +175,31 @@ static struct fi_info *choose_provider(char *why, size_t why_len, bool report)
     return NULL;
 }
 
+/* Is "ofi" named in BMPI_TRANSPORT? */
+static bool ofi_requested(void)
+{
+    const char *list = getenv("BMPI_TRANSPORT");
+    if (!list)
+        return false;
+    for (const char *p = list; (p = strstr(p, "ofi")); p += 3)
+        if ((p == list || p[-1] == ',') && (p[3] == 0 || p[3] == ','))
+            return true;
+    return false;
+}
+
 static int ofi_query(char *why, size_t why_len)
 {
+    /* libfabric's first fi_getinfo loads and initialises every provider
+     * (about half a second of wall time per process here, much more when
+     * many ranks share few cores): not worth it when shm reaches all. */
+    const char *forced = getenv("BMPI_OFI_PROVIDER");
+    if (bmpi_world.local_size >= bmpi_world.size && !ofi_requested() && !(forced && *forced)) {
+        snprintf(why, why_len,
+                 "all %d ranks are on this node, where shm serves them (BMPI_TRANSPORT=ofi or "
+                 "BMPI_OFI_PROVIDER uses ofi anyway)",
+                 bmpi_world.size);
+        return MPI_ERR_OTHER;
+    }
     struct fi_info *info = choose_provider(why, why_len, false);
     if (!info)
         return MPI_ERR_OTHER;
