@@ -29,10 +29,12 @@ tools/bmpicc: $(srcdir)/tools/bmpicc.in Makefile
 	  $(srcdir)/tools/bmpicc.in >$@.tmp && \
 	chmod +x $@.tmp && mv $@.tmp $@
 
+# (cd && pwd turns abs_top_srcdir's build/../src into a plain path for -show.)
 tools/bmpicc-build: $(srcdir)/tools/bmpicc.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) tools && rm -f $@ $@.tmp && \
+	src=`cd '$(top_srcdir)' && pwd` && \
 	$(bmpicc_edit) \
-	  -e 's|@includedir[@]|$(abs_top_srcdir)/include|g' \
+	  -e "s|@includedir[@]|$$src/include|g" \
 	  -e 's|@libdir[@]|$(abs_top_builddir)/.libs|g' \
 	  $(srcdir)/tools/bmpicc.in >$@.tmp && \
 	chmod +x $@.tmp && mv $@.tmp $@
