@@ -1,0 +1,316 @@
+/* limits: what this machine allows an MPI on one node, without any MPI.
+ *
+ * Three floors against which the MPI numbers are read:
+ *   memcpy     bandwidth of memcpy within one process, per size (the cost
+ *              of one copy through a bounce buffer);
+ *   cma        bandwidth of process_vm_readv from a process pinned to the
+ *              second core into one pinned to the first, per size (the
+ *              single-copy path that MPIs use for large messages);
+ *   cacheline  two threads pinned to the two cores bounce one cache line;
+ *              nanoseconds per one-way transfer, the floor under any
+ *              small-message latency through shared memory.
+ * The two cores are the first two of this process's CPU affinity mask.
+ *
+ * Output (machine readable; '#' lines are comments; MB = 1e6 bytes):
+ *   memcpy <size_bytes> <best_MB/s> <median_MB/s>
+ *   cma <size_bytes> <best_MB/s> <median_MB/s>
+ *   cacheline 64 <best_ns> <median_ns>
+ *
+ * Usage: limits [memcpy] [cma] [cacheline] [-m MIN] [-M MAX] [-s SAMPLES]
+ *               [-t MS]   (default: all three, 4k .. 16m, 7 samples, 20 ms)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int samples = 7;
+static double target = 20e-3;
+static int cpu[2] = {-1, -1};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end == 'k' || *end == 'K') v *= 1024;
+    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
+    return (size_t)v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int pin(int c)
+{
+    cpu_set_t set;
+    if (c < 0) return 0;
+    CPU_ZERO(&set);
+    CPU_SET(c, &set);
+    return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *alloc_touched(size_t len)
+{
+    void *p;
+    if (posix_memalign(&p, 4096, len ? len : 1)) return NULL;
+    memset(p, 1, len);
+    return p;
+}
+
+/* Runs op(size) in batches: calibrates the batch from a warm-up so that a
+ * sample lasts about `target`, then reports best and median MB/s. */
+static int bandwidth(const char *name, int (*op)(size_t), size_t size)
+{
+    double t[64], t0, per;
+    long iters = 0;
+    int n = samples > 64 ? 64 : samples;
+
+    t0 = now();
+    do {
+        if (op(size)) return -1;
+        iters++;
+    } while (now() - t0 < target / 4 && iters < 1000000);
+    per = (now() - t0) / (double)iters;
+    iters = (long)(target / per);
+    if (iters < 1) iters = 1;
+
+    for (int s = 0; s < n; s++) {
+        t0 = now();
+        for (long i = 0; i < iters; i++)
+            if (op(size)) return -1;
+        t[s] = (double)size * (double)iters / (now() - t0) / 1e6;
+    }
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    printf("%s %zu %.1f %.1f\n", name, size, t[n - 1], t[(n - 1) / 2]);
+    fflush(stdout);
+    return 0;
+}
+
+/* --- memcpy ------------------------------------------------------------ */
+static char *msrc, *mdst;
+
+static int op_memcpy(size_t size)
+{
+    memcpy(mdst, msrc, size);
+    /* Keep the compiler from dropping a copy nobody reads. */
+    __asm__ volatile("" : : "r"(mdst) : "memory");
+    return 0;
+}
+
+static void run_memcpy(size_t min, size_t max)
+{
+    msrc = alloc_touched(max);
+    mdst = alloc_touched(max);
+    if (!msrc || !mdst) {
+        fprintf(stderr, "limits: out of memory for 2 x %zu bytes\n", max);
+        exit(1);
+    }
+    pin(cpu[0]);
+    printf("# memcpy size_bytes best_MB/s median_MB/s (one process, cpu %d)\n",
+           cpu[0]);
+    for (size_t size = min; size <= max; size *= 2)
+        bandwidth("memcpy", op_memcpy, size);
+    free(msrc);
+    free(mdst);
+}
+
+/* --- process_vm_readv ----------------------------------------------------- */
+static pid_t cma_pid;
+static char *cma_remote, *cma_local;
+
+static int op_cma(size_t size)
+{
+    struct iovec l = {cma_local, size}, r = {cma_remote, size};
+    ssize_t n = process_vm_readv(cma_pid, &l, 1, &r, 1, 0);
+    if (n != (ssize_t)size) {
+        if (n < 0)
+            printf("# cma: process_vm_readv failed: %s (a container without "
+                   "CAP_SYS_PTRACE or a strict seccomp profile forbids it)\n",
+                   strerror(errno));
+        else
+            printf("# cma: process_vm_readv read %zd of %zu bytes\n", n, size);
+        return -1;
+    }
+    return 0;
+}
+
+static void run_cma(size_t min, size_t max)
+{
+    int ready[2], done[2];
+    char c = 0;
+
+    /* The child writes its own copy of the buffer (so its pages are its
+     * own, not copy-on-write shares of ours) at the same address. */
+    cma_remote = alloc_touched(max);
+    cma_local = alloc_touched(max);
+    if (!cma_remote || !cma_local || pipe(ready) || pipe(done)) {
+        fprintf(stderr, "limits: cannot set up cma test: %s\n", strerror(errno));
+        exit(1);
+    }
+    fflush(stdout);
+    cma_pid = fork();
+    if (cma_pid < 0) {
+        fprintf(stderr, "limits: fork: %s\n", strerror(errno));
+        exit(1);
+    }
+    if (cma_pid == 0) {
+        close(ready[0]);
+        close(done[1]); /* or the read below never sees end of file */
+        pin(cpu[1]);
+        memset(cma_remote, 2, max);
+        if (write(ready[1], &c, 1) != 1) _exit(1);
+        /* Wait until the parent is done (or gone). */
+        while (read(done[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(done[0]);
+    if (read(ready[0], &c, 1) != 1) {
+        fprintf(stderr, "limits: cma helper process died\n");
+        exit(1);
+    }
+    pin(cpu[0]);
+    printf("# cma size_bytes best_MB/s median_MB/s (process_vm_readv, "
+           "cpu %d reads from cpu %d)\n", cpu[0], cpu[1]);
+    for (size_t size = min; size <= max; size *= 2)
+        if (bandwidth("cma", op_cma, size))
+            break;
+    close(done[1]);
+    waitpid(cma_pid, NULL, 0);
+    close(ready[0]);
+    free(cma_remote);
+    free(cma_local);
+}
+
+/* --- cache-line ping-pong ------------------------------------------------ */
+static struct {
+    _Alignas(64) atomic_long flag;
+    char pad[64 - sizeof(atomic_long)];
+} line;
+static long bounce_rounds;
+static atomic_int ponger_ready;
+
+static void *ponger(void *arg)
+{
+    (void)arg;
+    pin(cpu[1]);
+    atomic_store(&ponger_ready, 1);
+    for (long i = 0; i < bounce_rounds; i++) {
+        long want = 2 * i + 1;
+        while (atomic_load_explicit(&line.flag, memory_order_acquire) != want)
+            ;
+        atomic_store_explicit(&line.flag, want + 1, memory_order_release);
+    }
+    return NULL;
+}
+
+static void run_cacheline(void)
+{
+    double t[64];
+    int n = samples > 64 ? 64 : samples;
+    long rounds = 2000; /* small: a busy core may cost a time slice each */
+
+    pin(cpu[0]);
+    printf("# cacheline 64 best_ns median_ns (one-way, cpu %d <-> cpu %d)\n",
+           cpu[0], cpu[1]);
+    /* Sample -1 calibrates the number of round trips per sample. */
+    for (int s = -1; s < n; s++) {
+        pthread_t th;
+        double t0, dt;
+        atomic_store(&line.flag, 0);
+        atomic_store(&ponger_ready, 0);
+        bounce_rounds = rounds;
+        if (pthread_create(&th, NULL, ponger, NULL)) {
+            fprintf(stderr, "limits: pthread_create failed\n");
+            exit(1);
+        }
+        /* Let the other thread reach its core before the clock starts. */
+        while (!atomic_load(&ponger_ready))
+            ;
+        t0 = now();
+        for (long i = 0; i < rounds; i++) {
+            long want = 2 * i + 2;
+            atomic_store_explicit(&line.flag, want - 1, memory_order_release);
+            while (atomic_load_explicit(&line.flag, memory_order_acquire) != want)
+                ;
+        }
+        dt = now() - t0;
+        pthread_join(th, NULL);
+        if (s < 0) {
+            double per = dt / (double)rounds;
+            rounds = per > 0 ? (long)(target / per) : 100000;
+            if (rounds < 1000) rounds = 1000;
+        } else {
+            t[s] = dt / (double)rounds / 2 * 1e9;
+        }
+    }
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    printf("cacheline 64 %.1f %.1f\n", t[0], t[(n - 1) / 2]);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    size_t min = 4096, max = 16 << 20;
+    int want_memcpy = 0, want_cma = 0, want_line = 0;
+    cpu_set_t set;
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : "0";
+        if (!strcmp(argv[i], "-m")) min = parse_size(v), i++;
+        else if (!strcmp(argv[i], "-M")) max = parse_size(v), i++;
+        else if (!strcmp(argv[i], "-s")) samples = atoi(v), i++;
+        else if (!strcmp(argv[i], "-t")) target = atof(v) * 1e-3, i++;
+        else if (!strcmp(argv[i], "memcpy")) want_memcpy = 1;
+        else if (!strcmp(argv[i], "cma")) want_cma = 1;
+        else if (!strcmp(argv[i], "cacheline")) want_line = 1;
+        else {
+            fprintf(stderr, "usage: %s [memcpy] [cma] [cacheline] [-m MIN] "
+                    "[-M MAX] [-s SAMPLES] [-t MS]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (!want_memcpy && !want_cma && !want_line)
+        want_memcpy = want_cma = want_line = 1;
+    if (samples < 1) samples = 1;
+    if (min < 1) min = 1;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+            if (CPU_ISSET(c, &set)) cpu[k++] = c;
+    }
+    printf("# limits cpus %d,%d samples %d target %.0f ms\n", cpu[0], cpu[1],
+           samples, target * 1e3);
+
+    if (want_memcpy)
+        run_memcpy(min, max);
+    if (cpu[1] < 0) {
+        printf("# only one cpu available: cma and cacheline need two\n");
+        return 0;
+    }
+    if (want_cma)
+        run_cma(min, max);
+    if (want_line)
+        run_cacheline();
+    return 0;
+}

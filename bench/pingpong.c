@@ -1,0 +1,145 @@
+/* pingpong: point-to-point latency between ranks 0 and 1.
+ *
+ * Standard MPI only, so the same file builds with bmpicc, Open MPI's mpicc
+ * and MPICH's mpicc.mpich. Rank 0 sends, rank 1 sends back; one-way latency
+ * is half the round trip. Each size is warmed up, then timed as several
+ * samples of a batch of round trips (the batch is sized from the warm-up so
+ * a sample lasts about -t milliseconds); the best and the median sample are
+ * reported. Ranks beyond 1 wait in MPI_Finalize.
+ *
+ * Output (machine readable; '#' lines are comments):
+ *   pingpong <size_bytes> <best_usec> <median_usec>
+ *
+ * Options: -m MIN -M MAX  sizes in bytes (default 0 .. 8192; powers of two,
+ *                         0 first when MIN is 0; suffixes k, m accepted)
+ *          -s N           samples per size (default 11)
+ *          -t MS          target milliseconds per sample (default 2)
+ *          -w N           warm-up round trips per size (default 200)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end == 'k' || *end == 'K') v *= 1024;
+    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
+    return (size_t)v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t next_size(size_t s) { return s == 0 ? 1 : s * 2; }
+
+int main(int argc, char **argv)
+{
+    size_t min = 0, max = 8192;
+    int samples = 11, warmup = 200;
+    double target = 2e-3;
+    int rank, np;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : "0";
+        if (!strcmp(argv[i], "-m")) min = parse_size(v), i++;
+        else if (!strcmp(argv[i], "-M")) max = parse_size(v), i++;
+        else if (!strcmp(argv[i], "-s")) samples = atoi(v), i++;
+        else if (!strcmp(argv[i], "-t")) target = atof(v) * 1e-3, i++;
+        else if (!strcmp(argv[i], "-w")) warmup = atoi(v), i++;
+        else {
+            if (rank == 0)
+                fprintf(stderr, "usage: %s [-m MIN] [-M MAX] [-s SAMPLES] "
+                        "[-t MS] [-w WARMUP]\n", argv[0]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (np < 2) {
+        if (rank == 0) fprintf(stderr, "pingpong: needs 2 ranks, got %d\n", np);
+        MPI_Finalize();
+        return 2;
+    }
+    if (samples < 1) samples = 1;
+
+    char *buf = malloc(max ? max : 1);
+    double *t = malloc(sizeof(double) * (size_t)samples);
+    if (!buf || !t) {
+        fprintf(stderr, "pingpong: out of memory for %zu bytes\n", max);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(buf, 'a', max ? max : 1);
+
+    if (rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = '\0';
+        printf("# pingpong np=%d library: %s\n", np, lib);
+        printf("# pingpong size_bytes best_usec median_usec (one-way = RTT/2)\n");
+        fflush(stdout);
+    }
+
+    if (rank < 2) {
+        int peer = 1 - rank;
+        for (size_t size = min; size <= max; size = next_size(size)) {
+            int n = (int)size;
+            int iters = warmup;
+            double t0 = 0;
+
+            /* Warm up and time it; rank 0 decides the batch size. */
+            for (int w = 0; w < warmup + 1; w++) {
+                if (w == 1) t0 = MPI_Wtime();
+                if (rank == 0) {
+                    MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+                    MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+                }
+            }
+            if (rank == 0) {
+                double per = warmup > 0 ? (MPI_Wtime() - t0) / warmup : 0;
+                iters = per > 0 ? (int)(target / per) : 100;
+                if (iters < 1) iters = 1;
+                if (iters > 100000) iters = 100000;
+                MPI_Send(&iters, 1, MPI_INT, peer, 2, MPI_COMM_WORLD);
+            } else {
+                MPI_Recv(&iters, 1, MPI_INT, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+
+            for (int s = 0; s < samples; s++) {
+                t0 = MPI_Wtime();
+                for (int i = 0; i < iters; i++) {
+                    if (rank == 0) {
+                        MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+                        MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    } else {
+                        MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                        MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+                    }
+                }
+                t[s] = (MPI_Wtime() - t0) / iters / 2 * 1e6;
+            }
+            if (rank == 0) {
+                qsort(t, (size_t)samples, sizeof(double), cmp_double);
+                printf("pingpong %zu %.3f %.3f\n", size, t[0], t[samples / 2]);
+                fflush(stdout);
+            }
+        }
+    }
+
+    free(t);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
