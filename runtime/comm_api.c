@@ -118,8 +118,7 @@ static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, 
                     struct bmpi_comm **out)
 {
     uint32_t id;
-    int err = bmpi_ctx_agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN,
-                             NULL, 0, 1, &id);
+    int err = bmpi_ctx_new(parent, &id);
     if (err)
         return err;
     struct bmpi_comm *c;
@@ -318,7 +317,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if ((err = check_subgroup(comm, c, g, fn, NULL)))
         return err;
     uint32_t id;
-    if ((err = bmpi_ctx_agree(c, NULL, c->size, c->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, NULL, 0, 1, &id)))
+    if ((err = bmpi_ctx_new(c, &id)))
         return bmpi_err_comm(comm, err, fn, NULL);
     if ((err = bmpi_comm_build(c, g->rank == MPI_UNDEFINED ? NULL : g, id, &nc)))
         return bmpi_err_comm(comm, err, fn, NULL);

@@ -18,11 +18,38 @@
 #include "runtime/error.h"
 #include "runtime/p2p.h"
 
+/*
+ * Ids agreed ahead for later creations over all of one communicator (its
+ * dups mostly): every member reserved the same ones in the same agreement
+ * and consumes them in the same order, because creations over one
+ * communicator are collective and ordered, so they stay identical
+ * everywhere and a dup needs no message at all. The batch doubles with
+ * each refill (1, 2, 4 ... BMPI_CTX_BATCH), so a communicator dup'ed once
+ * hoards nothing and a loop of dup/free agrees once per 64 dups.
+ */
+#define BMPI_CTX_BATCH 64
+
+struct ctx_cache {
+    struct ctx_cache *next;
+    uint32_t owner; /* context id of the communicator */
+    int n, at;      /* ids[at .. n) are still unused */
+    int batch;      /* size of the next refill */
+    uint32_t ids[BMPI_CTX_BATCH];
+};
+
 /* Bit s set: pair s (ids 2s, 2s+1) is free on this process. */
 static struct {
     int ready;
     uint64_t free_mask[BMPI_CTX_WORDS];
+    struct ctx_cache *caches;
 } ctx;
+
+static void mark_free(uint32_t id)
+{
+    uint32_t slot = id / 2;
+    if (slot >= 2 && slot < BMPI_CTX_SLOTS)
+        ctx.free_mask[slot / 64] |= (uint64_t)1 << (slot % 64);
+}
 
 static void ctx_init(void)
 {
@@ -35,11 +62,19 @@ static void ctx_init(void)
 
 void bmpi_ctx_release(uint32_t id)
 {
-    uint32_t slot = id / 2;
-    if (slot < 2 || slot >= BMPI_CTX_SLOTS)
-        return;
     ctx_init();
-    ctx.free_mask[slot / 64] |= (uint64_t)1 << (slot % 64);
+    mark_free(id);
+    /* the ids a communicator kept for its own dups go with it */
+    for (struct ctx_cache **p = &ctx.caches; *p; p = &(*p)->next) {
+        if ((*p)->owner == id) {
+            struct ctx_cache *c = *p;
+            for (int i = c->at; i < c->n; i++)
+                mark_free(c->ids[i]);
+            *p = c->next;
+            free(c);
+            break;
+        }
+    }
 }
 
 static int lowbit(int r, int n)
@@ -53,8 +88,10 @@ static int lowbit(int r, int n)
     return r & -r;
 }
 
-int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag,
-                   int down_tag, int *vals, int k, int want_id, uint32_t *id)
+/* The agreement; reserves up to want_id ids (at least one, or fails) in
+ * ids[0 .. *got). */
+static int agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag, int down_tag,
+                 int *vals, int k, int want_id, uint32_t *ids, int *got)
 {
     ctx_init();
     size_t mbytes = want_id ? sizeof(ctx.free_mask) : 0;
@@ -116,22 +153,64 @@ int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, 
     if (k)
         memcpy(vals, all, (size_t)n * k * sizeof(int));
     if (want_id) {
-        int slot = -1;
-        for (int w = 0; w < BMPI_CTX_WORDS && slot < 0; w++)
-            if (mask[w])
-                slot = w * 64 + __builtin_ctzll(mask[w]);
-        if (slot < 0) {
+        int cnt = 0;
+        for (int w = 0; w < BMPI_CTX_WORDS && cnt < want_id; w++) {
+            while (mask[w] && cnt < want_id) {
+                int slot = w * 64 + __builtin_ctzll(mask[w]);
+                mask[w] &= mask[w] - 1;
+                ctx.free_mask[slot / 64] &= ~((uint64_t)1 << (slot % 64));
+                ids[cnt++] = (uint32_t)slot * 2;
+            }
+        }
+        *got = cnt;
+        if (cnt == 0) {
             err = bmpi_err_set(MPI_ERR_OTHER,
                                "out of context ids: %d communicators are live on some process; free "
                                "communicators that are no longer used",
                                BMPI_CTX_SLOTS - 2);
             goto out;
         }
-        ctx.free_mask[slot / 64] &= ~((uint64_t)1 << (slot % 64));
-        *id = (uint32_t)slot * 2;
     }
 out:
     free(tmp);
     free(buf);
     return err;
+}
+
+int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag, int down_tag,
+                   int *vals, int k, int want_id, uint32_t *id)
+{
+    int got;
+    return agree(parent, members, n, me, up_tag, down_tag, vals, k, want_id ? 1 : 0, id, &got);
+}
+
+int bmpi_ctx_new(struct bmpi_comm *parent, uint32_t *id)
+{
+    ctx_init();
+    struct ctx_cache *c = ctx.caches;
+    while (c && c->owner != parent->context_id)
+        c = c->next;
+    if (c && c->at < c->n) {
+        *id = c->ids[c->at++];
+        return BMPI_OK;
+    }
+    if (!c) {
+        /* a communicator's first creation takes one id, and only then starts a cache */
+        if (!(c = calloc(1, sizeof(*c))))
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the context id cache");
+        c->owner = parent->context_id;
+        c->batch = 1;
+        c->next = ctx.caches;
+        ctx.caches = c;
+    }
+    int err = agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, NULL, 0,
+                    c->batch, c->ids, &c->n);
+    if (err) {
+        c->n = c->at = 0;
+        return err;
+    }
+    c->batch = c->batch * 2 > BMPI_CTX_BATCH ? BMPI_CTX_BATCH : c->batch * 2;
+    c->at = 1;
+    *id = c->ids[0];
+    return BMPI_OK;
 }

@@ -46,6 +46,11 @@
 int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag,
                    int down_tag, int *vals, int k, int want_id, uint32_t *id);
 
+/* A fresh context id for a communicator built over all of parent's
+ * processes (dup, create, topologies): collective over parent, often
+ * without any message (ids agreed ahead in batches, see context.c). */
+int bmpi_ctx_new(struct bmpi_comm *parent, uint32_t *id);
+
 /* Give a context id pair back (communicator freed, or never created). */
 void bmpi_ctx_release(uint32_t id);
 

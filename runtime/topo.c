@@ -172,30 +172,14 @@ static int check_topo(MPI_Comm comm, const char *fn, int kind, struct bmpi_comm 
  * carrying topology t, which it takes over (freed on failure and on the
  * processes left out, who get *out == NULL). Collective over parent.
  */
-static int topo_comm(struct bmpi_comm *parent, int n, struct bmpi_topo *t, const int *vals_in, int k, int *vals_out,
-                     struct bmpi_comm **out)
+static int topo_comm(struct bmpi_comm *parent, int n, struct bmpi_topo *t, struct bmpi_comm **out)
 {
     *out = NULL;
     uint32_t id;
-    int err;
-    int *vals = NULL;
-    if (k) {
-        if (!(vals = malloc((size_t)parent->size * (size_t)k * sizeof(int)))) {
-            bmpi_topo_free(t);
-            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
-        }
-        memcpy(vals + (size_t)parent->rank * k, vals_in, (size_t)k * sizeof(int));
-    }
-    err = bmpi_ctx_agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, vals, k, 1,
-                         &id);
+    int err = bmpi_ctx_new(parent, &id);
     if (err) {
-        free(vals);
         bmpi_topo_free(t);
         return err;
-    }
-    if (k) {
-        memcpy(vals_out, vals, (size_t)parent->size * k * sizeof(int));
-        free(vals);
     }
     struct bmpi_group *g = NULL;
     if (parent->rank < n) {
@@ -328,7 +312,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     t->ndims = ndims;
     for (int i = 0; i < ndims; i++)
         t->periods[i] = periods[i] != 0;
-    if ((err = topo_comm(c, prod, t, NULL, 0, NULL, &nc)))
+    if ((err = topo_comm(c, prod, t, &nc)))
         return bmpi_err_comm(comm_old, err, fn, NULL);
     *comm_cart = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -538,7 +522,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
     t->kind = MPI_GRAPH;
     t->nnodes = nnodes;
     t->nedges = ne;
-    if ((err = topo_comm(c, nnodes, t, NULL, 0, NULL, &nc)))
+    if ((err = topo_comm(c, nnodes, t, &nc)))
         return bmpi_err_comm(comm_old, err, fn, NULL);
     *comm_graph = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -688,7 +672,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     t->indegree = indegree;
     t->outdegree = outdegree;
     t->weighted = !is_unweighted(sourceweights) && !is_unweighted(destweights);
-    if ((err = topo_comm(c, c->size, t, NULL, 0, NULL, &nc)))
+    if ((err = topo_comm(c, c->size, t, &nc)))
         return bmpi_err_comm(comm_old, err, fn, NULL);
     *comm_dist_graph = nc->handle;
     return MPI_SUCCESS;

@@ -6,3 +6,4 @@ TESTS += test/mpi/hello.sh test/mpi/singleton.sh test/mpi/ompi.sh
 EXTRA_DIST += test/mpi/run-ranks test/mpi/hello.sh test/mpi/singleton.sh test/mpi/ompi.sh
 include test/mpi/p2p.mk
 include test/mpi/coll.mk
+include test/mpi/comm.mk
