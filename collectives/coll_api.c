@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "collectives/coll.h"
@@ -223,4 +224,527 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (!request)
         return check_request(comm, "MPI_Iallreduce", request, true);
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iallreduce");
+}
+
+/* --- shared checks of the gather/scatter family ---------------------------- */
+
+static int check_type(struct bmpi_comm *c, const char *fn, MPI_Datatype type)
+{
+    struct bmpi_datatype *dt;
+    if (bmpi_dt_check_usable(type, &dt) != BMPI_OK)
+        return bmpi_err_comm(c->handle, MPI_ERR_TYPE, fn, NULL);
+    return MPI_SUCCESS;
+}
+
+/* An array of p counts (and displacements, if displs is given). */
+static int check_counts(struct bmpi_comm *c, const char *fn, const int *counts, const void *displs,
+                        bool want_displs, const char *what)
+{
+    if (!counts)
+        return bmpi_err_comm(c->handle, MPI_ERR_ARG, fn, "%s is NULL", what);
+    if (want_displs && !displs)
+        return bmpi_err_comm(c->handle, MPI_ERR_ARG, fn, "the displacements of %s are NULL", what);
+    for (int i = 0; i < c->size; i++)
+        if (counts[i] < 0)
+            return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%s[%d] is negative (%d)", what, i,
+                                 counts[i]);
+    return MPI_SUCCESS;
+}
+
+static int check_buf_nip(struct bmpi_comm *c, const char *fn, const void *buf, int count,
+                         MPI_Datatype type, const char *what)
+{
+    CHECK(check_not_in_place(c, fn, buf, what));
+    return bmpi_check_buffer(c->handle, fn, buf, count, type);
+}
+
+#define NB_ENTRY(fn)                                                                               \
+    if (!request)                                                                                  \
+        return check_request(comm, fn, request, true);
+
+/* --- gather ---------------------------------------------------------------- */
+
+static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
+                  const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_root(c, fn, root));
+    bool is_root = c->rank == root;
+    if (is_root) {
+        CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
+        if (sbuf != MPI_IN_PLACE)
+            CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
+    } else {
+        CHECK(check_buf_nip(c, fn, sbuf, scount, stype, "sendbuf at a non-root"));
+    }
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_gather(s, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype, root),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Gather)
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
+                  "MPI_Gather");
+}
+
+BMPI_API(MPI_Igather)
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    NB_ENTRY("MPI_Igather");
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                  "MPI_Igather");
+}
+
+static int gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                   MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_root(c, fn, root));
+    if (c->rank == root) {
+        CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
+        CHECK(check_counts(c, fn, rcounts, displs, true, "recvcounts"));
+        CHECK(check_type(c, fn, rtype));
+        if (sbuf != MPI_IN_PLACE)
+            CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
+    } else {
+        CHECK(check_buf_nip(c, fn, sbuf, scount, stype, "sendbuf at a non-root"));
+    }
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_gatherv(s, sbuf, (size_t)scount, stype, rbuf, rcounts, displs, rtype, root),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Gatherv)
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                   NULL, "MPI_Gatherv");
+}
+
+BMPI_API(MPI_Igatherv)
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Igatherv");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                   request, "MPI_Igatherv");
+}
+
+/* --- scatter --------------------------------------------------------------- */
+
+static int scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
+                   const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_root(c, fn, root));
+    if (c->rank == root) {
+        CHECK(check_buf_nip(c, fn, sbuf, scount, stype, "sendbuf"));
+        if (rbuf != MPI_IN_PLACE)
+            CHECK(bmpi_check_buffer(comm, fn, rbuf, rcount, rtype));
+    } else {
+        CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf at a non-root"));
+    }
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_scatter(s, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype, root),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Scatter)
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
+                   "MPI_Scatter");
+}
+
+BMPI_API(MPI_Iscatter)
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iscatter");
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                   "MPI_Iscatter");
+}
+
+static int scatterv(const void *sbuf, const int *scounts, const int *displs, MPI_Datatype stype,
+                    void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                    MPI_Request *request, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_root(c, fn, root));
+    if (c->rank == root) {
+        CHECK(check_not_in_place(c, fn, sbuf, "sendbuf"));
+        CHECK(check_counts(c, fn, scounts, displs, true, "sendcounts"));
+        CHECK(check_type(c, fn, stype));
+        if (rbuf != MPI_IN_PLACE)
+            CHECK(bmpi_check_buffer(comm, fn, rbuf, rcount, rtype));
+    } else {
+        CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf at a non-root"));
+    }
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_scatterv(s, sbuf, scounts, displs, stype, rbuf, (size_t)rcount, rtype, root),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Scatterv)
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    NULL, "MPI_Scatterv");
+}
+
+BMPI_API(MPI_Iscatterv)
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iscatterv");
+    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    request, "MPI_Iscatterv");
+}
+
+/* --- allgather ------------------------------------------------------------- */
+
+static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
+    if (sbuf != MPI_IN_PLACE)
+        CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_allgather(s, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Allgather)
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                     "MPI_Allgather");
+}
+
+BMPI_API(MPI_Iallgather)
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iallgather");
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                     "MPI_Iallgather");
+}
+
+static int allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                      const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                      MPI_Request *request, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
+    CHECK(check_counts(c, fn, rcounts, displs, true, "recvcounts"));
+    CHECK(check_type(c, fn, rtype));
+    if (sbuf != MPI_IN_PLACE)
+        CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_allgatherv(s, sbuf, (size_t)scount, stype, rbuf, rcounts, displs, rtype),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Allgatherv)
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      NULL, "MPI_Allgatherv");
+}
+
+BMPI_API(MPI_Iallgatherv)
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iallgatherv");
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      request, "MPI_Iallgatherv");
+}
+
+/* --- alltoall -------------------------------------------------------------- */
+
+static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
+    if (sbuf != MPI_IN_PLACE) {
+        CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
+        CHECK(check_alias(c, fn, sbuf, rbuf, rcount));
+    }
+    SCHED_BEGIN(c, request, fn);
+    return launch(s, bmpi_coll_alltoall(s, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Alltoall)
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                    "MPI_Alltoall");
+}
+
+BMPI_API(MPI_Ialltoall)
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ialltoall");
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                    "MPI_Ialltoall");
+}
+
+/* Alltoallv and alltoallw share one schedule: v's element displacements
+ * become byte displacements and its one type becomes p of them. */
+static int alltoallvw(const void *sbuf, const int *scounts, const int *sdispls,
+                      const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
+                      const int *rcounts, const int *rdispls, const MPI_Datatype *rtypes,
+                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    int p = c->size;
+    bool w = stypes || rtypes || (fn[strlen(fn) - 1] == 'w');
+    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
+    CHECK(check_counts(c, fn, rcounts, rdispls, true, "recvcounts"));
+    if (w) {
+        if (!rtypes)
+            return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "recvtypes is NULL");
+        for (int i = 0; i < p; i++)
+            CHECK(check_type(c, fn, rtypes[i]));
+    } else {
+        CHECK(check_type(c, fn, rtype));
+    }
+    if (sbuf != MPI_IN_PLACE) {
+        CHECK(check_counts(c, fn, scounts, sdispls, true, "sendcounts"));
+        if (w) {
+            if (!stypes)
+                return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "sendtypes is NULL");
+            for (int i = 0; i < p; i++)
+                CHECK(check_type(c, fn, stypes[i]));
+        } else {
+            CHECK(check_type(c, fn, stype));
+        }
+    }
+    SCHED_BEGIN(c, request, fn);
+    MPI_Aint *sd = bmpi_sched_alloc(s, 2 * (size_t)p * sizeof(MPI_Aint));
+    MPI_Datatype *st = w ? NULL : bmpi_sched_alloc(s, 2 * (size_t)p * sizeof(MPI_Datatype));
+    if (!sd || (!w && !st))
+        return launch(s, s->err, request, c, fn);
+    MPI_Aint *rd = sd + p;
+    MPI_Aint sext = sbuf == MPI_IN_PLACE || w ? 1 : bmpi_coll_extent(stype);
+    MPI_Aint rext = w ? 1 : bmpi_coll_extent(rtype);
+    for (int i = 0; i < p; i++) {
+        rd[i] = (MPI_Aint)rdispls[i] * rext;
+        if (sbuf != MPI_IN_PLACE)
+            sd[i] = (MPI_Aint)sdispls[i] * sext;
+        if (!w) {
+            st[i] = stype;
+            st[p + i] = rtype;
+        }
+    }
+    if (!w) {
+        stypes = st;
+        rtypes = st + p;
+    }
+    return launch(s, bmpi_coll_alltoallw(s, sbuf, scounts, sd, stypes, rbuf, rcounts, rd, rtypes),
+                  request, c, fn);
+}
+
+BMPI_API(MPI_Alltoallv)
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallvw(sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls,
+                      NULL, recvtype, comm, NULL, "MPI_Alltoallv");
+}
+
+BMPI_API(MPI_Ialltoallv)
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ialltoallv");
+    return alltoallvw(sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls,
+                      NULL, recvtype, comm, request, "MPI_Ialltoallv");
+}
+
+BMPI_API(MPI_Alltoallw)
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallvw(sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                      recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, NULL,
+                      "MPI_Alltoallw");
+}
+
+BMPI_API(MPI_Ialltoallw)
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ialltoallw");
+    return alltoallvw(sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                      recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, request,
+                      "MPI_Ialltoallw");
+}
+
+/* --- reduce_scatter -------------------------------------------------------- */
+
+static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                          MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                          const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    int p = c->size;
+    if (!rcounts && rcount < 0)
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative recvcount %d", rcount);
+    if (rcounts)
+        CHECK(check_counts(c, fn, rcounts, NULL, false, "recvcounts"));
+    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
+    long long total = 0;
+    for (int i = 0; i < p; i++)
+        total += rcounts ? rcounts[i] : rcount;
+    if (total > INT32_MAX)
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "%lld elements in all: too many", total);
+    int mine = rcounts ? rcounts[c->rank] : rcount;
+    CHECK(bmpi_check_buffer(comm, fn, rbuf, sbuf == MPI_IN_PLACE ? (int)total : mine, type));
+    if (sbuf != MPI_IN_PLACE) {
+        CHECK(bmpi_check_buffer(comm, fn, sbuf, (int)total, type));
+        CHECK(check_alias(c, fn, sbuf, rbuf, (int)total));
+    }
+    struct bmpi_op *o;
+    CHECK(check_op(c, fn, op, type, &o));
+    SCHED_BEGIN(c, request, fn);
+    bmpi_sched_set_op(s, o);
+    if (!rcounts) {
+        int *cnts = bmpi_sched_alloc(s, (size_t)p * sizeof(int));
+        if (!cnts)
+            return launch(s, s->err, request, c, fn);
+        for (int i = 0; i < p; i++)
+            cnts[i] = rcount;
+        rcounts = cnts;
+    }
+    return launch(s, bmpi_coll_reduce_scatter(s, sbuf, rbuf, rcounts, type), request, c, fn);
+}
+
+BMPI_API(MPI_Reduce_scatter)
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    if (!recvcounts)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Reduce_scatter", "recvcounts is NULL");
+    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL,
+                          "MPI_Reduce_scatter");
+}
+
+BMPI_API(MPI_Ireduce_scatter)
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ireduce_scatter");
+    if (!recvcounts)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter", "recvcounts is NULL");
+    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
+                          "MPI_Ireduce_scatter");
+}
+
+BMPI_API(MPI_Reduce_scatter_block)
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
+                          "MPI_Reduce_scatter_block");
+}
+
+BMPI_API(MPI_Ireduce_scatter_block)
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ireduce_scatter_block");
+    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
+                          "MPI_Ireduce_scatter_block");
+}
+
+/* --- scan / exscan --------------------------------------------------------- */
+
+static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request, bool exclusive, const char *fn)
+{
+    struct bmpi_comm *c;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(check_buf_nip(c, fn, rbuf, count, type, "recvbuf"));
+    if (sbuf != MPI_IN_PLACE) {
+        CHECK(bmpi_check_buffer(comm, fn, sbuf, count, type));
+        CHECK(check_alias(c, fn, sbuf, rbuf, count));
+    }
+    struct bmpi_op *o;
+    CHECK(check_op(c, fn, op, type, &o));
+    SCHED_BEGIN(c, request, fn);
+    bmpi_sched_set_op(s, o);
+    return launch(s, bmpi_coll_scan(s, sbuf, rbuf, (size_t)count, type, exclusive), request, c, fn);
+}
+
+BMPI_API(MPI_Scan)
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
+{
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, false, "MPI_Scan");
+}
+
+BMPI_API(MPI_Iscan)
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iscan");
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, request, false, "MPI_Iscan");
+}
+
+BMPI_API(MPI_Exscan)
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
+{
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, true, "MPI_Exscan");
+}
+
+BMPI_API(MPI_Iexscan)
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iexscan");
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, "MPI_Iexscan");
 }

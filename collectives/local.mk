@@ -8,5 +8,10 @@ libbmpi_core_la_SOURCES += \
 	collectives/bcast.c \
 	collectives/reduce.c \
 	collectives/allreduce.c \
+	collectives/allgather.c \
+	collectives/gather.c \
+	collectives/alltoall.c \
+	collectives/reduce_scatter.c \
+	collectives/scan.c \
 	collectives/coll_api.c \
 	runtime/op.c runtime/op.h

@@ -50,13 +50,6 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return bmpi_err_unsupported(comm, "MPI_Comm_iflush_buffer");
 }
 
-BMPI_API(MPI_Get_count)
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_count");
-}
-
 BMPI_API(MPI_Isendrecv)
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -200,88 +193,6 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 
 /* == 5. Datatypes == */
 
-BMPI_API(MPI_Aint_add)
-MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
-{
-    (void)base; (void)disp;
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Aint_add");
-    return (MPI_Aint)0;
-}
-
-BMPI_API(MPI_Aint_diff)
-MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
-{
-    (void)addr1; (void)addr2;
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Aint_diff");
-    return (MPI_Aint)0;
-}
-
-BMPI_API(MPI_Get_address)
-int PMPI_Get_address(const void *location, MPI_Aint *address)
-{
-    (void)location; (void)address;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_address");
-}
-
-BMPI_API(MPI_Get_elements)
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements");
-}
-
-BMPI_API(MPI_Get_elements_x)
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements_x");
-}
-
-BMPI_API(MPI_Pack)
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
-{
-    (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize; (void)position;
-    return bmpi_err_unsupported(comm, "MPI_Pack");
-}
-
-BMPI_API(MPI_Pack_external)
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
-{
-    (void)datarep; (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize;
-    (void)position;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external");
-}
-
-BMPI_API(MPI_Pack_external_size)
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
-{
-    (void)datarep; (void)incount; (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external_size");
-}
-
-BMPI_API(MPI_Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    (void)incount; (void)datatype; (void)size;
-    return bmpi_err_unsupported(comm, "MPI_Pack_size");
-}
-
-BMPI_API(MPI_Type_commit)
-int PMPI_Type_commit(MPI_Datatype *datatype)
-{
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_commit");
-}
-
-BMPI_API(MPI_Type_contiguous)
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_contiguous");
-}
-
 BMPI_API(MPI_Type_create_darray)
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
                             const int array_of_distribs[], const int array_of_dargs[],
@@ -293,187 +204,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_darray");
 }
 
-BMPI_API(MPI_Type_create_hindexed)
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed");
-}
-
-BMPI_API(MPI_Type_create_hindexed_block)
-int PMPI_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block");
-}
-
-BMPI_API(MPI_Type_create_hvector)
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hvector");
-}
-
-BMPI_API(MPI_Type_create_indexed_block)
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_indexed_block");
-}
-
-BMPI_API(MPI_Type_create_resized)
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
-{
-    (void)oldtype; (void)lb; (void)extent; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_resized");
-}
-
-BMPI_API(MPI_Type_create_struct)
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)array_of_types;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_struct");
-}
-
-BMPI_API(MPI_Type_create_subarray)
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    (void)ndims; (void)array_of_sizes; (void)array_of_subsizes; (void)array_of_starts; (void)order;
-    (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_subarray");
-}
-
-BMPI_API(MPI_Type_dup)
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_dup");
-}
-
-BMPI_API(MPI_Type_free)
-int PMPI_Type_free(MPI_Datatype *datatype)
-{
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_free");
-}
-
-BMPI_API(MPI_Type_get_contents)
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
-{
-    (void)datatype; (void)max_integers; (void)max_addresses; (void)max_datatypes;
-    (void)array_of_integers; (void)array_of_addresses; (void)array_of_datatypes;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_contents");
-}
-
-BMPI_API(MPI_Type_get_envelope)
-int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                           int *num_datatypes, int *combiner)
-{
-    (void)datatype; (void)num_integers; (void)num_addresses; (void)num_datatypes; (void)combiner;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_envelope");
-}
-
-BMPI_API(MPI_Type_get_extent)
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    (void)datatype; (void)lb; (void)extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent");
-}
-
-BMPI_API(MPI_Type_get_extent_x)
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    (void)datatype; (void)lb; (void)extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent_x");
-}
-
-BMPI_API(MPI_Type_get_true_extent)
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
-{
-    (void)datatype; (void)true_lb; (void)true_extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent");
-}
-
-BMPI_API(MPI_Type_get_true_extent_x)
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-    (void)datatype; (void)true_lb; (void)true_extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent_x");
-}
-
-BMPI_API(MPI_Type_indexed)
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_indexed");
-}
-
-BMPI_API(MPI_Type_size)
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size");
-}
-
-BMPI_API(MPI_Type_size_x)
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size_x");
-}
-
-BMPI_API(MPI_Type_vector)
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_vector");
-}
-
-BMPI_API(MPI_Unpack)
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
-{
-    (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount; (void)datatype;
-    return bmpi_err_unsupported(comm, "MPI_Unpack");
-}
-
-BMPI_API(MPI_Unpack_external)
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
-{
-    (void)datarep; (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount;
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Unpack_external");
-}
-
 /* == 6. Collective Communication == */
-
-BMPI_API(MPI_Allgather)
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Allgather");
-}
 
 BMPI_API(MPI_Allgather_init)
 int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -483,16 +214,6 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Allgather_init");
-}
-
-BMPI_API(MPI_Allgatherv)
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
-    (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Allgatherv");
 }
 
 BMPI_API(MPI_Allgatherv_init)
@@ -513,14 +234,6 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     return bmpi_err_unsupported(comm, "MPI_Allreduce_init");
 }
 
-BMPI_API(MPI_Alltoall)
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Alltoall");
-}
-
 BMPI_API(MPI_Alltoall_init)
 int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
@@ -529,16 +242,6 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Alltoall_init");
-}
-
-BMPI_API(MPI_Alltoallv)
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
-    (void)rdispls; (void)recvtype;
-    return bmpi_err_unsupported(comm, "MPI_Alltoallv");
 }
 
 BMPI_API(MPI_Alltoallv_init)
@@ -550,16 +253,6 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
     (void)rdispls; (void)recvtype; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Alltoallv_init");
-}
-
-BMPI_API(MPI_Alltoallw)
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
-    (void)recvcounts; (void)rdispls; (void)recvtypes;
-    return bmpi_err_unsupported(comm, "MPI_Alltoallw");
 }
 
 BMPI_API(MPI_Alltoallw_init)
@@ -588,29 +281,12 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
     return bmpi_err_unsupported(comm, "MPI_Bcast_init");
 }
 
-BMPI_API(MPI_Exscan)
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op;
-    return bmpi_err_unsupported(comm, "MPI_Exscan");
-}
-
 BMPI_API(MPI_Exscan_init)
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Exscan_init");
-}
-
-BMPI_API(MPI_Gather)
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    (void)root;
-    return bmpi_err_unsupported(comm, "MPI_Gather");
 }
 
 BMPI_API(MPI_Gather_init)
@@ -623,16 +299,6 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     return bmpi_err_unsupported(comm, "MPI_Gather_init");
 }
 
-BMPI_API(MPI_Gatherv)
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
-    (void)recvtype; (void)root;
-    return bmpi_err_unsupported(comm, "MPI_Gatherv");
-}
-
 BMPI_API(MPI_Gatherv_init)
 int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
@@ -643,128 +309,6 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return bmpi_err_unsupported(comm, "MPI_Gatherv_init");
 }
 
-BMPI_API(MPI_Iallgather)
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iallgather");
-}
-
-BMPI_API(MPI_Iallgatherv)
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
-    (void)recvtype; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iallgatherv");
-}
-
-BMPI_API(MPI_Ialltoall)
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ialltoall");
-}
-
-BMPI_API(MPI_Ialltoallv)
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
-    (void)rdispls; (void)recvtype; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ialltoallv");
-}
-
-BMPI_API(MPI_Ialltoallw)
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
-    (void)recvcounts; (void)rdispls; (void)recvtypes; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ialltoallw");
-}
-
-BMPI_API(MPI_Iexscan)
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iexscan");
-}
-
-BMPI_API(MPI_Igather)
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    (void)root; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Igather");
-}
-
-BMPI_API(MPI_Igatherv)
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
-    (void)recvtype; (void)root; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Igatherv");
-}
-
-BMPI_API(MPI_Ireduce_scatter)
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)recvbuf; (void)recvcounts; (void)datatype; (void)op; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ireduce_scatter");
-}
-
-BMPI_API(MPI_Ireduce_scatter_block)
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request)
-{
-    (void)sendbuf; (void)recvbuf; (void)recvcount; (void)datatype; (void)op; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ireduce_scatter_block");
-}
-
-BMPI_API(MPI_Iscan)
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iscan");
-}
-
-BMPI_API(MPI_Iscatter)
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    (void)root; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iscatter");
-}
-
-BMPI_API(MPI_Iscatterv)
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
-    (void)recvtype; (void)root; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Iscatterv");
-}
-
 BMPI_API(MPI_Reduce_init)
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -772,22 +316,6 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root; (void)info;
     (void)request;
     return bmpi_err_unsupported(comm, "MPI_Reduce_init");
-}
-
-BMPI_API(MPI_Reduce_scatter)
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)sendbuf; (void)recvbuf; (void)recvcounts; (void)datatype; (void)op;
-    return bmpi_err_unsupported(comm, "MPI_Reduce_scatter");
-}
-
-BMPI_API(MPI_Reduce_scatter_block)
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)sendbuf; (void)recvbuf; (void)recvcount; (void)datatype; (void)op;
-    return bmpi_err_unsupported(comm, "MPI_Reduce_scatter_block");
 }
 
 BMPI_API(MPI_Reduce_scatter_block_init)
@@ -810,29 +338,12 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
     return bmpi_err_unsupported(comm, "MPI_Reduce_scatter_init");
 }
 
-BMPI_API(MPI_Scan)
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm)
-{
-    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op;
-    return bmpi_err_unsupported(comm, "MPI_Scan");
-}
-
 BMPI_API(MPI_Scan_init)
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Scan_init");
-}
-
-BMPI_API(MPI_Scatter)
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
-    (void)root;
-    return bmpi_err_unsupported(comm, "MPI_Scatter");
 }
 
 BMPI_API(MPI_Scatter_init)
@@ -845,16 +356,6 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return bmpi_err_unsupported(comm, "MPI_Scatter_init");
 }
 
-BMPI_API(MPI_Scatterv)
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
-{
-    (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
-    (void)recvtype; (void)root;
-    return bmpi_err_unsupported(comm, "MPI_Scatterv");
-}
-
 BMPI_API(MPI_Scatterv_init)
 int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -863,14 +364,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
     (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
     (void)recvtype; (void)root; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Scatterv_init");
-}
-
-BMPI_API(MPI_Type_get_value_index)
-int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
-                              MPI_Datatype *pair_type)
-{
-    (void)value_type; (void)index_type; (void)pair_type;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_value_index");
 }
 
 /* == 7. Groups, Contexts, Communicators, and Caching == */
@@ -914,20 +407,6 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     (void)high; (void)newintracomm;
     return bmpi_err_unsupported(intercomm, "MPI_Intercomm_merge");
-}
-
-BMPI_API(MPI_Type_get_name)
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
-{
-    (void)datatype; (void)type_name; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_name");
-}
-
-BMPI_API(MPI_Type_set_name)
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
-{
-    (void)datatype; (void)type_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_set_name");
 }
 
 BMPI_API(MPI_Win_create_keyval)
@@ -1647,20 +1126,6 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     (void)status; (void)flag;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_cancelled");
-}
-
-BMPI_API(MPI_Status_set_elements)
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_elements");
-}
-
-BMPI_API(MPI_Status_set_elements_x)
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_elements_x");
 }
 
 BMPI_API(MPI_Status_set_error)
@@ -2567,11 +2032,4 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
     (void)p; (void)r; (void)newtype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_f90_real");
-}
-
-BMPI_API(MPI_Type_match_size)
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
-{
-    (void)typeclass; (void)size; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_match_size");
 }
