@@ -13,4 +13,6 @@ BMPI_OFI_RMA=0 OFI_COUNTS="2 3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
 # Tiny pools and a small max_am: the transport pushes back all the time.
 BMPI_OFI_TX_BUFS=2 BMPI_OFI_RX_BUFS=2 BMPI_OFI_MAX_AM=4096 OFI_COUNTS="2 4" \
     ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+# Without FI_MULTI_RECV: one message per posted receive buffer, few of them.
+BMPI_OFI_MULTI_RECV=0 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
 echo "ok: ofi over tcp"

@@ -43,8 +43,11 @@
 #define OFI_API FI_VERSION(1, 10)
 #define OFI_DEFAULT_MAX_AM (64u * 1024u)
 #define OFI_DEFAULT_EAGER (16u * 1024u)
-#define OFI_DEFAULT_RX_BUFS 64
-#define OFI_DEFAULT_TX_BUFS 64
+#define OFI_DEFAULT_RX_BUFS 32      /* receive buffers without FI_MULTI_RECV */
+#define OFI_DEFAULT_MULTI_BUFS 4    /* with FI_MULTI_RECV ... */
+#define OFI_DEFAULT_MULTI_SIZE (1u << 20) /* ... of this many bytes */
+#define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
+#define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
 #define OFI_INJECT_STACK 4096 /* largest fi_inject we stage on the stack */
 #define OFI_CQ_BATCH 16
@@ -238,8 +241,14 @@ static struct ofi_op *list_pop(struct ofi_list *l)
 
 static int post_recv(struct ofi_state *s, struct ofi_op *op)
 {
-    void *desc = s->rx_mr ? fi_mr_desc(s->rx_mr) : NULL;
-    ssize_t rc = fi_recv(s->ep, op->buf, s->buf_size, desc, FI_ADDR_UNSPEC, op);
+    ssize_t rc;
+    if (s->multi_recv) {
+        struct iovec iov = {.iov_base = op->buf, .iov_len = s->rx.size};
+        struct fi_msg msg = {.msg_iov = &iov, .desc = &op->desc, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = op};
+        rc = fi_recvmsg(s->ep, &msg, FI_MULTI_RECV);
+    } else {
+        rc = fi_recv(s->ep, op->buf, s->rx.size, op->desc, FI_ADDR_UNSPEC, op);
+    }
     if (rc == -FI_EAGAIN) {
         list_push(&s->repost, op);
         return BMPI_OK;
@@ -247,22 +256,49 @@ static int post_recv(struct ofi_state *s, struct ofi_op *op)
     return rc ? fi_fail(s, "fi_recv", (int)rc) : BMPI_OK;
 }
 
-/* A pool of n buffers of buf_size bytes each, registered if the provider
- * wants local registrations. */
-static int make_pool(struct ofi_state *s, int n, char **pool, struct fid_mr **mr, struct ofi_op **ops,
+/* A pool of n buffers of size bytes each, registered if the provider wants
+ * local registrations; send pools start with every buffer free. */
+static int make_pool(struct ofi_state *s, struct ofi_pool *pool, int n, size_t size, enum ofi_op_kind kind,
                      uint64_t access)
 {
-    size_t bytes = (size_t)n * s->buf_size;
-    if (posix_memalign((void **)pool, 4096, bytes) != 0)
-        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d buffers of %zu bytes", n, s->buf_size);
-    *ops = calloc((size_t)n, sizeof(struct ofi_op));
-    if (!*ops)
+    pool->n = n;
+    pool->size = size;
+    size_t bytes = (size_t)n * size;
+    if (posix_memalign((void **)&pool->mem, 4096, bytes) != 0) {
+        pool->mem = NULL;
+        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d buffers of %zu bytes", n, size);
+    }
+    pool->ops = calloc((size_t)n, sizeof(struct ofi_op));
+    if (!pool->ops)
         return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory");
-    for (int i = 0; i < n; i++)
-        (*ops)[i].buf = *pool + (size_t)i * s->buf_size;
-    if (s->mr_mode & FI_MR_LOCAL)
-        return ofi_mr_reg_raw(s, *pool, bytes, access, s->mrc.next_key++, mr);
+    if (s->mr_mode & FI_MR_LOCAL) {
+        int rc = ofi_mr_reg_raw(s, pool->mem, bytes, access, s->mrc.next_key++, &pool->mr);
+        if (rc)
+            return rc;
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        struct ofi_op *op = &pool->ops[i];
+        op->kind = kind;
+        op->pool = pool;
+        op->buf = pool->mem + (size_t)i * size;
+        op->desc = pool->mr ? fi_mr_desc(pool->mr) : NULL;
+        if (kind == OFI_OP_SEND) {
+            op->next = pool->free;
+            pool->free = op;
+        }
+    }
     return BMPI_OK;
+}
+
+static void free_pool(struct ofi_pool *pool)
+{
+    if (pool->mr)
+        fi_close(&pool->mr->fid);
+    pool->mr = NULL;
+    free(pool->mem);
+    free(pool->ops);
+    pool->mem = NULL;
+    pool->ops = NULL;
 }
 
 static void ofi_close(struct bmpi_tl *tl);
@@ -293,21 +329,33 @@ static int ofi_open(struct bmpi_tl *tl)
         max_am = 1024;
     if (max_am > 65535 + 1024 * 1024)
         max_am = 65535 + 1024 * 1024;
-    if (max_msg && max_am + sizeof(struct ofi_wire) > max_msg)
-        max_am = max_msg - sizeof(struct ofi_wire);
     s->buf_size = (max_am + sizeof(struct ofi_wire) + 63) & ~(size_t)63;
+    if (max_msg && s->buf_size > max_msg)
+        s->buf_size = max_msg & ~(size_t)7;
+    if (max_am > s->buf_size - sizeof(struct ofi_wire))
+        max_am = s->buf_size - sizeof(struct ofi_wire);
     size_t eager = env_size("BMPI_OFI_EAGER_LIMIT", OFI_DEFAULT_EAGER);
     if (eager > max_am - 256)
         eager = max_am - 256;
     s->inject_max = info->tx_attr->inject_size;
     if (s->inject_max > OFI_INJECT_STACK)
         s->inject_max = OFI_INJECT_STACK;
-    s->nrx = (int)env_size("BMPI_OFI_RX_BUFS", OFI_DEFAULT_RX_BUFS);
-    s->ntx = (int)env_size("BMPI_OFI_TX_BUFS", OFI_DEFAULT_TX_BUFS);
-    if (s->nrx < 2)
-        s->nrx = 2;
-    if (s->ntx < 1)
-        s->ntx = 1;
+    /* FI_MULTI_RECV is a secondary capability: usable when reported. */
+    const char *mr_env = getenv("BMPI_OFI_MULTI_RECV");
+    s->multi_recv = (info->caps & FI_MULTI_RECV) && !(mr_env && *mr_env == '0');
+    int nrx = (int)env_size("BMPI_OFI_RX_BUFS", s->multi_recv ? OFI_DEFAULT_MULTI_BUFS : OFI_DEFAULT_RX_BUFS);
+    int ntx = (int)env_size("BMPI_OFI_TX_BUFS", OFI_DEFAULT_TX_BUFS);
+    if (nrx < 2)
+        nrx = 2;
+    if (ntx < 1)
+        ntx = 1;
+    size_t rx_size = s->buf_size;
+    if (s->multi_recv) {
+        rx_size = env_size("BMPI_OFI_MULTI_RECV_SIZE", OFI_DEFAULT_MULTI_SIZE);
+        if (rx_size < 4 * s->buf_size)
+            rx_size = 4 * s->buf_size;
+        rx_size = (rx_size + 4095) & ~(size_t)4095;
+    }
     /* Providers that pin memory keep their own cache (see ofi_mr.c). */
     int cache = (int)env_size("BMPI_OFI_MR_CACHE", (s->mr_mode & FI_MR_LOCAL) ? 0 : OFI_DEFAULT_MR_CACHE);
     ofi_mr_cache_init(s, cache);
@@ -321,13 +369,14 @@ static int ofi_open(struct bmpi_tl *tl)
         goto fail;
     }
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE};
-    cq_attr.size = (size_t)(s->ntx + 256);
+    cq_attr.size = (size_t)(5 * ntx + 256);
     rc = fi_cq_open(s->domain, &cq_attr, &s->txcq, NULL);
     if (rc) {
         rc = fi_fail(s, "fi_cq_open (transmit)", rc);
         goto fail;
     }
-    cq_attr.size = (size_t)(s->nrx + 256);
+    cq_attr.format = FI_CQ_FORMAT_DATA; /* the buffer of each multi-receive message */
+    cq_attr.size = (size_t)(nrx * (s->multi_recv ? 64 : 1) + 256);
     rc = fi_cq_open(s->domain, &cq_attr, &s->rxcq, NULL);
     if (rc) {
         rc = fi_fail(s, "fi_cq_open (receive)", rc);
@@ -358,21 +407,23 @@ static int ofi_open(struct bmpi_tl *tl)
         rc = fi_fail(s, "fi_enable", rc);
         goto fail;
     }
+    /* After fi_enable: shm 1.17 crashes on it before. */
+    if (s->multi_recv) {
+        size_t min = s->buf_size;
+        rc = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min));
+        if (rc) {
+            rc = fi_fail(s, "fi_setopt(FI_OPT_MIN_MULTI_RECV)", rc);
+            goto fail;
+        }
+    }
 
-    rc = make_pool(s, s->nrx, &s->rx_pool, &s->rx_mr, &s->rx_ops, FI_RECV);
+    rc = make_pool(s, &s->rx, nrx, rx_size, OFI_OP_RECV, FI_RECV);
     if (!rc)
-        rc = make_pool(s, s->ntx, &s->tx_pool, &s->tx_mr, &s->tx_ops, FI_SEND);
-    if (rc)
-        goto fail;
-    for (int i = 0; i < s->ntx; i++) {
-        s->tx_ops[i].kind = OFI_OP_SEND;
-        s->tx_ops[i].next = s->tx_free;
-        s->tx_free = &s->tx_ops[i];
-    }
-    for (int i = 0; i < s->nrx && !rc; i++) {
-        s->rx_ops[i].kind = OFI_OP_RECV;
-        rc = post_recv(s, &s->rx_ops[i]);
-    }
+        rc = make_pool(s, &s->tx_small, 4 * ntx, OFI_TX_SMALL, OFI_OP_SEND, FI_SEND);
+    if (!rc)
+        rc = make_pool(s, &s->tx_large, ntx, s->buf_size, OFI_OP_SEND, FI_SEND);
+    for (int i = 0; i < nrx && !rc; i++)
+        rc = post_recv(s, &s->rx.ops[i]);
     if (rc)
         goto fail;
 
@@ -419,11 +470,12 @@ static int ofi_open(struct bmpi_tl *tl)
     if (verbose_here())
         fprintf(stderr,
                 "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s, "
-                "rma_limit %zu\n",
+                "rma_limit %zu, receive buffers %d x %zu%s\n",
                 bmpi_world.rank, s->prov, s->mr_mode ? "" : " none", (s->mr_mode & FI_MR_LOCAL) ? " LOCAL" : "",
                 (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
                 (s->mr_mode & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (s->mr_mode & FI_MR_ENDPOINT) ? " ENDPOINT" : "",
-                s->inject_max, max_am, eager, s->rma ? "yes" : "no", tl->caps.rma_limit);
+                s->inject_max, max_am, eager, s->rma ? "yes" : "no", tl->caps.rma_limit, s->rx.n, s->rx.size,
+                s->multi_recv ? " (FI_MULTI_RECV)" : "");
     return BMPI_OK;
 
 fail_rc_fabric:
@@ -487,6 +539,13 @@ static void send_failed(struct ofi_state *s, struct fi_cq_err_entry *err, const 
                  text, fi_strerror(err->err));
 }
 
+static void tx_release(struct ofi_op *op)
+{
+    op->next = op->pool->free;
+    op->pool->free = op;
+    op->pool->busy--;
+}
+
 /* Read the transmit queue: free send buffers and move finished RMA
  * operations to rma_done. Runs no callback of the runtime, so it is safe
  * anywhere (am_send uses it to make the provider progress). */
@@ -510,9 +569,7 @@ static int tx_drain(struct ofi_state *s)
             events++;
             if (op->kind == OFI_OP_SEND) {
                 send_failed(s, &err, text ? text : "");
-                op->next = s->tx_free;
-                s->tx_free = op;
-                s->tx_busy--;
+                tx_release(op);
             } else {
                 op->status = bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s of %zu bytes from rank %d failed: %s (%s)",
                                           s->prov, op->kind == OFI_OP_READ ? "fi_read" : "fi_write", op->len,
@@ -531,9 +588,7 @@ static int tx_drain(struct ofi_state *s)
             if (!op)
                 continue;
             if (op->kind == OFI_OP_SEND) {
-                op->next = s->tx_free;
-                s->tx_free = op;
-                s->tx_busy--;
+                tx_release(op);
             } else {
                 op->status = BMPI_OK;
                 list_push(&s->rma_done, op);
@@ -600,22 +655,56 @@ static int finish_rma(struct ofi_state *s)
     return events;
 }
 
-static void deliver(struct ofi_state *s, struct ofi_op *op, size_t len)
+/* One message at buf (anywhere in a multi-receive buffer: the wire header
+ * and the runtime's header are copied out when not 8-byte aligned, since
+ * handlers read the header in place). */
+static void deliver(struct ofi_state *s, const char *buf, size_t len)
 {
-    const struct ofi_wire *w = op->buf;
-    if (len < sizeof(*w) || len < sizeof(*w) + w->hdr_len) {
+    struct ofi_wire w;
+    if (len < sizeof(w)) {
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
                       "ofi (%s): malformed message of %zu bytes received", s->prov, len);
         return;
     }
-    const char *hdr = (const char *)op->buf + sizeof(*w);
-    bmpi_am_deliver(w->src, w->am_id, hdr, w->hdr_len, hdr + w->hdr_len, len - sizeof(*w) - w->hdr_len);
+    memcpy(&w, buf, sizeof(w));
+    if (len < sizeof(w) + w.hdr_len + w.pad) {
+        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
+                      "ofi (%s): malformed message of %zu bytes from rank %d", s->prov, len, w.src);
+        return;
+    }
+    const char *hdr = buf + sizeof(w);
+    const char *payload = hdr + w.hdr_len;
+    size_t plen = len - sizeof(w) - w.hdr_len - w.pad;
+    if (((uintptr_t)hdr & 7) == 0 || w.hdr_len == 0) {
+        bmpi_am_deliver(w.src, w.am_id, hdr, w.hdr_len, payload, plen);
+        return;
+    }
+    uint64_t small[64];
+    void *copy = w.hdr_len <= sizeof(small) ? small : malloc(w.hdr_len);
+    if (!copy) {
+        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI progress", "ofi: out of memory");
+        return;
+    }
+    memcpy(copy, hdr, w.hdr_len);
+    bmpi_am_deliver(w.src, w.am_id, copy, w.hdr_len, payload, plen);
+    if (copy != small)
+        free(copy);
+}
+
+static void rx_done(struct ofi_state *s, struct ofi_op *op, uint64_t flags)
+{
+    /* A multi-receive buffer comes back once the provider releases it. */
+    if (s->multi_recv && !(flags & FI_MULTI_RECV))
+        return;
+    int rc = post_recv(s, op);
+    if (rc)
+        bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", NULL);
 }
 
 static int rx_poll(struct ofi_state *s)
 {
     int events = 0;
-    struct fi_cq_msg_entry comp[OFI_CQ_BATCH];
+    struct fi_cq_data_entry comp[OFI_CQ_BATCH];
     while (events < OFI_RX_PER_PROGRESS) {
         ssize_t n = fi_cq_read(s->rxcq, comp, OFI_CQ_BATCH);
         if (n == -FI_EAGAIN)
@@ -630,7 +719,7 @@ static int rx_poll(struct ofi_state *s)
                 continue;
             const char *text = fi_cq_strerror(s->rxcq, err.prov_errno, err.err_data, NULL, 0);
             if (op && op->kind == OFI_OP_RECV)
-                post_recv(s, op);
+                rx_done(s, op, err.flags);
             bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI progress",
                           "ofi (%s): a receive failed in the provider, a message is lost: %s (%s)", s->prov,
                           text ? text : "", fi_strerror(err.err));
@@ -644,10 +733,9 @@ static int rx_poll(struct ofi_state *s)
         }
         for (ssize_t i = 0; i < n; i++) {
             struct ofi_op *op = comp[i].op_context;
-            deliver(s, op, comp[i].len);
-            int rc = post_recv(s, op);
-            if (rc)
-                bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", NULL);
+            if (comp[i].len > 0) /* 0: only the release of a multi-receive buffer */
+                deliver(s, s->multi_recv ? comp[i].buf : op->buf, comp[i].len);
+            rx_done(s, op, comp[i].flags);
         }
         events += (int)n;
         if (n < OFI_CQ_BATCH)
@@ -687,14 +775,15 @@ static int ofi_progress(struct bmpi_tl *tl)
 
 /* ------------------------------------------------------------ data path */
 
-static void pack(void *dst, int src, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov,
-                 int iovcnt)
+/* Messages are padded to a multiple of 8 bytes, so that one after the
+ * other in a multi-receive buffer each header stays aligned. */
+static void pack(void *dst, size_t padded, int src, uint8_t am_id, const void *hdr, size_t hdr_len,
+                 const struct iovec *iov, int iovcnt)
 {
     struct ofi_wire *w = dst;
     w->src = src;
     w->hdr_len = (uint16_t)hdr_len;
     w->am_id = am_id;
-    w->pad = 0;
     char *p = (char *)dst + sizeof(*w);
     memcpy(p, hdr, hdr_len);
     p += hdr_len;
@@ -702,6 +791,8 @@ static void pack(void *dst, int src, uint8_t am_id, const void *hdr, size_t hdr_
         memcpy(p, iov[i].iov_base, iov[i].iov_len);
         p += iov[i].iov_len;
     }
+    w->pad = (uint8_t)((char *)dst + padded - p);
+    memset(p, 0, w->pad);
 }
 
 static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *hdr, size_t hdr_len,
@@ -714,12 +805,13 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
     if (total > s->buf_size || hdr_len > UINT16_MAX)
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: active message of %zu bytes (header %zu) exceeds max_am %zu",
                             total - sizeof(struct ofi_wire), hdr_len, tl->caps.max_am);
+    size_t padded = (total + 7) & ~(size_t)7;
     fi_addr_t dest = s->addrs[peer];
-    if (total <= s->inject_max) {
+    if (padded <= s->inject_max) {
         char buf[OFI_INJECT_STACK] __attribute__((aligned(8)));
-        pack(buf, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
+        pack(buf, padded, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
         for (int attempt = 0;; attempt++) {
-            ssize_t rc = fi_inject(s->ep, buf, total, dest);
+            ssize_t rc = fi_inject(s->ep, buf, padded, dest);
             if (rc == 0)
                 return BMPI_OK;
             if (rc != -FI_EAGAIN)
@@ -729,25 +821,25 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
             tx_drain(s);
         }
     }
-    if (!s->tx_free)
+    struct ofi_pool *pool = padded <= s->tx_small.size ? &s->tx_small : &s->tx_large;
+    if (!pool->free)
         tx_drain(s);
-    struct ofi_op *op = s->tx_free;
+    if (!pool->free && pool == &s->tx_small)
+        pool = &s->tx_large;
+    struct ofi_op *op = pool->free;
     if (!op)
         return BMPI_TL_EAGAIN;
-    s->tx_free = op->next;
-    pack(op->buf, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
-    void *desc = s->tx_mr ? fi_mr_desc(s->tx_mr) : NULL;
-    ssize_t rc = fi_send(s->ep, op->buf, total, desc, dest, op);
+    pool->free = op->next;
+    pool->busy++;
+    pack(op->buf, padded, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
+    ssize_t rc = fi_send(s->ep, op->buf, padded, op->desc, dest, op);
     if (rc == -FI_EAGAIN) {
         tx_drain(s);
-        rc = fi_send(s->ep, op->buf, total, desc, dest, op);
+        rc = fi_send(s->ep, op->buf, padded, op->desc, dest, op);
     }
-    if (rc == 0) {
-        s->tx_busy++;
+    if (rc == 0)
         return BMPI_OK;
-    }
-    op->next = s->tx_free;
-    s->tx_free = op;
+    tx_release(op);
     return rc == -FI_EAGAIN ? BMPI_TL_EAGAIN : fi_fail(s, "fi_send", (int)rc);
 }
 
@@ -872,7 +964,7 @@ static void ofi_close(struct bmpi_tl *tl)
     /* Let sends and RMA operations in flight finish (bounded), so that the
      * last messages of the job are not cut off. */
     if (s->ep) {
-        for (long spins = 0; (s->tx_busy > 0 || s->rma_busy > 0) && spins < 2000000; spins++) {
+        for (long spins = 0; (s->tx_small.busy > 0 || s->tx_large.busy > 0 || s->rma_busy > 0) && spins < 2000000; spins++) {
             tx_drain(s);
             if (s->rma_wait.head)
                 retry_rma(s);
@@ -886,12 +978,21 @@ static void ofi_close(struct bmpi_tl *tl)
                 (unsigned long long)s->mrc.hits, (unsigned long long)s->mrc.misses);
     /* Memory regions before the endpoint they may be bound to. */
     ofi_mr_cache_fini(s);
-    if (s->rx_mr)
-        fi_close(&s->rx_mr->fid);
-    if (s->tx_mr)
-        fi_close(&s->tx_mr->fid);
+    /* The endpoint before the buffers' registrations (closing it cancels
+     * the receives posted in them) — unless they are bound to it. */
+    bool bound = (s->mr_mode & FI_MR_ENDPOINT) != 0;
+    if (bound) {
+        free_pool(&s->rx);
+        free_pool(&s->tx_small);
+        free_pool(&s->tx_large);
+    }
     if (s->ep)
         fi_close(&s->ep->fid);
+    if (!bound) {
+        free_pool(&s->rx);
+        free_pool(&s->tx_small);
+        free_pool(&s->tx_large);
+    }
     if (s->av)
         close_fid(&s->av->fid);
     if (s->txcq)
@@ -911,10 +1012,6 @@ static void ofi_close(struct bmpi_tl *tl)
     }
     /* Operations never completed (timeout above) are leaked rather than
      * freed under the provider's feet; it is gone now. */
-    free(s->rx_pool);
-    free(s->rx_ops);
-    free(s->tx_pool);
-    free(s->tx_ops);
     free(s->addrs);
     free(s);
     tl->priv = NULL;

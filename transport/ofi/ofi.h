@@ -73,7 +73,9 @@ struct ofi_op {
     struct fi_context2 fi;
     enum ofi_op_kind kind;
     struct ofi_op *next; /* free list, pending or completed lists */
-    void *buf;           /* send and receive buffers */
+    struct ofi_pool *pool; /* send and receive buffers: where it belongs */
+    void *buf;
+    void *desc; /* of buf, under FI_MR_LOCAL */
     /* RMA */
     int peer;
     void *local;
@@ -88,6 +90,17 @@ struct ofi_op {
 
 struct ofi_list {
     struct ofi_op *head, *tail;
+};
+
+/* n buffers of size bytes, one registration for all under FI_MR_LOCAL. */
+struct ofi_pool {
+    int n;
+    size_t size;
+    char *mem;
+    struct fid_mr *mr;
+    struct ofi_op *ops;
+    struct ofi_op *free; /* send pools */
+    int busy;
 };
 
 struct ofi_state {
@@ -107,20 +120,17 @@ struct ofi_state {
     int nranks;
     fi_addr_t *addrs; /* by world rank; FI_ADDR_NOTAVAIL if not inserted */
 
-    /* receive buffers, each always posted except while being delivered */
-    int nrx;
-    char *rx_pool;
-    struct fid_mr *rx_mr;
-    struct ofi_op *rx_ops;
+    /* Receive buffers, each always posted except while being delivered:
+     * with FI_MULTI_RECV a few large ones that take many messages each
+     * (released by the provider when less than buf_size is left), else
+     * many of buf_size bytes. */
+    bool multi_recv;
+    struct ofi_pool rx;
     struct ofi_list repost; /* fi_recv said EAGAIN: post again later */
 
-    /* send buffers for messages larger than inject_max */
-    int ntx;
-    char *tx_pool;
-    struct fid_mr *tx_mr;
-    struct ofi_op *tx_ops;
-    struct ofi_op *tx_free;
-    int tx_busy;
+    /* Send buffers for messages larger than inject_max: small ones first,
+     * large (buf_size) ones for what does not fit. */
+    struct ofi_pool tx_small, tx_large;
 
     /* RMA operations */
     struct ofi_op *rma_free;
