@@ -10,7 +10,10 @@
  * process and order alone cannot tell which block is which: the block sent
  * to the -1 neighbour lands in that neighbour's "+1" slot and vice versa.
  *
- * The nonblocking and persistent variants are not implemented yet.
+ * The nonblocking variants post the same receives and sends and return a
+ * request that completes when the last of them does (a count in
+ * pending_ops, decremented by each part's completion hook). The persistent
+ * ones (MPI_Neighbor_*_init) are not implemented yet.
  */
 #include "config.h"
 
@@ -29,8 +32,35 @@ struct block {
     MPI_Datatype type;
 };
 
+/* A part of a nonblocking neighbourhood collective completed. */
+static void part_done(struct bmpi_request *part)
+{
+    struct bmpi_request *whole = part->ctx;
+    if (part->status.MPI_ERROR && !whole->status.MPI_ERROR)
+        whole->status.MPI_ERROR = part->status.MPI_ERROR;
+    if (--whole->pending_ops == 0)
+        bmpi_request_complete(whole);
+}
+
+/* Hang part on whole, or account for it at once if it is already done. */
+static void adopt(struct bmpi_request *whole, struct bmpi_request *part)
+{
+    if (part->complete) {
+        if (part->status.MPI_ERROR && !whole->status.MPI_ERROR)
+            whole->status.MPI_ERROR = part->status.MPI_ERROR;
+        bmpi_request_free(part);
+        return;
+    }
+    whole->pending_ops++;
+    part->ctx = whole;
+    part->on_complete = part_done;
+    part->user_freed = true; /* frees itself when done */
+}
+
+/* whole == NULL: blocking. Else the parts are adopted by whole, which
+ * holds one extra count until everything is posted. */
 static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct block *rb, int nout, const int *out,
-                    const struct block *sb)
+                    const struct block *sb, struct bmpi_request *whole)
 {
     const struct bmpi_topo *t = c->topo;
     int cart = t->kind == MPI_CART;
@@ -46,7 +76,9 @@ static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct bl
             continue;
         int tag = (int)((base + (cart ? (uint32_t)i : 0u)) & INT_MAX);
         err = bmpi_irecv(rb[i].buf, rb[i].count, rb[i].type, in[i], tag, c, cid, &reqs[n]);
-        if (!err)
+        if (!err && whole)
+            adopt(whole, reqs[n]);
+        else if (!err)
             n++;
     }
     for (int i = 0; i < nout && !err; i++) {
@@ -54,7 +86,9 @@ static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct bl
             continue;
         int tag = (int)((base + (cart ? (uint32_t)(i ^ 1) : 0u)) & INT_MAX);
         err = bmpi_isend(sb[i].buf, sb[i].count, sb[i].type, out[i], tag, c, cid, BMPI_SEND_STANDARD, &reqs[n]);
-        if (!err)
+        if (!err && whole)
+            adopt(whole, reqs[n]);
+        else if (!err)
             n++;
     }
     for (int i = 0; i < n; i++) {
@@ -94,7 +128,7 @@ static MPI_Aint extent_of(MPI_Datatype t)
     return dt ? bmpi_dt_extent(dt) : 0;
 }
 
-static int neighbor(const struct nargs *a)
+static int neighbor(const struct nargs *a, MPI_Request *request)
 {
     struct bmpi_comm *c;
     int err = bmpi_check_comm(a->comm, a->fn, &c);
@@ -159,8 +193,28 @@ static int neighbor(const struct nargs *a)
             goto out;
         sb[i] = (struct block){(char *)a->sendbuf + off, (size_t)cnt, ty};
     }
-    if ((err = exchange(c, nin, in, rb, nout, out, sb)))
-        err = bmpi_err_comm(a->comm, err, a->fn, NULL);
+    if (!request) {
+        if ((err = exchange(c, nin, in, rb, nout, out, sb, NULL)))
+            err = bmpi_err_comm(a->comm, err, a->fn, NULL);
+        goto out;
+    }
+    struct bmpi_request *whole = bmpi_request_new(BMPI_REQ_COLL);
+    if (!whole || bmpi_request_handle(whole) == MPI_REQUEST_NULL) {
+        if (whole)
+            bmpi_request_free(whole);
+        err = bmpi_err_comm(a->comm, MPI_ERR_NO_MEM, a->fn, "out of memory for the request");
+        goto out;
+    }
+    whole->pending_ops = 1; /* held until every part is posted */
+    int xerr = exchange(c, nin, in, rb, nout, out, sb, whole);
+    if (xerr && !whole->status.MPI_ERROR)
+        whole->status.MPI_ERROR = xerr;
+    /* parts already posted still complete into whole; it reports the error */
+    *request = whole->handle;
+    if (--whole->pending_ops == 0)
+        bmpi_request_complete(whole);
+    if (xerr)
+        err = bmpi_err_comm(a->comm, xerr, a->fn, NULL);
 out:
     free(rb);
     free(sb);
@@ -175,7 +229,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgather", .kind = ALLGATHER, .comm = comm,
                                     .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype});
+                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_allgatherv)
@@ -185,7 +239,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
                                     .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
                                     .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
-                                    .recvtype = recvtype});
+                                    .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_alltoall)
@@ -194,7 +248,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoall", .kind = ALLTOALL, .comm = comm,
                                     .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype});
+                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_alltoallv)
@@ -205,7 +259,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
                                     .sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                                     .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
-                                    .rdispls = rdispls, .recvtype = recvtype});
+                                    .rdispls = rdispls, .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_alltoallw)
@@ -216,5 +270,77 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
                                     .sendbuf = sendbuf, .sendcounts = sendcounts, .sdisplsw = sdispls,
                                     .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = recvcounts,
-                                    .rdisplsw = rdispls, .recvtypes = recvtypes});
+                                    .rdisplsw = rdispls, .recvtypes = recvtypes}, NULL);
+}
+
+static int check_request(MPI_Comm comm, const char *fn, MPI_Request *request)
+{
+    return request ? MPI_SUCCESS : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+}
+
+BMPI_API(MPI_Ineighbor_allgather)
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_allgather", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgather", .kind = ALLGATHER, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_allgatherv)
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_allgatherv", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
+                                          .recvtype = recvtype},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_alltoall)
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_alltoall", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoall", .kind = ALLTOALL, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_alltoallv)
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_alltoallv", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
+                                          .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                                          .rdispls = rdispls, .recvtype = recvtype},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_alltoallw)
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_alltoallw", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcounts = sendcounts, .sdisplsw = sdispls,
+                                          .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                                          .rdisplsw = rdispls, .recvtypes = recvtypes},
+                          request);
 }

@@ -75,6 +75,29 @@ static void test_cart(void)
     int cnts[2] = {1, 1}, displs[2] = {1, 0};
     MPICHK(MPI_Neighbor_allgatherv(&tu_rank, 1, MPI_INT, nb, cnts, displs, MPI_INT, ring));
     CHECK(nb[1] == L && nb[0] == R, "allgatherv: %d %d", nb[0], nb[1]);
+
+    /* nonblocking: two at once, with point-to-point traffic in between that
+     * the neighbours only answer after they started theirs */
+    {
+        MPI_Request rq[4];
+        int ag[2] = {-1, -1}, at[2] = {-1, -1}, ping = -1;
+        MPICHK(MPI_Ineighbor_alltoall(sb, 1, MPI_INT, at, 1, MPI_INT, ring, &rq[0]));
+        MPICHK(MPI_Ineighbor_allgather(&tu_rank, 1, MPI_INT, ag, 1, MPI_INT, ring, &rq[1]));
+        MPICHK(MPI_Irecv(&ping, 1, MPI_INT, L, 9, ring, &rq[2]));
+        MPICHK(MPI_Isend(&tu_rank, 1, MPI_INT, R, 9, ring, &rq[3]));
+        MPICHK(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+        CHECK(at[0] == 2000 + L && at[1] == 1000 + R, "Ineighbor_alltoall: %d %d", at[0], at[1]);
+        CHECK(ag[0] == L && ag[1] == R && ping == L, "Ineighbor_allgather: %d %d, ping %d", ag[0], ag[1], ping);
+        int rv2[3] = {-1, -1, -1};
+        MPICHK(MPI_Ineighbor_alltoallv(sv, scnt, sdis, MPI_INT, rv2, rcnt, rdis, MPI_INT, ring, &rq[0]));
+        MPICHK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+        CHECK(rv2[0] == 20 + L && rv2[1] == 21 + L && rv2[2] == 10 + R, "Ineighbor_alltoallv");
+        int one2[2] = {1, 1};
+        MPICHK(MPI_Ineighbor_allgatherv(&tu_rank, 1, MPI_INT, ag, one2, displs, MPI_INT, ring, &rq[0]));
+        MPICHK(MPI_Ineighbor_alltoallw(sb, one, swd, ty, rb, one, rwd, ty, ring, &rq[1]));
+        MPICHK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+        CHECK(ag[1] == L && ag[0] == R && rb[1] == 2000 + L && rb[0] == 1000 + R, "Ineighbor_allgatherv/w");
+    }
     MPICHK(MPI_Comm_free(&ring));
 
     /* 2-d grid, periodic in x only: dims from Dims_create */
