@@ -203,6 +203,13 @@ void bmpi_attr_comm_delete_all(struct bmpi_comm *c)
     delete_all((struct attr **)&c->attrs, c->handle);
 }
 
+void bmpi_attr_finalize_self(void)
+{
+    struct bmpi_comm *self = bmpi_comm_get(MPI_COMM_SELF);
+    if (self)
+        delete_all((struct attr **)&self->attrs, MPI_COMM_SELF);
+}
+
 /* The predefined attributes: a pointer to the int, as the standard says. */
 static int *predefined(int keyval)
 {

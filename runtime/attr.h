@@ -14,6 +14,11 @@ int bmpi_attr_comm_copy(struct bmpi_comm *old, struct bmpi_comm *new_c);
 /* MPI_Comm_free: run every delete callback and drop the attributes. */
 void bmpi_attr_comm_delete_all(struct bmpi_comm *c);
 
+/* MPI_Finalize, first thing: the standard deletes MPI_COMM_SELF's
+ * attributes then (their delete callbacks are the libraries' cleanup hook).
+ * To be called from runtime/init.c. */
+void bmpi_attr_finalize_self(void);
+
 /*
  * Datatypes have no attribute slot, so their attributes live in a side
  * table keyed by handle here. The datatype code should call these:

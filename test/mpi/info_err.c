@@ -155,9 +155,30 @@ static void test_errors(void)
     (void)cls2;
 }
 
+/* "abort": an error under MPI_ERRORS_ABORT must end the job (the shell
+ * test expects a failure exit and the message naming the call). */
+static void abort_mode(void)
+{
+    MPI_Comm c;
+    MPICHK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPICHK(MPI_Comm_set_errhandler(c, MPI_ERRORS_ABORT));
+    tu_barrier();
+    if (tu_rank == tu_size - 1) {
+        int bad = tu_size; /* out of range */
+        MPI_Send(&bad, 1, MPI_INT, bad, 0, c);
+        printf("MPI_ERRORS_ABORT returned\n");
+        exit(0);
+    }
+    /* the others wait to be killed */
+    MPI_Recv(&c, 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv, "info_err");
+    if (argc > 1 && strcmp(argv[1], "abort") == 0)
+        abort_mode();
     test_info();
     test_errors();
     tu_finish();
