@@ -153,6 +153,13 @@ static int agree(struct bmpi_comm *parent, const int *members, int n, int me, in
     if (k)
         memcpy(vals, all, (size_t)n * k * sizeof(int));
     if (want_id) {
+        /* batches never hoard more than a sixteenth of what is left, so
+         * cached ids cannot starve other communicators */
+        int avail = 0;
+        for (int w = 0; w < BMPI_CTX_WORDS; w++)
+            avail += __builtin_popcountll(mask[w]);
+        if (want_id > 1 && want_id > avail / 16)
+            want_id = avail / 16 > 1 ? avail / 16 : 1;
         int cnt = 0;
         for (int w = 0; w < BMPI_CTX_WORDS && cnt < want_id; w++) {
             while (mask[w] && cnt < want_id) {

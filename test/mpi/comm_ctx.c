@@ -111,6 +111,35 @@ static void concurrent_splits(void)
     MPICHK(MPI_Comm_free(&half));
 }
 
+/* Run out of ids on purpose: every rank must fail at the same dup, with
+ * MPI_ERR_OTHER, and everything works again after freeing. */
+static void exhaust(void)
+{
+    enum { MAX = 5000 };
+    MPI_Comm *c = malloc(MAX * sizeof(*c));
+    CHECK(c, "malloc");
+    int n = 0, rc = MPI_SUCCESS;
+    while (n < MAX && (rc = MPI_Comm_dup(MPI_COMM_WORLD, &c[n])) == MPI_SUCCESS)
+        n++;
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(n < MAX && cls == MPI_ERR_OTHER, "after %d dups: class %d", n, cls);
+    CHECK(n >= 4000, "only %d live communicators", n);
+    CHECK(tu_sum(n) == (long)n * tu_size, "ranks ran out at different dups (%d here)", n);
+    if (tu_rank == 0)
+        printf("comm_ctx: ran out of context ids after %d live communicators, as designed\n", n);
+    /* the ids work: a message on the last one */
+    int v = -1, next = (tu_rank + 1) % tu_size, prev = (tu_rank + tu_size - 1) % tu_size;
+    MPI_Request rq;
+    MPICHK(MPI_Irecv(&v, 1, MPI_INT, prev, 1, c[n - 1], &rq));
+    MPICHK(MPI_Send(&tu_rank, 1, MPI_INT, next, 1, c[n - 1]));
+    MPICHK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(v == prev, "message on the last communicator from %d", v);
+    for (int i = 0; i < n; i++)
+        MPICHK(MPI_Comm_free(&c[i]));
+    free(c);
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv, "comm_ctx");
@@ -121,6 +150,8 @@ int main(int argc, char **argv)
     tu_barrier();
     for (int i = 0; i < 20; i++)
         concurrent_splits();
+    tu_barrier();
+    exhaust();
     tu_barrier();
     cycles(1000); /* ids still come back after all that */
     tu_finish();
