@@ -637,14 +637,6 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
 
 /* == 7. Groups, Contexts, Communicators, and Caching == */
 
-BMPI_API(MPI_Comm_create_from_group)
-int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
-                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
-{
-    (void)group; (void)stringtag; (void)info; (void)errhandler; (void)newcomm;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_create_from_group");
-}
-
 BMPI_API(MPI_Group_from_session_pset)
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {

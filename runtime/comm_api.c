@@ -366,6 +366,56 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     return MPI_SUCCESS;
 }
 
+/*
+ * MPI 4.0's creation from a group alone, collective over the group. bmpi
+ * has no sessions yet, so the group comes from a communicator of the World
+ * model and the members agree over MPI_COMM_WORLD's collective context,
+ * with tags hashed from stringtag so that creations with different tags
+ * may overlap (two tags hashing alike and running at once would be
+ * serialised wrongly: 1 in 2^28).
+ */
+BMPI_API(MPI_Comm_create_from_group)
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_from_group";
+    if (!bmpi_initialized())
+        return bmpi_err_noobj(MPI_ERR_OTHER, fn,
+                              "bmpi supports this only in the World model, after MPI_Init (no sessions yet)");
+    struct bmpi_group *g = bmpi_group_lookup(group);
+    if (!g)
+        return bmpi_err_noobj(MPI_ERR_GROUP, fn, "invalid group 0x%x", (unsigned)group);
+    if (!stringtag || !newcomm)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "stringtag or newcomm is NULL");
+    if (info != MPI_INFO_NULL && !bmpi_info_lookup(info))
+        return bmpi_err_noobj(MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    if (!bmpi_errhandler_valid(errhandler) ||
+        (bmpi_errhandler_get(errhandler) && bmpi_errhandler_get(errhandler)->kind != BMPI_ERRH_COMM))
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "invalid communicator errhandler 0x%x", (unsigned)errhandler);
+    if (g->rank == MPI_UNDEFINED)
+        return bmpi_err_noobj(MPI_ERR_GROUP, fn, "the calling process is not a member of the group");
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *p = stringtag; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    int up = -(1 << 30) - 2000 - 2 * (int)(h % (1u << 28));
+    struct bmpi_comm *world = bmpi_comm_get(MPI_COMM_WORLD), *nc = NULL;
+    uint32_t id;
+    /* the group's world ranks are world's ranks */
+    int err = bmpi_ctx_agree(world, g->world_ranks, g->size, g->rank, up, up - 1, NULL, 0, 1, &id);
+    if (err || (err = bmpi_comm_build(world, g, id, &nc)))
+        return bmpi_err_noobj(err, fn, NULL);
+    bmpi_errhandler_retain(errhandler);
+    bmpi_errhandler_release(nc->errhandler);
+    nc->errhandler = errhandler;
+    struct bmpi_info *inf = info != MPI_INFO_NULL ? bmpi_info_lookup(info) : NULL;
+    if (inf && !(nc->info = bmpi_info_clone(inf))) {
+        bmpi_comm_release(nc);
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory copying info hints");
+    }
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
 BMPI_API(MPI_Comm_free)
 int PMPI_Comm_free(MPI_Comm *comm)
 {

@@ -145,6 +145,16 @@ static void test_create(void)
     CHECK(world_of(c, r) == tu_rank, "create_group: wrong member");
     ring(c);
     MPICHK(MPI_Comm_free(&c));
+    /* create_from_group, the two halves at once with different string tags */
+    MPICHK(MPI_Comm_create_from_group(half, lo ? "bmpi.test.lo" : "bmpi.test.hi", MPI_INFO_NULL,
+                                      MPI_ERRORS_RETURN, &c));
+    MPICHK(MPI_Comm_rank(c, &r));
+    CHECK(world_of(c, r) == tu_rank, "create_from_group: wrong member");
+    ring(c);
+    MPI_Errhandler eh;
+    MPICHK(MPI_Comm_get_errhandler(c, &eh));
+    CHECK(eh == MPI_ERRORS_RETURN, "create_from_group: errhandler not set");
+    MPICHK(MPI_Comm_free(&c));
     MPICHK(MPI_Group_free(&half));
     MPICHK(MPI_Group_free(&g));
     MPICHK(MPI_Group_free(&wg));
