@@ -30,8 +30,15 @@ static const char *cu_prog = "coll";
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
-        if (!(cond))                                                                               \
-            FAIL("check `" #cond "`: " __VA_ARGS__);                                               \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s: rank %d/%d: %s:%d: check `%s`: ", cu_prog, cu_rank,        \
+                    cu_size, __FILE__, __LINE__, #cond);                                           \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            fflush(stderr);                                                                        \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 #define MPICHK(call)                                                                               \
