@@ -1,3 +1,7 @@
 #!/bin/sh
-# A message above 2 GiB (count x 1 MiB type), at 2 ranks only.
+# A message above 2 GiB (count x 1 MiB type), at 2 ranks only; again with
+# single-copy CMA off (pipelined fragments).
+"$top_srcdir/test/mpi/run-ranks" "$top_builddir/test/mpi/p2p_huge" 2 || exit 1
+BMPI_SHM_CMA=0
+export BMPI_SHM_CMA
 exec "$top_srcdir/test/mpi/run-ranks" "$top_builddir/test/mpi/p2p_huge" 2
