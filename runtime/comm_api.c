@@ -44,7 +44,11 @@ int bmpi_comm_build(struct bmpi_comm *parent, struct bmpi_group *g, uint32_t id,
 
 void bmpi_comm_teardown(struct bmpi_comm *c)
 {
+    /* delete callbacks may use the communicator; a reference they take and
+     * drop must not free it under us */
+    c->refcount++;
     bmpi_attr_comm_delete_all(c);
+    c->refcount--;
     bmpi_topo_free(c->topo);
     c->topo = NULL;
     bmpi_info_destroy(c->info);

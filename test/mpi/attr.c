@@ -35,6 +35,22 @@ static int failing_copy(MPI_Comm old, int key, void *extra, void *in, void *out,
     return MPI_ERR_OTHER;
 }
 
+/* A delete callback that still talks on the communicator being freed. */
+static int talking_deletes;
+static int talking_delete(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)key, (void)val, (void)extra;
+    int r, in = -1, out = 77;
+    MPI_Request rq;
+    MPICHK(MPI_Comm_rank(comm, &r));
+    MPICHK(MPI_Isend(&out, 1, MPI_INT, r, 0, comm, &rq));
+    MPICHK(MPI_Recv(&in, 1, MPI_INT, r, 0, comm, MPI_STATUS_IGNORE));
+    MPICHK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(in == 77, "self message in a delete callback: %d", in);
+    talking_deletes++;
+    return MPI_SUCCESS;
+}
+
 static int type_deletes;
 static int type_delete_cb(MPI_Datatype t, int key, void *val, void *extra)
 {
@@ -145,6 +161,14 @@ static void test_callbacks(void)
     MPICHK(MPI_Comm_free(&a));
     MPICHK(MPI_Attr_delete(MPI_COMM_WORLD, k5));
     MPICHK(MPI_Keyval_free(&k5));
+
+    int k6;
+    MPICHK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, talking_delete, &k6, NULL));
+    MPICHK(MPI_Comm_dup(MPI_COMM_WORLD, &a));
+    MPICHK(MPI_Comm_set_attr(a, k6, NULL));
+    MPICHK(MPI_Comm_free(&a));
+    CHECK(talking_deletes == 1, "talking delete callback ran %d times", talking_deletes);
+    MPICHK(MPI_Comm_free_keyval(&k6));
 
     EXPECT_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, 0x12345, &v, &flag), MPI_ERR_KEYVAL);
     EXPECT_CLASS(MPI_Comm_free_keyval(&k5), MPI_ERR_KEYVAL);
