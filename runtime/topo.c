@@ -204,6 +204,50 @@ static int topo_comm(struct bmpi_comm *parent, int n, struct bmpi_topo *t, struc
 
 /* --- cartesian -------------------------------------------------------------- */
 
+static int desc(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x < y) - (x > y);
+}
+
+struct dims_search {
+    int nfree;
+    int div[1600]; /* divisors of the product, descending (an int has at most 1344) */
+    int ndiv;
+    int *cur, *best;
+    long best_spread;
+};
+
+/* Fill cur[depth ..] with k factors of rest, each at most maxd. */
+static void dims_search(struct dims_search *s, int rest, int k, int maxd, int depth)
+{
+    if (k == 0) {
+        if (rest != 1)
+            return;
+        long spread = depth ? (long)s->cur[0] - s->cur[depth - 1] : 0;
+        if (s->best_spread < 0 || spread < s->best_spread) {
+            s->best_spread = spread;
+            memcpy(s->best, s->cur, (size_t)s->nfree * sizeof(int));
+        }
+        return;
+    }
+    for (int i = 0; i < s->ndiv; i++) {
+        int d = s->div[i];
+        if (d > maxd || rest % d)
+            continue;
+        /* d is the largest of the k left: d^k must reach rest */
+        long long p = 1;
+        for (int j = 0; j < k && p < rest; j++)
+            p *= d;
+        if (p < rest)
+            break; /* smaller d cannot either */
+        if (depth && s->best_spread >= 0 && (long)s->cur[0] - d >= s->best_spread)
+            break; /* the spread only grows from here */
+        s->cur[depth] = d;
+        dims_search(s, rest / d, k - 1, d, depth + 1);
+    }
+}
+
 BMPI_API(MPI_Dims_create)
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
@@ -235,38 +279,25 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
             return bmpi_err_noobj(MPI_ERR_DIMS, fn, "the dims multiply to %ld, not nnodes %d", fixed, nnodes);
         return MPI_SUCCESS;
     }
-    /* prime factors, largest first, each onto the smallest free dim so far */
-    int f[32], nf = 0;
-    for (int p = 2; (long)p * p <= rest; p++)
-        while (rest % p == 0) {
-            f[nf++] = p;
-            rest /= p;
+    /* the most balanced split: the smallest spread (largest - smallest),
+     * found by a search over non-increasing divisor sequences */
+    struct dims_search ds = {.nfree = nfree, .best_spread = -1};
+    for (long d = 1; d * d <= rest; d++)
+        if (rest % d == 0) {
+            ds.div[ds.ndiv++] = (int)d;
+            if (d * d != rest)
+                ds.div[ds.ndiv++] = (int)(rest / d);
         }
-    if (rest > 1)
-        f[nf++] = rest;
-    int *v = calloc((size_t)nfree, sizeof(int));
+    qsort(ds.div, (size_t)ds.ndiv, sizeof(int), desc);
+    int *v = calloc((size_t)nfree * 2, sizeof(int));
     if (!v)
         return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
-    for (int i = 0; i < nfree; i++)
-        v[i] = 1;
-    for (int i = nf - 1; i >= 0; i--) {
-        int m = 0;
-        for (int j = 1; j < nfree; j++)
-            if (v[j] < v[m])
-                m = j;
-        v[m] *= f[i];
-    }
-    /* non-increasing order */
-    for (int i = 0; i < nfree; i++)
-        for (int j = i + 1; j < nfree; j++)
-            if (v[j] > v[i]) {
-                int x = v[i];
-                v[i] = v[j];
-                v[j] = x;
-            }
+    ds.cur = v;
+    ds.best = v + nfree;
+    dims_search(&ds, rest, nfree, rest, 0);
     for (int i = 0, j = 0; i < ndims; i++)
         if (dims[i] == 0)
-            dims[i] = v[j++];
+            dims[i] = ds.best[j++];
     free(v);
     return MPI_SUCCESS;
 }
