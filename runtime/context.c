@@ -110,7 +110,8 @@ static int agree(struct bmpi_comm *parent, const int *members, int n, int me, in
     int err = BMPI_OK;
     unsigned char *tmp = NULL;
     int top = lowbit(me, n);
-    if (n > 1 && want_id && !(tmp = malloc(mbytes))) {
+    /* one message per tree edge on the way up: [mask][the subtree's vals] */
+    if (n > 1 && !(tmp = malloc(total ? total : 1))) {
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory agreeing on a context id");
         goto out;
     }
@@ -119,24 +120,21 @@ static int agree(struct bmpi_comm *parent, const int *members, int n, int me, in
         int child = me + b;
         int hi = child + b < n ? child + b : n;
         int src = members ? members[child] : child;
-        if (want_id) {
-            if ((err = bmpi_recv(tmp, mbytes, MPI_BYTE, src, up_tag, parent, cid, MPI_STATUS_IGNORE)))
-                goto out;
-            for (int w = 0; w < BMPI_CTX_WORDS; w++)
-                mask[w] &= ((uint64_t *)tmp)[w];
-        }
-        if (k && (err = bmpi_recv(all + (size_t)child * k, (size_t)(hi - child) * k * sizeof(int), MPI_BYTE,
-                                  src, up_tag, parent, cid, MPI_STATUS_IGNORE)))
+        size_t vbytes = (size_t)(hi - child) * k * sizeof(int);
+        if ((err = bmpi_recv(tmp, mbytes + vbytes, MPI_BYTE, src, up_tag, parent, cid, MPI_STATUS_IGNORE)))
             goto out;
+        for (size_t w = 0; w < mbytes / sizeof(uint64_t); w++)
+            mask[w] &= ((uint64_t *)tmp)[w];
+        memcpy(all + (size_t)child * k, tmp + mbytes, vbytes);
     }
     if (me != 0) {
         int up = me - top;
         int hi = me + top < n ? me + top : n;
         int dst = members ? members[up] : up;
-        if (want_id && (err = bmpi_send(mask, mbytes, MPI_BYTE, dst, up_tag, parent, cid)))
-            goto out;
-        if (k && (err = bmpi_send(all + (size_t)me * k, (size_t)(hi - me) * k * sizeof(int), MPI_BYTE, dst,
-                                  up_tag, parent, cid)))
+        size_t vbytes = (size_t)(hi - me) * k * sizeof(int);
+        memcpy(tmp, mask, mbytes);
+        memcpy(tmp + mbytes, all + (size_t)me * k, vbytes);
+        if ((err = bmpi_send(tmp, mbytes + vbytes, MPI_BYTE, dst, up_tag, parent, cid)))
             goto out;
         /* down: the whole result from my parent */
         if ((err = bmpi_recv(buf, total, MPI_BYTE, dst, down_tag, parent, cid, MPI_STATUS_IGNORE)))
