@@ -281,6 +281,70 @@ static void test_comm(MPI_Comm comm, const char *what)
     free(a), free(b), free(da), free(db);
 }
 
+/* Types whose lower bound is not their first byte: temporary buffers must
+ * be laid out by true extent. t1: ints at bytes 0 and 8 of a 16-byte
+ * element whose lb is -4; t2: one int at byte 8 (lb = true_lb = 8). */
+static void test_lb(MPI_Comm comm, const char *what)
+{
+    int p, me;
+    MPICHK(MPI_Comm_size(comm, &p));
+    MPICHK(MPI_Comm_rank(comm, &me));
+    MPI_Datatype v, t1, t2;
+    MPICHK(MPI_Type_vector(2, 1, 2, MPI_INT, &v));
+    MPICHK(MPI_Type_create_resized(v, -4, 16, &t1));
+    MPICHK(MPI_Type_commit(&t1));
+    int bl = 1;
+    MPI_Aint disp = 8;
+    MPI_Datatype it = MPI_INT;
+    MPICHK(MPI_Type_create_struct(1, &bl, &disp, &it, &t2));
+    MPICHK(MPI_Type_commit(&t2));
+    const int counts[] = {1, 3, 4000};
+    for (int ci = 0; ci < 3; ci++) {
+        int n = counts[ci];
+        nb = ci & 1;
+        size_t ints = 4 * (size_t)n + 8;
+        int *a = calloc(ints, sizeof(int)), *b = calloc(ints, sizeof(int));
+        /* t1: element e's ints are at int index 4e and 4e + 2 (buffer origin at int 1). */
+        for (int e = 0; e < n; e++)
+            a[1 + 4 * e] = cu_val(me, (size_t)(2 * e), 90), a[1 + 4 * e + 2] = cu_val(me, (size_t)(2 * e + 1), 90);
+        allreduce(a + 1, b + 1, n, t1, MPI_SUM, comm);
+        for (int e = 0; e < n; e++)
+            for (int j = 0; j < 2; j++) {
+                int want = 0;
+                for (int r = 0; r < p; r++)
+                    want += cu_val(r, (size_t)(2 * e + j), 90);
+                CHECK(b[1 + 4 * e + 2 * j] == want, "%s lb type allreduce n=%d [%d.%d]", what, n, e, j);
+                CHECK(b[1 + 4 * e + 1] == 0 && b[1 + 4 * e + 3] == 0, "%s lb type allreduce wrote a gap", what);
+            }
+        CHECK(b[0] == 0, "%s lb type allreduce wrote before the buffer", what);
+        /* t2: n ints starting at byte 8 of the buffer. */
+        memset(b, 0, ints * sizeof(int));
+        for (int i = 0; i < n; i++)
+            a[2 + i] = cu_val(me, (size_t)i, 91);
+        for (int root = 0; root < p; root += 3) {
+            reduce(a, b, n, t2, MPI_MAX, root, comm);
+            if (me == root)
+                for (int i = 0; i < n; i++) {
+                    int want = cu_val(0, (size_t)i, 91);
+                    for (int r = 1; r < p; r++)
+                        want = cu_val(r, (size_t)i, 91) > want ? cu_val(r, (size_t)i, 91) : want;
+                    CHECK(b[2 + i] == want, "%s true_lb type reduce root %d n=%d [%d]", what, root, n, i);
+                }
+        }
+        memset(b, 0, ints * sizeof(int));
+        if (me == p - 1)
+            memcpy(b, a, ints * sizeof(int));
+        bcast(b, n, t2, p - 1, comm);
+        for (int i = 0; i < n; i++)
+            CHECK(b[2 + i] == cu_val(p - 1, (size_t)i, 91), "%s true_lb type bcast [%d]", what, i);
+        CHECK(me == p - 1 || (b[0] == 0 && b[1] == 0), "%s true_lb bcast wrote before the data", what);
+        free(a), free(b);
+    }
+    MPICHK(MPI_Type_free(&t1));
+    MPICHK(MPI_Type_free(&t2));
+    MPICHK(MPI_Type_free(&v));
+}
+
 static void test_errors(void)
 {
     int x[4] = {0}, y[4];
@@ -318,6 +382,7 @@ int main(int argc, char **argv)
     cu_init(&argc, &argv, "coll_reduce");
     test_errors();
     test_comm(MPI_COMM_WORLD, "world");
+    test_lb(MPI_COMM_WORLD, "world");
     if (cu_size > 2) {
         /* Odd and even ranks, the odd ones in reverse order. */
         MPI_Comm sub;
