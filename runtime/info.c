@@ -226,9 +226,12 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
     if (!info)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
-    struct bmpi_info *i = bmpi_info_clone(bmpi_info_lookup(MPI_INFO_ENV));
+    /* filled afresh: before MPI_Init the world size is not known yet, and
+     * MPI_INFO_ENV must not keep that */
+    struct bmpi_info *i = bmpi_info_clone(NULL);
     if (!i)
         return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Info_create_env", "out of memory");
+    env_fill(i);
     if (argc > 0 && argv && argv[0]) {
         put(i, "command", argv[0]);
         size_t len = 1;

@@ -176,6 +176,14 @@ static void abort_mode(void)
 
 int main(int argc, char **argv)
 {
+    /* allowed before MPI_Init; must not freeze MPI_INFO_ENV's pre-init view */
+    MPI_Info early;
+    int nk = 0;
+    if (MPI_Info_create_env(argc, argv, &early) != MPI_SUCCESS || MPI_Info_get_nkeys(early, &nk) != MPI_SUCCESS ||
+        nk < 1 || MPI_Info_free(&early) != MPI_SUCCESS) {
+        fprintf(stderr, "FAIL info_err: MPI_Info_create_env before MPI_Init\n");
+        return 1;
+    }
     tu_init(&argc, &argv, "info_err");
     if (argc > 1 && strcmp(argv[1], "abort") == 0)
         abort_mode();
