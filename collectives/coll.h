@@ -65,6 +65,10 @@ struct bmpi_sched {
     void **more_tmp;
     int nmore, capmore;
 
+    /* nonblocking: the schedule's own handles of the derived types it uses */
+    MPI_Datatype *dups;
+    int ndups;
+
     bool heap; /* allocated by bmpi_sched_new, freed on completion */
     struct bmpi_request *req;
     struct bmpi_sched *next_active;

@@ -276,6 +276,9 @@ static bool advance(struct bmpi_sched *s)
 
 static void release(struct bmpi_sched *s)
 {
+    for (int i = 0; i < s->ndups; i++)
+        PMPI_Type_free(&s->dups[2 * i + 1]);
+    free(s->dups);
     for (int i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     for (int i = 0; i < s->nmore; i++)
@@ -321,8 +324,62 @@ static void finish(struct bmpi_sched *s)
     bmpi_request_complete(req);
 }
 
+static bool derived(MPI_Datatype h)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(h);
+    return dt && !bmpi_dt_is_predefined(dt);
+}
+
+/* The schedule's handle for the user's h (a dup made on first sight). */
+static int own_type(struct bmpi_sched *s, MPI_Datatype *h)
+{
+    if (!derived(*h))
+        return 0;
+    for (int i = 0; i < s->ndups; i++)
+        if (s->dups[2 * i] == *h) {
+            *h = s->dups[2 * i + 1];
+            return 0;
+        }
+    MPI_Datatype d;
+    if (PMPI_Type_dup(*h, &d) != MPI_SUCCESS)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "cannot duplicate datatype %s for a nonblocking collective",
+                            bmpi_dt_name(*h));
+    s->dups[2 * s->ndups] = *h;
+    s->dups[2 * s->ndups + 1] = d;
+    s->ndups++;
+    *h = d;
+    return 0;
+}
+
+/* MPI lets the user free a derived datatype right after starting a
+ * nonblocking collective, which invalidates the handle at once; the later
+ * rounds of the schedule use handles of their own (MPI_Type_dup). */
+static int own_types(struct bmpi_sched *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->nsteps; i++)
+        n += derived(s->steps[i].type) + (s->steps[i].kind == BMPI_STEP_COPY && derived(s->steps[i].dtype));
+    if (n == 0)
+        return 0;
+    if (!(s->dups = malloc(2 * (size_t)n * sizeof(MPI_Datatype))))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a nonblocking collective");
+    for (int i = 0; i < s->nsteps; i++) {
+        struct bmpi_sched_step *st = &s->steps[i];
+        if (st->kind == BMPI_STEP_FENCE)
+            continue;
+        int e = own_type(s, &st->type);
+        if (!e && st->kind == BMPI_STEP_COPY)
+            e = own_type(s, &st->dtype);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
 int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request)
 {
+    if (!s->err)
+        s->err = own_types(s);
     if (s->err) {
         int err = s->err;
         release(s);

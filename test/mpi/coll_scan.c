@@ -233,6 +233,28 @@ static void test_comm(MPI_Comm comm, const char *what)
         }
         free(x), free(bc), free(ag), free(sc);
     }
+    /* A derived type freed right after the nonblocking calls that use it. */
+    {
+        MPI_Datatype vec;
+        MPICHK(MPI_Type_vector(100, 1, 2, MPI_INT, &vec));
+        MPICHK(MPI_Type_commit(&vec));
+        int *x = malloc(sizeof(int) * 200 * 3), *y = x + 200, *z = x + 400;
+        for (int i = 0; i < 200; i++)
+            x[i] = cu_val(me, (size_t)i, 83), y[i] = -1, z[i] = me == 0 ? x[i] : -1;
+        MPI_Request r[2];
+        MPICHK(MPI_Iallreduce(x, y, 1, vec, MPI_SUM, comm, &r[0]));
+        MPICHK(MPI_Ibcast(z, 1, vec, 0, comm, &r[1]));
+        MPICHK(MPI_Type_free(&vec));
+        MPICHK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 200; i++) {
+            int s = 0;
+            for (int q = 0; q < p; q++)
+                s += cu_val(q, (size_t)i, 83);
+            CHECK(y[i] == (i % 2 ? -1 : s), "%s Iallreduce on a freed type [%d]", what, i);
+            CHECK(z[i] == (i % 2 && me ? -1 : cu_val(0, (size_t)i, 83)), "%s Ibcast on a freed type [%d]", what, i);
+        }
+        free(x);
+    }
 }
 
 int main(int argc, char **argv)
