@@ -45,20 +45,26 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
         bmpi_sched_fence(s);
         return bmpi_coll_scatterv(s, tmp, rcounts, displs, type, rbuf, (size_t)rcounts[r], type, 0);
     }
-    char *acc = bmpi_sched_tmpbuf(s, total, type);
-    char *tmp = bmpi_sched_tmpbuf(s, maxc, type);
-    if (!acc || !tmp)
+    /* The partial sum of a block travels around the ring in two staging
+     * buffers (receive into one while the other is sent on); each rank
+     * adds its own input block, so the input is never copied whole. */
+    char *tmp[2] = {bmpi_sched_tmpbuf(s, maxc, type), bmpi_sched_tmpbuf(s, maxc, type)};
+    if (!tmp[0] || !tmp[1])
         return s->err;
-    bmpi_sched_copy(s, input, total, type, acc, total, type);
+    const char *in = input;
     int left = (r - 1 + p) % p, right = (r + 1) % p;
     for (int i = 0; i < p - 1; i++) {
         int sb = (r - i - 1 + p) % p, rb = (r - i - 2 + p) % p;
-        bmpi_sched_recv(s, tmp, (size_t)rcounts[rb], type, left);
-        bmpi_sched_send(s, acc + (MPI_Aint)displs[sb] * ext, (size_t)rcounts[sb], type, right);
+        char *cur = tmp[i % 2];
+        bmpi_sched_recv(s, cur, (size_t)rcounts[rb], type, left);
+        if (i == 0)
+            bmpi_sched_send(s, in + (MPI_Aint)displs[sb] * ext, (size_t)rcounts[sb], type, right);
+        else
+            bmpi_sched_send(s, tmp[(i - 1) % 2], (size_t)rcounts[sb], type, right);
         bmpi_sched_fence(s);
-        bmpi_sched_reduce(s, tmp, acc + (MPI_Aint)displs[rb] * ext, (size_t)rcounts[rb], type);
+        bmpi_sched_reduce(s, in + (MPI_Aint)displs[rb] * ext, cur, (size_t)rcounts[rb], type);
     }
-    bmpi_sched_copy(s, acc + (MPI_Aint)displs[r] * ext, (size_t)rcounts[r], type, rbuf,
-                    (size_t)rcounts[r], type);
+    /* The last block reduced is mine (rb == r at i == p - 2). */
+    bmpi_sched_copy(s, tmp[(p - 2) % 2], (size_t)rcounts[r], type, rbuf, (size_t)rcounts[r], type);
     return s->err;
 }
