@@ -5,4 +5,5 @@ libbmpi_core_la_SOURCES += \
 	transport/transport.h \
 	transport/common.c \
 	transport/self/self.c
+include transport/shm/local.mk
 include transport/ofi/local.mk

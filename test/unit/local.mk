@@ -1,1 +1,2 @@
-# test/unit: sources are added here
+# test/unit: Check unit tests; each component adds its own fragment.
+include test/unit/shm.mk
