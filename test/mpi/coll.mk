@@ -1,7 +1,8 @@
 # test/mpi/coll_*: the collectives and reduction ops (issue 4). Each .sh
 # runs its program at several rank counts once per algorithm, forcing it
 # with the BMPI_COLL_* variables (docs/collectives.md).
-check_PROGRAMS += test/mpi/coll_reduce test/mpi/coll_data test/mpi/coll_scan test/mpi/coll_ops
+check_PROGRAMS += test/mpi/coll_reduce test/mpi/coll_data test/mpi/coll_scan test/mpi/coll_ops \
+	test/mpi/coll_storm
 test_mpi_coll_reduce_SOURCES = test/mpi/coll_reduce.c test/mpi/coll_util.h
 test_mpi_coll_reduce_LDADD = libbmpi.la
 test_mpi_coll_data_SOURCES = test/mpi/coll_data.c test/mpi/coll_util.h
@@ -10,5 +11,9 @@ test_mpi_coll_scan_SOURCES = test/mpi/coll_scan.c test/mpi/coll_util.h
 test_mpi_coll_scan_LDADD = libbmpi.la
 test_mpi_coll_ops_SOURCES = test/mpi/coll_ops.c test/mpi/coll_util.h
 test_mpi_coll_ops_LDADD = libbmpi.la
-TESTS += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh
-EXTRA_DIST += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh
+test_mpi_coll_storm_SOURCES = test/mpi/coll_storm.c test/mpi/coll_util.h
+test_mpi_coll_storm_LDADD = libbmpi.la
+TESTS += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh \
+	test/mpi/coll_storm.sh
+EXTRA_DIST += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh \
+	test/mpi/coll_storm.sh
