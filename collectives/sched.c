@@ -324,6 +324,12 @@ static void finish(struct bmpi_sched *s)
     bmpi_request_complete(req);
 }
 
+/* Weak references: the datatype entry points live in another module
+ * (runtime/type_api.c); a build without them still links, and the
+ * schedule then keeps the caller's handles. */
+#pragma weak PMPI_Type_dup
+#pragma weak PMPI_Type_free
+
 static bool derived(MPI_Datatype h)
 {
     struct bmpi_datatype *dt = bmpi_dt_get(h);
@@ -357,6 +363,8 @@ static int own_type(struct bmpi_sched *s, MPI_Datatype *h)
 static int own_types(struct bmpi_sched *s)
 {
     int n = 0;
+    if (!PMPI_Type_dup || !PMPI_Type_free)
+        return 0;
     for (int i = 0; i < s->nsteps; i++)
         n += derived(s->steps[i].type) + (s->steps[i].kind == BMPI_STEP_COPY && derived(s->steps[i].dtype));
     if (n == 0)
