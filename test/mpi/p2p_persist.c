@@ -15,7 +15,7 @@
  */
 #include "testutil.h"
 
-#define ITERS 150
+#define ITERS 100
 #define NP 4 /* message sizes of the ring */
 
 static const size_t sizes[NP] = {8, 16384 + 8, 100000, 1};

@@ -27,9 +27,10 @@ static const struct tcase cases[] = {
 static int right, left;
 
 /* How the receive is completed: varies with the case. */
-enum how { BY_RECV, BY_WAIT, BY_WAITALL, BY_TEST, BY_WAITANY, BY_HOW_MAX };
+enum how { BY_RECV, BY_WAIT, BY_WAITALL, BY_TEST, BY_WAITANY, BY_WAITSOME, BY_TESTSOME, BY_HOW_MAX };
 
-static const char *how_name[] = {"MPI_Recv", "MPI_Wait", "MPI_Waitall", "MPI_Test", "MPI_Waitany"};
+static const char *how_name[] = {"MPI_Recv", "MPI_Wait", "MPI_Waitall", "MPI_Test", "MPI_Waitany", "MPI_Waitsome",
+                                 "MPI_Testsome"};
 
 static void expect_truncate(int rc, const char *what, int c)
 {
@@ -101,6 +102,30 @@ static void contig_case(int c, enum how how)
                 CHECK(tu_now() - t0 < 60, "case %d: MPI_Test never completed", c);
             } while (rc == MPI_SUCCESS && !flag);
             expect_truncate(rc, how_name[how], c);
+            break;
+        }
+        case BY_WAITSOME:
+        case BY_TESTSOME: {
+            /* the error belongs to MPI_COMM_WORLD (MPI_ERRORS_RETURN), not
+             * to MPI_COMM_SELF (left MPI_ERRORS_ARE_FATAL in main) */
+            MPI_Request arr[3] = {MPI_REQUEST_NULL, rreq, MPI_REQUEST_NULL};
+            int out = 0, idx[3];
+            MPI_Status sts[3];
+            double t0 = tu_now();
+            do {
+                if (how == BY_WAITSOME)
+                    rc = MPI_Waitsome(3, arr, &out, idx, sts);
+                else
+                    rc = MPI_Testsome(3, arr, &out, idx, sts);
+                CHECK(tu_now() - t0 < 60, "case %d: %s never completed", c, how_name[how]);
+            } while (rc == MPI_SUCCESS && out == 0);
+            int cls = -1;
+            MPI_Error_class(rc, &cls);
+            CHECK(cls == MPI_ERR_IN_STATUS, "case %d: %s returned class %d, expected MPI_ERR_IN_STATUS", c,
+                  how_name[how], cls);
+            CHECK(out == 1 && idx[0] == 1, "case %d: %s: outcount %d index %d", c, how_name[how], out, idx[0]);
+            expect_truncate(sts[0].MPI_ERROR, how_name[how], c);
+            st = sts[0];
             break;
         }
         default: {
@@ -178,6 +203,9 @@ int main(int argc, char **argv)
     tu_init(&argc, &argv, "p2p_truncate");
     right = (tu_rank + 1) % tu_size;
     left = (tu_rank + tu_size - 1) % tu_size;
+    /* every error here is on MPI_COMM_WORLD: one reported through
+     * MPI_COMM_SELF's handler kills the test */
+    MPICHK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
     for (int c = 0; c < NCASES; c++)
         for (int how = 0; how < BY_HOW_MAX; how++)
             if ((c + how) % 2 == 0 || cases[c].len < 300000)
