@@ -83,8 +83,13 @@ int main(int argc, char **argv)
     EXPECT_CLASS(MPI_Iprobe(left, -5, MPI_COMM_WORLD, &flag, &st), MPI_ERR_TAG);
     {
         int *ub = NULL, have = 0;
-        int rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &have);
-        if (TU_OPTIONAL(rc, "MPI_Comm_get_attr")) {
+        int rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &have), cls = -1;
+        MPI_Error_class(rc, &cls);
+        /* not implemented yet: the negative tags above have to do */
+        if (cls == MPI_ERR_UNSUPPORTED_OPERATION && tu_rank == 0)
+            printf("NOTE p2p_errors: MPI_Comm_get_attr is a stub; tag > MPI_TAG_UB not checked\n");
+        if (cls != MPI_ERR_UNSUPPORTED_OPERATION) {
+            MPICHK(rc);
             CHECK(have && ub && *ub >= 32767, "MPI_TAG_UB attribute: flag %d value %d", have, ub ? *ub : -1);
             if (*ub < INT_MAX) {
                 EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, right, *ub + 1, MPI_COMM_WORLD), MPI_ERR_TAG);
