@@ -21,12 +21,22 @@ static struct {
 
 void bmpi_sched_init(struct bmpi_sched *s, struct bmpi_comm *comm)
 {
-    /* Only the header fields: the inline arrays stay uninitialized. */
-    memset(s, 0, offsetof(struct bmpi_sched, inline_steps));
+    /* Field by field: this runs on every blocking collective, and the
+     * inline arrays need no initialization. */
     s->comm = comm;
     s->tag = (int)(comm->coll_seq++ & (uint32_t)INT_MAX);
+    s->op = NULL;
+    s->err = 0;
     s->steps = s->inline_steps;
+    s->nsteps = s->next = s->first_open = s->pending = 0;
     s->cap = BMPI_SCHED_INLINE_STEPS;
+    s->arena_used = 0;
+    s->ntmp = s->nmore = s->capmore = s->ndups = 0;
+    s->more_tmp = NULL;
+    s->dups = NULL;
+    s->heap = false;
+    s->req = NULL;
+    s->next_active = NULL;
 }
 
 struct bmpi_sched *bmpi_sched_new(struct bmpi_comm *comm)
@@ -65,10 +75,9 @@ static struct bmpi_sched_step *push(struct bmpi_sched *s, enum bmpi_step_kind ki
         s->steps = n;
         s->cap = cap;
     }
-    struct bmpi_sched_step *st = &s->steps[s->nsteps++];
-    memset(st, 0, sizeof(*st));
-    st->kind = kind;
-    return st;
+    /* The caller fills the whole step. */
+    (void)kind;
+    return &s->steps[s->nsteps++];
 }
 
 void bmpi_sched_send(struct bmpi_sched *s, const void *buf, size_t count, MPI_Datatype type,
@@ -116,7 +125,10 @@ void bmpi_sched_fence(struct bmpi_sched *s)
     /* Two fences in a row, or a fence first, say nothing new. */
     if (s->nsteps == 0 || s->steps[s->nsteps - 1].kind == BMPI_STEP_FENCE)
         return;
-    push(s, BMPI_STEP_FENCE);
+    struct bmpi_sched_step *st = push(s, BMPI_STEP_FENCE);
+    if (st)
+        *st = (struct bmpi_sched_step){.kind = BMPI_STEP_FENCE, .type = MPI_DATATYPE_NULL,
+                                       .dtype = MPI_DATATYPE_NULL};
 }
 
 static void *keep(struct bmpi_sched *s, void *p)
@@ -276,14 +288,18 @@ static bool advance(struct bmpi_sched *s)
 
 static void release(struct bmpi_sched *s)
 {
-    for (int i = 0; i < s->ndups; i++)
-        PMPI_Type_free(&s->dups[2 * i + 1]);
-    free(s->dups);
+    if (s->dups) {
+        for (int i = 0; i < s->ndups; i++)
+            PMPI_Type_free(&s->dups[2 * i + 1]);
+        free(s->dups);
+    }
     for (int i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
-    for (int i = 0; i < s->nmore; i++)
-        free(s->more_tmp[i]);
-    free(s->more_tmp);
+    if (s->more_tmp) {
+        for (int i = 0; i < s->nmore; i++)
+            free(s->more_tmp[i]);
+        free(s->more_tmp);
+    }
     if (s->steps != s->inline_steps)
         free(s->steps);
     if (s->op)
