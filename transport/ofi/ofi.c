@@ -7,7 +7,7 @@
  * without otherwise (the runtime then streams fragments).
  *
  * Active messages: [struct ofi_wire][runtime header][payload], up to
- * buf_size bytes. Small ones leave with fi_inject from the stack, larger
+ * buf_size bytes. Small ones are injected from the stack, larger
  * ones are copied into a send buffer of a registered pool and leave with
  * fi_send; the runtime may reuse its memory as soon as am_send returns.
  * Receives land in a pool of buffers of buf_size bytes, posted at open and
@@ -49,7 +49,8 @@
 #define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
 #define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
-#define OFI_INJECT_STACK 4096 /* largest fi_inject we stage on the stack */
+#define OFI_INJECT_STACK 4096 /* largest inject we stage on the stack */
+#define OFI_INJECT_TOKENS 256 /* injected sends in flight */
 #define OFI_CQ_BATCH 16
 #define OFI_RX_PER_PROGRESS 64 /* deliveries per progress() call, for fairness */
 
@@ -264,14 +265,14 @@ static int make_pool(struct ofi_state *s, struct ofi_pool *pool, int n, size_t s
     pool->n = n;
     pool->size = size;
     size_t bytes = (size_t)n * size;
-    if (posix_memalign((void **)&pool->mem, 4096, bytes) != 0) {
+    if (bytes && posix_memalign((void **)&pool->mem, 4096, bytes) != 0) {
         pool->mem = NULL;
         return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d buffers of %zu bytes", n, size);
     }
     pool->ops = calloc((size_t)n, sizeof(struct ofi_op));
     if (!pool->ops)
         return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory");
-    if (s->mr_mode & FI_MR_LOCAL) {
+    if (bytes && (s->mr_mode & FI_MR_LOCAL)) {
         int rc = ofi_mr_reg_raw(s, pool->mem, bytes, access, s->mrc.next_key++, &pool->mr);
         if (rc)
             return rc;
@@ -280,7 +281,7 @@ static int make_pool(struct ofi_state *s, struct ofi_pool *pool, int n, size_t s
         struct ofi_op *op = &pool->ops[i];
         op->kind = kind;
         op->pool = pool;
-        op->buf = pool->mem + (size_t)i * size;
+        op->buf = bytes ? pool->mem + (size_t)i * size : NULL;
         op->desc = pool->mr ? fi_mr_desc(pool->mr) : NULL;
         if (kind == OFI_OP_SEND) {
             op->next = pool->free;
@@ -332,6 +333,16 @@ static int ofi_open(struct bmpi_tl *tl)
     s->buf_size = (max_am + sizeof(struct ofi_wire) + 63) & ~(size_t)63;
     if (max_msg && s->buf_size > max_msg)
         s->buf_size = max_msg & ~(size_t)7;
+    /* ofi_rxm sends a message larger than its buffer size (16 KiB unless
+     * FI_OFI_RXM_BUFFER_SIZE says otherwise) in segments, and those go
+     * out only while the sender calls into the provider. The runtime may
+     * stop calling (MPI_Finalize's fence right after a last send): keep
+     * every active message within one rxm buffer. */
+    if (strstr(info->fabric_attr->prov_name, "ofi_rxm")) {
+        size_t rxm_buf = env_size("FI_OFI_RXM_BUFFER_SIZE", 16384);
+        if (rxm_buf >= 1024 && s->buf_size > rxm_buf)
+            s->buf_size = rxm_buf & ~(size_t)7;
+    }
     if (max_am > s->buf_size - sizeof(struct ofi_wire))
         max_am = s->buf_size - sizeof(struct ofi_wire);
     size_t eager = env_size("BMPI_OFI_EAGER_LIMIT", OFI_DEFAULT_EAGER);
@@ -422,6 +433,8 @@ static int ofi_open(struct bmpi_tl *tl)
         rc = make_pool(s, &s->tx_small, 4 * ntx, OFI_TX_SMALL, OFI_OP_SEND, FI_SEND);
     if (!rc)
         rc = make_pool(s, &s->tx_large, ntx, s->buf_size, OFI_OP_SEND, FI_SEND);
+    if (!rc)
+        rc = make_pool(s, &s->tx_inject, OFI_INJECT_TOKENS, 0, OFI_OP_SEND, 0);
     for (int i = 0; i < nrx && !rc; i++)
         rc = post_recv(s, &s->rx.ops[i]);
     if (rc)
@@ -744,6 +757,16 @@ static int rx_poll(struct ofi_state *s)
     return events;
 }
 
+/* Sends or RMA operations the provider has not completed yet. */
+static bool in_flight(const struct ofi_state *s)
+{
+    return s->tx_inject.busy > 0 || s->tx_small.busy > 0 || s->tx_large.busy > 0 || s->rma_busy > 0;
+}
+
+/* Returns the events handled, and at least 1 while operations are in
+ * flight: some providers (ofi_rxm over tcp) move queued data only while
+ * we call them, so whoever waits for quiet (MPI_Finalize before its fence)
+ * must keep calling until this returns 0. */
 static int ofi_progress(struct bmpi_tl *tl)
 {
     struct ofi_state *s = tl->priv;
@@ -770,7 +793,7 @@ static int ofi_progress(struct bmpi_tl *tl)
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI progress", "%s", msg);
     }
     s->in_progress = false;
-    return events;
+    return events ? events : in_flight(s);
 }
 
 /* ------------------------------------------------------------ data path */
@@ -807,19 +830,25 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
                             total - sizeof(struct ofi_wire), hdr_len, tl->caps.max_am);
     size_t padded = (total + 7) & ~(size_t)7;
     fi_addr_t dest = s->addrs[peer];
-    if (padded <= s->inject_max) {
+    if (padded <= s->inject_max && (s->tx_inject.free || (tx_drain(s), s->tx_inject.free))) {
+        /* Injected (the buffer is ours again at once) but with a
+         * completion, so that we know when it has left: see in_flight(). */
         char buf[OFI_INJECT_STACK] __attribute__((aligned(8)));
         pack(buf, padded, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
-        for (int attempt = 0;; attempt++) {
-            ssize_t rc = fi_inject(s->ep, buf, padded, dest);
-            if (rc == 0)
-                return BMPI_OK;
-            if (rc != -FI_EAGAIN)
-                return fi_fail(s, "fi_inject", (int)rc);
-            if (attempt == 1)
-                return BMPI_TL_EAGAIN;
+        struct ofi_op *tok = s->tx_inject.free;
+        s->tx_inject.free = tok->next;
+        s->tx_inject.busy++;
+        struct iovec v = {.iov_base = buf, .iov_len = padded};
+        struct fi_msg msg = {.msg_iov = &v, .iov_count = 1, .addr = dest, .context = tok};
+        ssize_t rc = fi_sendmsg(s->ep, &msg, FI_INJECT | FI_COMPLETION);
+        if (rc == -FI_EAGAIN) {
             tx_drain(s);
+            rc = fi_sendmsg(s->ep, &msg, FI_INJECT | FI_COMPLETION);
         }
+        if (rc == 0)
+            return BMPI_OK;
+        tx_release(tok);
+        return rc == -FI_EAGAIN ? BMPI_TL_EAGAIN : fi_fail(s, "fi_sendmsg(FI_INJECT)", (int)rc);
     }
     struct ofi_pool *pool = padded <= s->tx_small.size ? &s->tx_small : &s->tx_large;
     if (!pool->free)
@@ -964,7 +993,7 @@ static void ofi_close(struct bmpi_tl *tl)
     /* Let sends and RMA operations in flight finish (bounded), so that the
      * last messages of the job are not cut off. */
     if (s->ep) {
-        for (long spins = 0; (s->tx_small.busy > 0 || s->tx_large.busy > 0 || s->rma_busy > 0) && spins < 2000000; spins++) {
+        for (long spins = 0; in_flight(s) && spins < 2000000; spins++) {
             tx_drain(s);
             if (s->rma_wait.head)
                 retry_rma(s);
@@ -985,6 +1014,7 @@ static void ofi_close(struct bmpi_tl *tl)
         free_pool(&s->rx);
         free_pool(&s->tx_small);
         free_pool(&s->tx_large);
+        free_pool(&s->tx_inject);
     }
     if (s->ep)
         fi_close(&s->ep->fid);
@@ -992,6 +1022,7 @@ static void ofi_close(struct bmpi_tl *tl)
         free_pool(&s->rx);
         free_pool(&s->tx_small);
         free_pool(&s->tx_large);
+        free_pool(&s->tx_inject);
     }
     if (s->av)
         close_fid(&s->av->fid);

@@ -131,6 +131,7 @@ struct ofi_state {
     /* Send buffers for messages larger than inject_max: small ones first,
      * large (buf_size) ones for what does not fit. */
     struct ofi_pool tx_small, tx_large;
+    struct ofi_pool tx_inject; /* no buffers: contexts of injected sends */
 
     /* RMA operations */
     struct ofi_op *rma_free;
