@@ -10,7 +10,7 @@
 
 #include "collectives/coll.h"
 
-static const char *const names[] = {"recursive_doubling", "bruck", "ring"};
+/* In the order of select.c. */
 enum { RECURSIVE_DOUBLING, BRUCK, RING };
 
 /* Own block into place (unless MPI_IN_PLACE put it there already). */
@@ -82,10 +82,7 @@ int bmpi_coll_allgather(struct bmpi_sched *s, const void *sbuf, size_t scount, M
     if (total == 0)
         return s->err;
     bool pof2 = (p & (p - 1)) == 0;
-    int alg = bmpi_coll_forced(BMPI_COLL_ALLGATHER, names, 3);
-    if (alg < 0)
-        alg = total < 81920 ? (pof2 ? RECURSIVE_DOUBLING : BRUCK)
-                            : (pof2 && total < 524288 ? RECURSIVE_DOUBLING : RING);
+    int alg = bmpi_coll_select(BMPI_COLL_ALLGATHER, p, total, (size_t)p * rcount, true);
     if (alg == RECURSIVE_DOUBLING && !pof2)
         alg = BRUCK;
     if (alg == BRUCK) {

@@ -19,7 +19,7 @@
 #include "collectives/coll.h"
 #include "collectives/coll_impl.h"
 
-static const char *const names[] = {"recursive_doubling", "rabenseifner", "ring"};
+/* In the order of select.c. */
 enum { RECURSIVE_DOUBLING, RABENSEIFNER, RING };
 
 int bmpi_coll_pof2_below(int p)
@@ -239,15 +239,7 @@ int bmpi_coll_allreduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size
     }
     size_t bytes = count * bmpi_coll_tsize(type);
     bool commute = bmpi_op_commutative(s->op);
-    int alg = bmpi_coll_forced(BMPI_COLL_ALLREDUCE, names, 3);
-    if (alg < 0) {
-        if (bytes <= 2048 || count < (size_t)bmpi_coll_pof2_below(p))
-            alg = RECURSIVE_DOUBLING;
-        else if (p > 2 && (p & (p - 1)) && bytes >= (1u << 20))
-            alg = RING;
-        else
-            alg = RABENSEIFNER;
-    }
+    int alg = bmpi_coll_select(BMPI_COLL_ALLREDUCE, p, bytes, count, commute);
     if (!commute)
         alg = RECURSIVE_DOUBLING;
     if (alg == RABENSEIFNER)

@@ -14,7 +14,7 @@
 
 #include "collectives/coll.h"
 
-static const char *const names[] = {"bruck", "pairwise", "linear"};
+/* In the order of select.c. */
 enum { BRUCK, PAIRWISE, LINEAR };
 
 static void bruck(struct bmpi_sched *s, const char *sbuf, size_t scount, MPI_Datatype stype,
@@ -83,9 +83,7 @@ int bmpi_coll_alltoall(struct bmpi_sched *s, const void *sbuf, size_t scount, MP
         scount = rcount;
         stype = rtype;
     }
-    int alg = bmpi_coll_forced(BMPI_COLL_ALLTOALL, names, 3);
-    if (alg < 0)
-        alg = bs <= 256 && p >= 8 ? BRUCK : bs <= 32768 ? LINEAR : PAIRWISE;
+    int alg = bmpi_coll_select(BMPI_COLL_ALLTOALL, p, bs, rcount, true);
     MPI_Aint sblk = (MPI_Aint)scount * bmpi_coll_extent(stype);
     MPI_Aint rblk = (MPI_Aint)rcount * bmpi_coll_extent(rtype);
     const char *sb = sbuf;

@@ -9,7 +9,7 @@
 
 #include "collectives/coll.h"
 
-static const char *const names[] = {"binomial", "scatter_allgather"};
+/* In the order of select.c. */
 enum { BINOMIAL, SCATTER_ALLGATHER };
 
 static void binomial(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type, int root)
@@ -99,9 +99,7 @@ int bmpi_coll_bcast(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype 
     if (p == 1 || count == 0)
         return s->err;
     size_t bytes = count * bmpi_coll_tsize(type);
-    int alg = bmpi_coll_forced(BMPI_COLL_BCAST, names, 2);
-    if (alg < 0)
-        alg = bytes < 65536 || p <= 3 ? BINOMIAL : SCATTER_ALLGATHER;
+    int alg = bmpi_coll_select(BMPI_COLL_BCAST, p, bytes, count, true);
     if (alg == BINOMIAL)
         binomial(s, buf, count, type, root);
     else

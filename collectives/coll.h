@@ -130,8 +130,10 @@ enum bmpi_coll_id {
     BMPI_COLL_ALLGATHER, BMPI_COLL_ALLTOALL, BMPI_COLL_REDUCE_SCATTER, BMPI_COLL_GATHER,
     BMPI_COLL_SCATTER, BMPI_COLL_SCAN, BMPI_COLL_NCOLLS
 };
-/* The algorithm forced by BMPI_COLL_<NAME> (index into names), or -1. */
-int bmpi_coll_forced(enum bmpi_coll_id id, const char *const names[], int nnames);
+/* The algorithm for this call: the one forced by BMPI_COLL_<NAME>, else
+ * the default for p ranks, bytes (see select.c for what bytes counts) and
+ * count elements. An index into the collective's algorithm names. */
+int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bool commute);
 
 /* --- algorithms: append the steps of one collective to s ------------------ */
 /* Buffers and types as the MPI call has them, MPI_IN_PLACE already sorted

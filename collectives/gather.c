@@ -9,7 +9,7 @@
 
 #include "collectives/coll.h"
 
-static const char *const names[] = {"linear", "binomial"};
+/* In the order of select.c. */
 enum { LINEAR, BINOMIAL };
 
 int bmpi_coll_gatherv(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
@@ -82,9 +82,7 @@ int bmpi_coll_gather(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_
 {
     int p = s->comm->size, r = s->comm->rank;
     size_t bs = r == root ? rcount * bmpi_coll_tsize(rtype) : scount * bmpi_coll_tsize(stype);
-    int alg = bmpi_coll_forced(BMPI_COLL_GATHER, names, 2);
-    if (alg < 0)
-        alg = bs * (size_t)p <= 4096 && p > 4 ? BINOMIAL : LINEAR;
+    int alg = bmpi_coll_select(BMPI_COLL_GATHER, p, bs * (size_t)p, 0, true);
     if (alg == BINOMIAL && p > 1) {
         gather_binomial(s, sbuf, scount, stype, rbuf, rcount, rtype, root);
         return s->err;
@@ -174,9 +172,7 @@ int bmpi_coll_scatter(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI
 {
     int p = s->comm->size, r = s->comm->rank;
     size_t bs = r == root ? scount * bmpi_coll_tsize(stype) : rcount * bmpi_coll_tsize(rtype);
-    int alg = bmpi_coll_forced(BMPI_COLL_SCATTER, names, 2);
-    if (alg < 0)
-        alg = bs * (size_t)p <= 4096 && p > 4 ? BINOMIAL : LINEAR;
+    int alg = bmpi_coll_select(BMPI_COLL_SCATTER, p, bs * (size_t)p, 0, true);
     if (alg == BINOMIAL && p > 1) {
         scatter_binomial(s, sbuf, scount, stype, rbuf, rcount, rtype, root);
         return s->err;

@@ -13,7 +13,7 @@
 #include "collectives/coll.h"
 #include "collectives/coll_impl.h"
 
-static const char *const names[] = {"binomial", "rabenseifner"};
+/* In the order of select.c. */
 enum { BINOMIAL, RABENSEIFNER };
 
 static void binomial(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
@@ -116,7 +116,7 @@ static void rabenseifner(struct bmpi_sched *s, const void *sbuf, void *rbuf, siz
 int bmpi_coll_reduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
                      MPI_Datatype type, int root)
 {
-    int p = s->comm->size, r = s->comm->rank;
+    int p = s->comm->size;
     if (count == 0)
         return s->err;
     if (p == 1) {
@@ -124,11 +124,8 @@ int bmpi_coll_reduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t 
             bmpi_sched_copy(s, sbuf, count, type, rbuf, count, type);
         return s->err;
     }
-    (void)r;
     size_t bytes = count * bmpi_coll_tsize(type);
-    int alg = bmpi_coll_forced(BMPI_COLL_REDUCE, names, 2);
-    if (alg < 0)
-        alg = bytes <= 8192 || count < (size_t)bmpi_coll_pof2_below(p) ? BINOMIAL : RABENSEIFNER;
+    int alg = bmpi_coll_select(BMPI_COLL_REDUCE, p, bytes, count, bmpi_op_commutative(s->op));
     if (!bmpi_op_commutative(s->op))
         alg = BINOMIAL;
     if (alg == RABENSEIFNER)

@@ -9,7 +9,7 @@
 
 #include "collectives/coll.h"
 
-static const char *const names[] = {"ring", "basic"};
+/* In the order of select.c. */
 enum { RING, BASIC };
 
 int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
@@ -34,9 +34,10 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
         bmpi_sched_copy(s, input, total, type, rbuf, total, type);
         return s->err;
     }
-    int alg = bmpi_coll_forced(BMPI_COLL_REDUCE_SCATTER, names, 2);
-    if (alg < 0 || !bmpi_op_commutative(s->op))
-        alg = bmpi_op_commutative(s->op) ? RING : BASIC;
+    int alg = bmpi_coll_select(BMPI_COLL_REDUCE_SCATTER, p, total * bmpi_coll_tsize(type), total,
+                               bmpi_op_commutative(s->op));
+    if (!bmpi_op_commutative(s->op))
+        alg = BASIC;
     if (alg == BASIC) {
         char *tmp = NULL;
         if (r == 0 && !(tmp = bmpi_sched_tmpbuf(s, total, type)))

@@ -1,8 +1,14 @@
 /*
- * Algorithm overrides: BMPI_COLL_<NAME>=<algorithm> forces one algorithm of
- * a collective (docs/collectives.md lists them). Read once per process;
- * an unknown name is reported once on stderr and ignored. The default
- * choice by size lives beside each algorithm family.
+ * Algorithm selection, in one place: the default choice of each collective
+ * by communicator size, bytes and commutativity, and the BMPI_COLL_<NAME>
+ * overrides (docs/collectives.md lists them). Overrides are read once per
+ * process; an unknown name is reported once (by rank 0) and ignored.
+ *
+ * The returned index is the algorithm's position in its names[] row below;
+ * each algorithm file numbers its algorithms in the same order. The files
+ * still apply their hard constraints after this choice (a non-commutative
+ * op always gets an order-keeping algorithm; recursive doubling allgather
+ * needs a power-of-two size).
  */
 #include "config.h"
 
@@ -11,12 +17,23 @@
 #include <string.h>
 
 #include "collectives/coll.h"
+#include "runtime/world.h"
 
-static const char *const env_names[BMPI_COLL_NCOLLS] = {
-    "BMPI_COLL_BARRIER",   "BMPI_COLL_BCAST",          "BMPI_COLL_REDUCE",
-    "BMPI_COLL_ALLREDUCE", "BMPI_COLL_ALLGATHER",      "BMPI_COLL_ALLTOALL",
-    "BMPI_COLL_REDUCE_SCATTER", "BMPI_COLL_GATHER",    "BMPI_COLL_SCATTER",
-    "BMPI_COLL_SCAN",
+static const struct {
+    const char *env;
+    const char *names[3];
+    int n;
+} table[BMPI_COLL_NCOLLS] = {
+    [BMPI_COLL_BARRIER] = {"BMPI_COLL_BARRIER", {"dissemination"}, 1},
+    [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather"}, 2},
+    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner"}, 2},
+    [BMPI_COLL_ALLREDUCE] = {"BMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}, 3},
+    [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring"}, 3},
+    [BMPI_COLL_ALLTOALL] = {"BMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}, 3},
+    [BMPI_COLL_REDUCE_SCATTER] = {"BMPI_COLL_REDUCE_SCATTER", {"ring", "basic"}, 2},
+    [BMPI_COLL_GATHER] = {"BMPI_COLL_GATHER", {"linear", "binomial"}, 2},
+    [BMPI_COLL_SCATTER] = {"BMPI_COLL_SCATTER", {"linear", "binomial"}, 2},
+    [BMPI_COLL_SCAN] = {"BMPI_COLL_SCAN", {"recursive_doubling"}, 1},
 };
 
 static struct {
@@ -24,22 +41,63 @@ static struct {
     int forced[BMPI_COLL_NCOLLS];
 } sel;
 
-int bmpi_coll_forced(enum bmpi_coll_id id, const char *const names[], int nnames)
+static int forced(enum bmpi_coll_id id)
 {
     if (sel.read[id])
         return sel.forced[id];
     sel.read[id] = true;
     sel.forced[id] = -1;
-    const char *v = getenv(env_names[id]);
+    const char *v = getenv(table[id].env);
     if (!v || !*v || !strcmp(v, "auto"))
         return -1;
-    for (int i = 0; i < nnames; i++)
-        if (!strcmp(v, names[i]))
+    for (int i = 0; i < table[id].n; i++)
+        if (!strcmp(v, table[id].names[i]))
             return sel.forced[id] = i;
+    if (bmpi_world.rank != 0) /* one report per job, not one per rank */
+        return -1;
     fprintf(stderr, "bmpi: %s=%s is not an algorithm of this collective; choosing by size. Known:",
-            env_names[id], v);
-    for (int i = 0; i < nnames; i++)
-        fprintf(stderr, " %s", names[i]);
+            table[id].env, v);
+    for (int i = 0; i < table[id].n; i++)
+        fprintf(stderr, " %s", table[id].names[i]);
     fprintf(stderr, "\n");
     return -1;
+}
+
+static int pof2_below(int p)
+{
+    int q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    return q;
+}
+
+int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bool commute)
+{
+    int f = forced(id);
+    if (f >= 0)
+        return f;
+    bool pof2 = (p & (p - 1)) == 0;
+    switch (id) {
+    case BMPI_COLL_BCAST: /* binomial | scatter_allgather */
+        return bytes < 65536 || p <= 3 ? 0 : 1;
+    case BMPI_COLL_REDUCE: /* binomial | rabenseifner */
+        return !commute || bytes <= 8192 || count < (size_t)pof2_below(p) ? 0 : 1;
+    case BMPI_COLL_ALLREDUCE: /* recursive_doubling | rabenseifner | ring */
+        if (!commute || bytes <= 2048 || count < (size_t)pof2_below(p))
+            return 0;
+        return p > 2 && !pof2 && bytes >= (1u << 20) ? 2 : 1;
+    case BMPI_COLL_ALLGATHER: /* recursive_doubling | bruck | ring; bytes: all blocks */
+        if (bytes < 81920)
+            return pof2 ? 0 : 1;
+        return pof2 && bytes < 524288 ? 0 : 2;
+    case BMPI_COLL_ALLTOALL: /* bruck | pairwise | linear; bytes: one block */
+        return bytes <= 256 && p >= 8 ? 0 : bytes <= 32768 ? 2 : 1;
+    case BMPI_COLL_REDUCE_SCATTER: /* ring | basic */
+        return commute ? 0 : 1;
+    case BMPI_COLL_GATHER:  /* linear | binomial; bytes: all blocks */
+    case BMPI_COLL_SCATTER:
+        return bytes <= 4096 && p > 4 ? 1 : 0;
+    default:
+        return 0;
+    }
 }
