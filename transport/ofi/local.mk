@@ -6,3 +6,4 @@ libbmpi_core_la_SOURCES += \
 	transport/ofi/ofi.c \
 	transport/ofi/ofi_mr.c
 endif
+EXTRA_DIST += docs/ofi.md
