@@ -198,7 +198,8 @@ static int shm_open_tl(struct bmpi_tl *tl)
     shm_read_config(&p->cfg);
     p->my_lr = bmpi_world.local_rank;
     p->nlocal = bmpi_world.local_size;
-    p->world_size = bmpi_world.size;
+    /* world_size stays 0 until add_peers has built the peer table, so that
+     * an early am_send fails its bounds check instead of crashing */
     int rc;
 
     if (p->nlocal < 1 || p->my_lr < 0 || p->my_lr >= p->nlocal || !bmpi_world.local_peers ||
@@ -323,22 +324,21 @@ static int shm_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool 
         rc = shm_attach_base(p);
         if (rc)
             goto unreachable;
-        p->me = shm_block(p, p->my_lr);
-        p->me->pid = (int32_t)getpid();
-        p->lr_of_world = malloc((size_t)p->world_size * sizeof *p->lr_of_world);
+        int ws = bmpi_world.size;
+        shm_block(p, p->my_lr)->pid = (int32_t)getpid();
+        p->lr_of_world = malloc((size_t)ws * sizeof *p->lr_of_world);
         p->peers = calloc((size_t)p->nlocal, sizeof *p->peers);
         p->in_active = calloc((size_t)p->nlocal, sizeof *p->in_active);
         if (!p->lr_of_world || !p->peers || !p->in_active) {
-            rc = bmpi_err_set(MPI_ERR_NO_MEM, "shm: out of memory for %d peers", p->world_size);
+            rc = bmpi_err_set(MPI_ERR_NO_MEM, "shm: out of memory for %d peers", ws);
             goto unreachable;
         }
-        for (int r = 0; r < p->world_size; r++)
+        for (int r = 0; r < ws; r++)
             p->lr_of_world[r] = -1;
         for (int i = 0; i < p->nlocal; i++) {
             int r = bmpi_world.local_peers[i];
-            if (r < 0 || r >= p->world_size) {
-                rc = bmpi_err_set(MPI_ERR_INTERN, "shm: local peer %d is rank %d of %d", i, r,
-                                  p->world_size);
+            if (r < 0 || r >= ws) {
+                rc = bmpi_err_set(MPI_ERR_INTERN, "shm: local peer %d is rank %d of %d", i, r, ws);
                 goto unreachable;
             }
             p->lr_of_world[r] = i;
@@ -377,13 +377,16 @@ static int shm_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool 
         p->peers[p->my_lr].pid = (int)getpid();
         if (!p->cma)
             tl->caps.flags &= ~(BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT);
+        /* the peer table is complete: am_send and progress may use it */
+        p->world_size = ws;
+        p->me = shm_block(p, p->my_lr);
     }
 
     for (int i = 0; i < npeers; i++) {
         int r = peers[i];
-        bool same = r >= 0 && r < p->world_size && bmpi_world.peers &&
+        bool same = r >= 0 && r < bmpi_world.size && bmpi_world.peers &&
                     bmpi_world.peers[r].nodeid == bmpi_world.nodeid;
-        reachable[i] = same && p->lr_of_world[r] >= 0;
+        reachable[i] = same && r < p->world_size && p->lr_of_world[r] >= 0;
         if (!reachable[i] && why) {
             if (!same)
                 snprintf(why[i], sizeof why[i], "rank %d is on another node", r);
