@@ -174,6 +174,20 @@ int main(int argc, char **argv)
         }
         MPICHK(MPI_Request_free(&p[0]));
         MPICHK(MPI_Request_free(&p[1]));
+        /* every persistent send mode to MPI_PROC_NULL, no buffer attached */
+        MPICHK(MPI_Bsend_init(&buf, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &p[0]));
+        MPICHK(MPI_Ssend_init(&buf, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &p[1]));
+        for (int i = 0; i < 3; i++) {
+            MPICHK(MPI_Start(&p[0]));
+            MPICHK(MPI_Start(&p[1]));
+            MPICHK(MPI_Waitall(2, p, MPI_STATUSES_IGNORE));
+        }
+        MPICHK(MPI_Request_free(&p[0]));
+        MPICHK(MPI_Request_free(&p[1]));
+        MPICHK(MPI_Rsend_init(&buf, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &p[0]));
+        MPICHK(MPI_Start(&p[0]));
+        MPICHK(MPI_Wait(&p[0], MPI_STATUS_IGNORE));
+        MPICHK(MPI_Request_free(&p[0]));
     }
     tu_barrier();
 
