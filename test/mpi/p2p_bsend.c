@@ -5,7 +5,8 @@
  * (the buffer is scribbled over right after detach: the receiver must
  * still get intact data), reuse of the space, and overflow: a message that
  * does not fit, or no buffer at all, is MPI_ERR_BUFFER and leaves the
- * buffer usable. Each rank sends to its right neighbour.
+ * buffer usable; a second attach fails. Each rank sends to its right
+ * neighbour.
  */
 #include "testutil.h"
 
@@ -121,8 +122,8 @@ int main(int argc, char **argv)
         size_t sz = 4 * (LEN + MPI_BSEND_OVERHEAD);
         char *b3 = malloc(sz);
         MPICHK(MPI_Buffer_attach(b3, (int)sz));
-        /* a second attach is an error */
-        EXPECT_CLASS(MPI_Buffer_attach(b3, (int)sz), MPI_ERR_BUFFER);
+        /* a second attach is an error (the standard names no class) */
+        CHECK(MPI_Buffer_attach(b3, (int)sz) != MPI_SUCCESS, "a second MPI_Buffer_attach succeeded");
         unsigned char s[LEN], r[LEN];
         MPI_Request p;
         MPICHK(MPI_Bsend_init(s, LEN, MPI_BYTE, right, 300, MPI_COMM_WORLD, &p));
