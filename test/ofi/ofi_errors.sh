@@ -24,4 +24,15 @@ printf '%s\n' "$out" | grep -q "no-such-provider" || { echo "FAIL: the message d
 unset BMPI_OFI_PROVIDER
 out=$(BMPI_VERBOSE=1 launch "$prog" 2>&1) || { printf '%s\n' "$out"; echo "FAIL: default provider run"; exit 1; }
 printf '%s\n' "$out" | grep -q "ofi: skipped verbs;ofi_rxm" || { printf '%s\n' "$out"; echo "FAIL: skip reasons missing"; exit 1; }
+# A get that fails in the provider (a remote key it does not know) fails
+# the receive with the provider's text, not a hang.
+if [ -x "$top_builddir/test/ofi/ofi_rma_error" ]; then
+    export BMPI_OFI_PROVIDER=tcp
+    out=$(BMPI_OFI_FAULT_RKEY=1 launch "$top_builddir/test/ofi/ofi_rma_error" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ $rc -eq 3 ] || { echo "FAIL: expected the receiver to abort with 3, got $rc"; exit 1; }
+    printf '%s\n' "$out" | grep -q "recv error: .*fi_read of 1048576 bytes from rank 0 failed" ||
+        { echo "FAIL: the receive error does not explain the failed fi_read"; exit 1; }
+fi
 echo "ok: ofi errors and verbose"

@@ -894,6 +894,11 @@ static int ofi_rkey_pack(struct bmpi_tl *tl, void *memh, void *buf, size_t *len)
     struct ofi_state *s = tl->priv;
     struct ofi_mr_entry *e = memh;
     struct ofi_rkey k = {.key = e->key, .base = e->base};
+    /* Fault injection for tests: a key the provider does not know, so
+     * that the peer's get fails (test/ofi/ofi_errors.sh). */
+    const char *fault = getenv("BMPI_OFI_FAULT_RKEY");
+    if (fault && *fault == '1')
+        k.key ^= 0x5a5a0000u;
     size_t n = (s->mr_mode & FI_MR_VIRT_ADDR) ? sizeof(k.key) : sizeof(k);
     if (*len < n)
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: rkey of %zu bytes does not fit in %zu", n, *len);
