@@ -84,8 +84,8 @@ static void recursive_doubling(struct bmpi_sched *s, const void *sbuf, void *rbu
     }
 }
 
-void bmpi_coll_rs_halving(struct bmpi_sched *s, char *acc, char *tmp, size_t count,
-                          MPI_Datatype type, struct bmpi_rs_state *st)
+void bmpi_coll_rs_halving(struct bmpi_sched *s, const char *src, char *acc, char *tmp,
+                          size_t count, MPI_Datatype type, struct bmpi_rs_state *st)
 {
     int p = s->comm->size, r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(type);
@@ -94,14 +94,16 @@ void bmpi_coll_rs_halving(struct bmpi_sched *s, char *acc, char *tmp, size_t cou
     st->rem = rem;
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            bmpi_sched_send(s, acc, count, type, r + 1);
+            bmpi_sched_send(s, src, count, type, r + 1);
             bmpi_sched_fence(s);
             st->newrank = -1;
             return;
         }
         bmpi_sched_recv(s, tmp, count, type, r - 1);
+        bmpi_sched_copy(s, src, count, type, acc, count, type);
         bmpi_sched_fence(s);
         bmpi_sched_reduce(s, tmp, acc, count, type);
+        src = acc;
         st->newrank = r / 2;
     } else {
         st->newrank = r - rem;
@@ -127,11 +129,23 @@ void bmpi_coll_rs_halving(struct bmpi_sched *s, char *acc, char *tmp, size_t cou
             recv_idx = send_idx + pof2 / (mask * 2);
             sfrom = send_idx, sto = recv_idx, rfrom = recv_idx, rto = last_idx;
         }
-        bmpi_sched_recv(s, tmp + (MPI_Aint)d[rfrom] * ext, d[rto] - d[rfrom], type, dst);
-        bmpi_sched_send(s, acc + (MPI_Aint)d[sfrom] * ext, d[sto] - d[sfrom], type, dst);
-        bmpi_sched_fence(s);
-        bmpi_sched_reduce(s, tmp + (MPI_Aint)d[rfrom] * ext, acc + (MPI_Aint)d[rfrom] * ext,
-                          d[rto] - d[rfrom], type);
+        if (src != acc) {
+            /* First step with the input elsewhere: the partner's half lands
+             * in acc and my input is added to it, so the input is never
+             * copied. */
+            bmpi_sched_recv(s, acc + (MPI_Aint)d[rfrom] * ext, d[rto] - d[rfrom], type, dst);
+            bmpi_sched_send(s, src + (MPI_Aint)d[sfrom] * ext, d[sto] - d[sfrom], type, dst);
+            bmpi_sched_fence(s);
+            bmpi_sched_reduce(s, src + (MPI_Aint)d[rfrom] * ext, acc + (MPI_Aint)d[rfrom] * ext,
+                              d[rto] - d[rfrom], type);
+            src = acc;
+        } else {
+            bmpi_sched_recv(s, tmp + (MPI_Aint)d[rfrom] * ext, d[rto] - d[rfrom], type, dst);
+            bmpi_sched_send(s, acc + (MPI_Aint)d[sfrom] * ext, d[sto] - d[sfrom], type, dst);
+            bmpi_sched_fence(s);
+            bmpi_sched_reduce(s, tmp + (MPI_Aint)d[rfrom] * ext, acc + (MPI_Aint)d[rfrom] * ext,
+                              d[rto] - d[rfrom], type);
+        }
         send_idx = recv_idx;
         mask <<= 1;
         if (mask < pof2)
@@ -146,14 +160,13 @@ static void rabenseifner(struct bmpi_sched *s, const void *sbuf, void *rbuf, siz
 {
     int r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(type);
-    if (sbuf != MPI_IN_PLACE)
-        bmpi_sched_copy(s, sbuf, count, type, rbuf, count, type);
+    const char *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *acc = rbuf;
     char *tmp = bmpi_sched_tmpbuf(s, count, type);
     if (!tmp)
         return;
     struct bmpi_rs_state st;
-    bmpi_coll_rs_halving(s, acc, tmp, count, type, &st);
+    bmpi_coll_rs_halving(s, src, acc, tmp, count, type, &st);
     int pof2 = st.pof2, rem = st.rem, newrank = st.newrank;
     if (newrank != -1) {
         size_t *d = st.disps;

@@ -76,9 +76,8 @@ static void rabenseifner(struct bmpi_sched *s, const void *sbuf, void *rbuf, siz
     char *tmp = bmpi_sched_tmpbuf(s, count, type);
     if (!acc || !tmp)
         return;
-    bmpi_sched_copy(s, mine, count, type, acc, count, type);
     struct bmpi_rs_state st;
-    bmpi_coll_rs_halving(s, acc, tmp, count, type, &st);
+    bmpi_coll_rs_halving(s, mine, acc, tmp, count, type, &st);
     int pof2 = st.pof2, rem = st.rem, newrank = st.newrank;
     int target = rem > 0 ? 1 : 0; /* the rank of newrank 0 */
     if (newrank != -1) {
