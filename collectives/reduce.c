@@ -72,14 +72,16 @@ static void rabenseifner(struct bmpi_sched *s, const void *sbuf, void *rbuf, siz
     int r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(type);
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    char *acc = bmpi_sched_tmpbuf(s, count, type);
+    int rem = s->comm->size - bmpi_coll_pof2_below(s->comm->size);
+    int target = rem > 0 ? 1 : 0; /* the rank of newrank 0, where the blocks gather */
+    /* The root that gathers accumulates in recvbuf: no final copy. */
+    char *acc = r == root && r == target ? rbuf : bmpi_sched_tmpbuf(s, count, type);
     char *tmp = bmpi_sched_tmpbuf(s, count, type);
     if (!acc || !tmp)
         return;
     struct bmpi_rs_state st;
     bmpi_coll_rs_halving(s, mine, acc, tmp, count, type, &st);
-    int pof2 = st.pof2, rem = st.rem, newrank = st.newrank;
-    int target = rem > 0 ? 1 : 0; /* the rank of newrank 0 */
+    int pof2 = st.pof2, newrank = st.newrank;
     if (newrank != -1) {
         size_t *d = st.disps;
         int send_idx = st.send_idx, last_idx = st.last_idx, recv_idx;
