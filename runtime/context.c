@@ -89,13 +89,15 @@ static int lowbit(int r, int n)
 }
 
 /* The agreement; reserves up to want_id ids (at least one, or fails) in
- * ids[0 .. *got). */
+ * ids[0 .. *got). The members' vals are gathered (n*k ints) or, with sum,
+ * added element by element (k ints, the same size at every level). */
 static int agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag, int down_tag,
-                 int *vals, int k, int want_id, uint32_t *ids, int *got)
+                 int *vals, int k, int sum, int want_id, uint32_t *ids, int *got)
 {
     ctx_init();
     size_t mbytes = want_id ? sizeof(ctx.free_mask) : 0;
-    size_t total = mbytes + (size_t)n * (size_t)k * sizeof(int);
+    size_t nvals = sum ? (size_t)k : (size_t)n * (size_t)k;
+    size_t total = mbytes + nvals * sizeof(int);
     unsigned char *buf = malloc(total ? total : 1);
     if (!buf)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory agreeing on a context id");
@@ -104,7 +106,7 @@ static int agree(struct bmpi_comm *parent, const int *members, int n, int me, in
     if (want_id)
         memcpy(mask, ctx.free_mask, mbytes);
     if (k)
-        memcpy(all + (size_t)me * k, vals + (size_t)me * k, (size_t)k * sizeof(int));
+        memcpy(all + (sum ? 0 : (size_t)me * k), vals + (sum ? 0 : (size_t)me * k), (size_t)k * sizeof(int));
 
     uint32_t cid = parent->context_id + 1;
     int err = BMPI_OK;
@@ -120,20 +122,26 @@ static int agree(struct bmpi_comm *parent, const int *members, int n, int me, in
         int child = me + b;
         int hi = child + b < n ? child + b : n;
         int src = members ? members[child] : child;
-        size_t vbytes = (size_t)(hi - child) * k * sizeof(int);
+        size_t vbytes = (size_t)(sum ? 1 : hi - child) * k * sizeof(int);
         if ((err = bmpi_recv(tmp, mbytes + vbytes, MPI_BYTE, src, up_tag, parent, cid, MPI_STATUS_IGNORE)))
             goto out;
         for (size_t w = 0; w < mbytes / sizeof(uint64_t); w++)
             mask[w] &= ((uint64_t *)tmp)[w];
-        memcpy(all + (size_t)child * k, tmp + mbytes, vbytes);
+        if (sum) {
+            const int *add = (const int *)(tmp + mbytes);
+            for (int i = 0; i < k; i++)
+                all[i] += add[i];
+        } else {
+            memcpy(all + (size_t)child * k, tmp + mbytes, vbytes);
+        }
     }
     if (me != 0) {
         int up = me - top;
         int hi = me + top < n ? me + top : n;
         int dst = members ? members[up] : up;
-        size_t vbytes = (size_t)(hi - me) * k * sizeof(int);
+        size_t vbytes = (size_t)(sum ? 1 : hi - me) * k * sizeof(int);
         memcpy(tmp, mask, mbytes);
-        memcpy(tmp + mbytes, all + (size_t)me * k, vbytes);
+        memcpy(tmp + mbytes, all + (sum ? 0 : (size_t)me * k), vbytes);
         if ((err = bmpi_send(tmp, mbytes + vbytes, MPI_BYTE, dst, up_tag, parent, cid)))
             goto out;
         /* down: the whole result from my parent */
@@ -149,7 +157,7 @@ static int agree(struct bmpi_comm *parent, const int *members, int n, int me, in
     }
 
     if (k)
-        memcpy(vals, all, (size_t)n * k * sizeof(int));
+        memcpy(vals, all, nvals * sizeof(int));
     if (want_id) {
         /* batches never hoard more than a sixteenth of what is left, so
          * cached ids cannot starve other communicators */
@@ -186,7 +194,14 @@ int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, 
                    int *vals, int k, int want_id, uint32_t *id)
 {
     int got;
-    return agree(parent, members, n, me, up_tag, down_tag, vals, k, want_id ? 1 : 0, id, &got);
+    return agree(parent, members, n, me, up_tag, down_tag, vals, k, 0, want_id ? 1 : 0, id, &got);
+}
+
+int bmpi_ctx_agree_sum(struct bmpi_comm *parent, int *vals, int k, uint32_t *id)
+{
+    int got;
+    return agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, vals, k, 1, 1, id,
+                 &got);
 }
 
 int bmpi_ctx_new(struct bmpi_comm *parent, uint32_t *id)
@@ -208,7 +223,7 @@ int bmpi_ctx_new(struct bmpi_comm *parent, uint32_t *id)
         c->next = ctx.caches;
         ctx.caches = c;
     }
-    int err = agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, NULL, 0,
+    int err = agree(parent, NULL, parent->size, parent->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, NULL, 0, 0,
                     c->batch, c->ids, &c->n);
     if (err) {
         c->n = c->at = 0;

@@ -31,7 +31,7 @@
  * collectives use 0..INT_MAX, the API never lets users on this context. */
 #define BMPI_TAG_CTX_UP    (-100)
 #define BMPI_TAG_CTX_DOWN  (-101)
-#define BMPI_TAG_DGRAPH    (-102)
+#define BMPI_TAG_DGRAPH    (-102) /* and -103 */
 /* MPI_Comm_create_group: the user's tag folded into [INT_MIN, -1000) */
 #define BMPI_TAG_CGROUP_BASE (-1000)
 
@@ -45,6 +45,11 @@
  */
 int bmpi_ctx_agree(struct bmpi_comm *parent, const int *members, int n, int me, int up_tag,
                    int down_tag, int *vals, int k, int want_id, uint32_t *id);
+
+/* The same over all of parent, but the k ints in vals[0 .. k) are added
+ * element by element across the members (every member gets the sums): a
+ * fresh context id plus an allreduce(SUM) in one tree round. */
+int bmpi_ctx_agree_sum(struct bmpi_comm *parent, int *vals, int k, uint32_t *id);
 
 /* A fresh context id for a communicator built over all of parent's
  * processes (dup, create, topologies): collective over parent, often

@@ -754,13 +754,18 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 
     int size = c->size, me = c->rank;
     /* per process p: triples (kind 0 = in edge of p, 1 = out edge of p; other end; weight) */
-    int *cnt = calloc((size_t)size, sizeof(int)), *all = malloc((size_t)size * size * sizeof(int));
+    int *cnt = calloc((size_t)size, sizeof(int)), *nsend = calloc((size_t)size, sizeof(int));
     int *off = calloc((size_t)size + 1, sizeof(int)), *sendb = malloc(((size_t)ne * 6 + 1) * sizeof(int));
-    int *recvb = NULL, *roff = NULL;
+    struct block_in {
+        int src, n;
+        int *e;
+    } *in = NULL;
+    int nin = 0, total = 0, have_id = 0;
+    uint32_t id = 0;
     struct bmpi_request **reqs = malloc(((size_t)size * 2 + 1) * sizeof(*reqs));
     struct bmpi_topo *t = calloc(1, sizeof(*t));
     int nreq = 0;
-    if (!cnt || !all || !off || !sendb || !reqs || !t) {
+    if (!cnt || !nsend || !off || !sendb || !reqs || !t) {
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
         goto fail;
     }
@@ -780,90 +785,114 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
             o = sendb + 3 * (off[d] + cnt[d]++);
             o[0] = 0, o[1] = s, o[2] = w;
         }
-    /* agree on the id, and everyone learns all counts (all[p*size + q]: p to q) */
-    uint32_t id;
-    memcpy(all + (size_t)me * size, cnt, (size_t)size * sizeof(int));
-    if ((err = bmpi_ctx_agree(c, NULL, size, me, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, all, size, 1, &id)))
+    /* one tree round: the new id, and how many processes will send to each
+     * (memory and messages linear in the size, not quadratic) */
+    for (int p = 0; p < size; p++)
+        nsend[p] = p != me && cnt[p] > 0;
+    if ((err = bmpi_ctx_agree_sum(c, nsend, size, &id)))
         goto fail;
-    int total = 0;
-    if (!(roff = calloc((size_t)size + 1, sizeof(int)))) {
-        bmpi_ctx_release(id);
+    have_id = 1;
+    int senders = nsend[me];
+    if (!(in = calloc((size_t)senders + 1, sizeof(*in)))) {
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
         goto fail;
     }
-    for (int p = 0; p < size; p++) {
-        roff[p] = total;
-        total += all[(size_t)p * size + me];
-    }
-    roff[size] = total;
-    if (!(recvb = malloc(((size_t)total * 3 + 1) * sizeof(int)))) {
-        bmpi_ctx_release(id);
-        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    /* the edges travel on the new communicator's collective context (same
+     * ranks as c): no earlier or later call's edges can be taken for these */
+    have_id = 0; /* bmpi_comm_build owns it now, also on failure */
+    if ((err = bmpi_comm_build(c, c->group, id, &nc)))
         goto fail;
-    }
-    uint32_t cid = c->context_id + 1;
+    uint32_t cid = nc->context_id + 1;
     for (int p = 0; p < size && !err; p++) {
-        int k = roff[p + 1] - roff[p];
-        if (p == me)
-            memcpy(recvb + 3 * roff[p], sendb + 3 * off[p], (size_t)k * 3 * sizeof(int));
-        else if (k)
-            err = bmpi_irecv(recvb + 3 * roff[p], (size_t)k * 3, MPI_INT, p, BMPI_TAG_DGRAPH, c, cid, &reqs[nreq++]);
+        if (p == me || !cnt[p])
+            continue;
+        if (!(err = bmpi_isend(&cnt[p], 1, MPI_INT, p, BMPI_TAG_DGRAPH, nc, cid, BMPI_SEND_STANDARD, &reqs[nreq])))
+            nreq++;
+        if (!err && !(err = bmpi_isend(sendb + 3 * off[p], (size_t)cnt[p] * 3, MPI_INT, p, BMPI_TAG_DGRAPH - 1, nc,
+                                       cid, BMPI_SEND_STANDARD, &reqs[nreq])))
+            nreq++;
     }
-    for (int p = 0; p < size && !err; p++)
-        if (p != me && cnt[p])
-            err = bmpi_isend(sendb + 3 * off[p], (size_t)cnt[p] * 3, MPI_INT, p, BMPI_TAG_DGRAPH, c, cid,
-                             BMPI_SEND_STANDARD, &reqs[nreq++]);
+    in[nin++] = (struct block_in){me, cnt[me], NULL}; /* my own edges, without a message */
+    for (int i = 0; i < senders && !err; i++) {
+        MPI_Status st;
+        int k;
+        if ((err = bmpi_recv(&k, 1, MPI_INT, MPI_ANY_SOURCE, BMPI_TAG_DGRAPH, nc, cid, &st)))
+            break;
+        in[nin] = (struct block_in){st.MPI_SOURCE, k, malloc(((size_t)k * 3 + 1) * sizeof(int))};
+        if (!in[nin].e) {
+            err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+            break;
+        }
+        err = bmpi_recv(in[nin].e, (size_t)k * 3, MPI_INT, st.MPI_SOURCE, BMPI_TAG_DGRAPH - 1, nc, cid,
+                        MPI_STATUS_IGNORE);
+        total += in[nin++].n;
+    }
     for (int i = 0; i < nreq; i++) {
         int e2 = bmpi_request_wait(reqs[i], MPI_STATUS_IGNORE);
         if (!err)
             err = e2;
     }
     nreq = 0;
-    if (err) {
-        bmpi_ctx_release(id);
+    if (err)
         goto fail;
+    total += cnt[me];
+    /* my edges in the order of the processes that named them */
+    for (int i = 1; i < nin; i++)
+        for (int j = i; j > 0 && in[j - 1].src > in[j].src; j--) {
+            struct block_in x = in[j];
+            in[j] = in[j - 1];
+            in[j - 1] = x;
+        }
+    for (int b = 0; b < nin; b++) {
+        const int *e = in[b].e ? in[b].e : sendb + 3 * off[me];
+        for (int i = 0; i < in[b].n; i++) {
+            if (e[3 * i])
+                t->outdegree++;
+            else
+                t->indegree++;
+        }
     }
-    /* my edges, in the order of the processes that named them */
-    for (int i = 0; i < total; i++)
-        if (recvb[3 * i])
-            t->outdegree++;
-        else
-            t->indegree++;
     t->sources = malloc(((size_t)t->indegree + 1) * sizeof(int));
     t->srcweights = malloc(((size_t)t->indegree + 1) * sizeof(int));
     t->dests = malloc(((size_t)t->outdegree + 1) * sizeof(int));
     t->dstweights = malloc(((size_t)t->outdegree + 1) * sizeof(int));
     if (!t->sources || !t->srcweights || !t->dests || !t->dstweights) {
-        bmpi_ctx_release(id);
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
         goto fail;
     }
-    for (int i = 0, a = 0, b = 0; i < total; i++) {
-        if (recvb[3 * i]) {
-            t->dests[a] = recvb[3 * i + 1];
-            t->dstweights[a++] = recvb[3 * i + 2];
-        } else {
-            t->sources[b] = recvb[3 * i + 1];
-            t->srcweights[b++] = recvb[3 * i + 2];
+    for (int b = 0, a = 0, d = 0; b < nin; b++) {
+        const int *e = in[b].e ? in[b].e : sendb + 3 * off[me];
+        for (int i = 0; i < in[b].n; i++) {
+            if (e[3 * i]) {
+                t->dests[a] = e[3 * i + 1];
+                t->dstweights[a++] = e[3 * i + 2];
+            } else {
+                t->sources[d] = e[3 * i + 1];
+                t->srcweights[d++] = e[3 * i + 2];
+            }
         }
     }
     t->kind = MPI_DIST_GRAPH;
     t->weighted = weighted;
-    if ((err = bmpi_comm_build(c, c->group, id, &nc)))
-        goto fail;
     nc->topo = t;
     t = NULL;
     *comm_dist_graph = nc->handle;
+    nc = NULL;
 fail:
     for (int i = 0; i < nreq; i++)
         bmpi_request_wait(reqs[i], MPI_STATUS_IGNORE);
+    if (nc)
+        bmpi_comm_release(nc);
+    if (have_id)
+        bmpi_ctx_release(id);
+    for (int i = 0; in && i < nin; i++)
+        free(in[i].e);
+    free(in);
     bmpi_topo_free(t);
     free(reqs);
-    free(recvb);
-    free(roff);
     free(sendb);
     free(off);
-    free(all);
+    free(nsend);
     free(cnt);
     return err ? bmpi_err_comm(comm_old, err, fn, NULL) : MPI_SUCCESS;
 }

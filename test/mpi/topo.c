@@ -286,6 +286,18 @@ static void test_dist_graph(void)
     MPICHK(MPI_Neighbor_allgather(&r, 1, MPI_INT, got, 1, MPI_INT, b));
     CHECK(got[0] == s2[0] && got[1] == s2[1], "dist_graph_create allgather %d %d", got[0], got[1]);
     MPICHK(MPI_Comm_free(&b));
+    /* back to back, each rank naming a different ring direction: no call may
+     * take another's edges */
+    for (int it = 0; it < 20; it++) {
+        int step = 1 + it % 3, d1 = (r + step) % n;
+        MPICHK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &r, (int[]){1}, &d1, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &b));
+        int s1, o1;
+        MPICHK(MPI_Dist_graph_neighbors_count(b, &ind, &outd, &w));
+        CHECK(ind == 1 && outd == 1, "iteration %d: degrees %d %d", it, ind, outd);
+        MPICHK(MPI_Dist_graph_neighbors(b, 1, &s1, MPI_UNWEIGHTED, 1, &o1, MPI_UNWEIGHTED));
+        CHECK(s1 == ((r - step) % n + n) % n && o1 == d1, "iteration %d: in %d out %d", it, s1, o1);
+        MPICHK(MPI_Comm_free(&b));
+    }
     /* everybody names its own out edges, weighted */
     MPICHK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &r, (int[]){2}, dst, dw, MPI_INFO_NULL, 0, &b));
     MPICHK(MPI_Dist_graph_neighbors_count(b, &ind, &outd, &w));
