@@ -1,9 +1,9 @@
 /*
  * Groups: every set operation, incl/excl, range incl/excl,
- * translate_ranks and compare, against hand-computed answers on a group of
- * 8 (world ranks permuted, built with Group_incl from a world of any size
- * by reusing ranks modulo the world size is not allowed, so the 8-member
- * cases run when the world has >= 8 processes and smaller ones otherwise).
+ * translate_ranks and compare, against answers computed by hand in the
+ * test, for every group size from 1 to the world size (a = the first n
+ * world ranks reversed, b = the even ones, c = the odd ones), and the
+ * error classes of bad arguments.
  */
 #include "testutil.h"
 
