@@ -23,6 +23,10 @@
 /* Non-contiguous receives of RGET messages are pulled through a staging
  * buffer of this size, one chunk at a time. */
 #define RGET_CHUNK (256u * 1024u)
+/* Fragments of the RNDV protocol carry at most this much (and at most what
+ * the transport's max_am allows): the staging buffer of a non-contiguous
+ * send stays bounded. */
+#define FRAG_MAX (256u * 1024u)
 
 /* A message the transport could not take yet. */
 struct pending {
@@ -258,6 +262,8 @@ static bool stream_frags(struct bmpi_request *req)
 {
     struct bmpi_tl *tl = peer_tl(req->world_peer);
     size_t chunk = tl->caps.max_am - sizeof(struct bmpi_frag);
+    if (chunk > FRAG_MAX)
+        chunk = FRAG_MAX;
     bool contig = bmpi_dt_is_contig(req->dt);
     while (req->done_bytes < req->bytes) {
         size_t len = req->bytes - req->done_bytes;
@@ -268,7 +274,7 @@ static bool stream_frags(struct bmpi_request *req)
             iov.iov_base = (char *)contig_base(req) + req->done_bytes;
         } else {
             if (!req->bounce && !(req->bounce = malloc(chunk)))
-                return true; /* retried on the next progress pass */
+                return false; /* retried on the next progress pass */
             bmpi_dt_cursor_seek(&req->cursor, req->done_bytes);
             bmpi_dt_pack(&req->cursor, req->bounce, len);
             iov.iov_base = req->bounce;
@@ -296,8 +302,10 @@ static int progress_streams(void)
     struct bmpi_request **link = &p2p.streaming;
     while (*link) {
         struct bmpi_request *req = *link;
+        struct bmpi_request *next = req->next;
+        /* a finished send may be freed at once (MPI_Request_free, bsend) */
         if (stream_frags(req)) {
-            *link = req->next;
+            *link = next;
             events++;
         } else {
             link = &req->next;
@@ -348,11 +356,8 @@ static void rget_done(void *ctx, int status)
         req->status.MPI_ERROR = status;
     req->pending_ops--;
     if (!bmpi_dt_is_contig(req->dt) && status == BMPI_OK) {
-        size_t len = req->capacity - req->done_bytes;
-        if (len > RGET_CHUNK)
-            len = RGET_CHUNK;
-        deliver_bytes(req, req->done_bytes, req->bounce, len);
-        req->done_bytes += len;
+        deliver_bytes(req, req->done_bytes, req->bounce, req->staged);
+        req->done_bytes += req->staged;
     }
     rget_next(req);
 }
@@ -374,6 +379,7 @@ static void rget_next(struct bmpi_request *req)
         } else {
             if (len > RGET_CHUNK)
                 len = RGET_CHUNK;
+            req->staged = len;
             if (!req->bounce && !(req->bounce = malloc(RGET_CHUNK))) {
                 req->status.MPI_ERROR = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory staging a receive");
                 rget_next(req);

@@ -200,29 +200,26 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     return irecv_checked(&a, request, NULL);
 }
 
-BMPI_API(MPI_Sendrecv)
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status *status)
+/* Receive and send at once, after checking both halves. */
+static int sendrecv_checked(const struct p2p_args *s, const struct p2p_args *r, size_t send_count,
+                            MPI_Datatype send_type, MPI_Status *status)
 {
-    struct p2p_args s = {"MPI_Sendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
-    struct p2p_args r = {"MPI_Sendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
     struct bmpi_comm *c;
-    int err = check_p2p(&s, &c);
+    int err = check_p2p(s, &c);
     if (!err)
-        err = check_p2p(&r, &c);
+        err = check_p2p(r, &c);
     if (err)
         return err;
     struct bmpi_request *rreq, *sreq;
-    err = bmpi_irecv(recvbuf, (size_t)recvcount, recvtype, source, recvtag, c, c->context_id, &rreq);
+    err = bmpi_irecv((void *)r->buf, (size_t)r->count, r->type, r->peer, r->tag, c, c->context_id, &rreq);
     if (err)
-        return bmpi_err_comm(comm, err, "MPI_Sendrecv", NULL);
-    err = bmpi_isend(sendbuf, (size_t)sendcount, sendtype, dest, sendtag, c, c->context_id,
-                     BMPI_SEND_STANDARD, &sreq);
+        return bmpi_err_comm(s->comm, err, s->fn, NULL);
+    err = bmpi_isend(s->buf, send_count, send_type, s->peer, s->tag, c, c->context_id, BMPI_SEND_STANDARD,
+                     &sreq);
     if (err) {
         bmpi_recv_cancel(rreq);
         bmpi_request_wait(rreq, MPI_STATUS_IGNORE);
-        return bmpi_err_comm(comm, err, "MPI_Sendrecv", NULL);
+        return bmpi_err_comm(s->comm, err, s->fn, NULL);
     }
     MPI_Status sst, rst;
     int serr = bmpi_request_wait(sreq, &sst);
@@ -230,8 +227,18 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     if (status != MPI_STATUS_IGNORE)
         *status = rst;
     if (serr)
-        return bmpi_report_status(c, "MPI_Sendrecv", &sst);
-    return rerr ? bmpi_report_status(c, "MPI_Sendrecv", &rst) : MPI_SUCCESS;
+        return bmpi_report_status(c, s->fn, &sst);
+    return rerr ? bmpi_report_status(c, s->fn, &rst) : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Sendrecv)
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    struct p2p_args s = {"MPI_Sendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {"MPI_Sendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
+    return sendrecv_checked(&s, &r, (size_t)(sendcount > 0 ? sendcount : 0), sendtype, status);
 }
 
 /* The message goes out of a packed copy, so the buffer can take the reply. */
@@ -243,8 +250,6 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     struct p2p_args r = {"MPI_Sendrecv_replace", comm, buf, count, datatype, source, recvtag, FROM_PEER};
     struct bmpi_comm *c;
     int err = check_p2p(&s, &c);
-    if (!err)
-        err = check_p2p(&r, &c);
     if (err)
         return err;
     struct bmpi_datatype *dt = bmpi_dt_get(datatype);
@@ -254,8 +259,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
                              "out of memory for a %zu-byte copy of the message", bytes);
     bmpi_dt_pack_all(buf, (size_t)count, dt, packed);
-    err = PMPI_Sendrecv(packed, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype, source,
-                        recvtag, comm, status);
+    s.buf = packed;
+    err = sendrecv_checked(&s, &r, bytes, MPI_BYTE, status);
     free(packed);
     return err;
 }

@@ -64,6 +64,7 @@ struct bmpi_request {
     void *memh;          /* registration of a RGET send */
     struct bmpi_dt_cursor cursor;
     void *bounce;        /* bounded staging buffer for non-contiguous data */
+    size_t staged;       /* bytes of the chunk being pulled into bounce */
     int pending_ops;     /* outstanding gets */
     uint64_t rget_raddr;
     uint8_t rkey[64];
