@@ -120,34 +120,53 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return *flag ? retire_reporting(req, request, status, "MPI_Test") : MPI_SUCCESS;
 }
 
-/* Retire every request of the array; the error class of MPI_Waitall and
- * MPI_Testall is MPI_ERR_IN_STATUS when one failed. */
+/* The first failed operation of an array, reported through its
+ * communicator's handler once the array is retired: the error class of
+ * the multiple-completion calls is then MPI_ERR_IN_STATUS. */
+struct first_failure {
+    struct bmpi_comm *comm;
+    MPI_Status status;
+    bool failed;
+};
+
+static void note_failure(struct first_failure *f, const struct bmpi_request *req)
+{
+    if (req->status.MPI_ERROR == MPI_SUCCESS || f->failed)
+        return;
+    f->failed = true;
+    f->comm = req->comm;
+    f->status = req->status;
+    if (f->comm)
+        f->comm->refcount++; /* the request may go before the report */
+}
+
+static int report_failure(struct first_failure *f, const char *fn)
+{
+    if (!f->failed)
+        return MPI_SUCCESS;
+    int err = report(f->comm, fn, &f->status, f->status.MPI_ERROR);
+    if (f->comm)
+        bmpi_comm_release(f->comm);
+    return err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+/* Retire every request of the array (MPI_Waitall, MPI_Testall). */
 static int retire_all(int count, MPI_Request reqs[], struct bmpi_request **objs, MPI_Status statuses[],
                       const char *fn)
 {
-    struct bmpi_comm *failed_comm = NULL;
-    MPI_Status failed;
+    struct first_failure failure = {0};
     for (int i = 0; i < count; i++) {
         MPI_Status st;
         if (!objs[i]) {
             bmpi_status_empty(&st);
         } else {
-            if (objs[i]->status.MPI_ERROR && !failed_comm) {
-                failed_comm = objs[i]->comm;
-                failed = objs[i]->status;
-                if (failed_comm)
-                    failed_comm->refcount++;
-            }
+            note_failure(&failure, objs[i]);
             retire(objs[i], &reqs[i], &st);
         }
         if (statuses != MPI_STATUSES_IGNORE)
             statuses[i] = st;
     }
-    if (!failed_comm)
-        return MPI_SUCCESS;
-    int err = bmpi_report_status(failed_comm, fn, &failed);
-    bmpi_comm_release(failed_comm);
-    return err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+    return report_failure(&failure, fn);
 }
 
 static struct bmpi_request **scratch(int count)
@@ -291,20 +310,21 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
         if (!bmpi_progress() && block)
             bmpi_progress_idle(&idle);
     }
-    int n = 0, failed = 0;
+    int n = 0;
+    struct first_failure failure = {0};
     for (int i = 0; i < incount; i++) {
         struct bmpi_request *req = bmpi_request_get(reqs[i]);
         if (reqs[i] == MPI_REQUEST_NULL || !req || !req->complete || (req->persistent && !req->active))
             continue;
+        note_failure(&failure, req);
         MPI_Status st;
-        failed |= retire(req, &reqs[i], &st) != MPI_SUCCESS;
+        retire(req, &reqs[i], &st);
         if (statuses != MPI_STATUSES_IGNORE)
             statuses[n] = st;
         indices[n++] = i;
     }
     *outcount = n;
-    return failed ? bmpi_err_noobj(MPI_ERR_IN_STATUS, fn, "an operation failed; see the statuses")
-                  : MPI_SUCCESS;
+    return report_failure(&failure, fn);
 }
 
 BMPI_API(MPI_Waitsome)
