@@ -3,9 +3,9 @@
 # then chosen by size.
 prog="$top_builddir/test/mpi/coll_data"
 run() { "$top_srcdir/test/mpi/run-ranks" "$prog" "$@" || exit 1; }
-BMPI_COLL_ALLGATHER=recursive_doubling BMPI_COLL_ALLTOALL=bruck BMPI_COLL_GATHER=binomial \
+BMPI_COLL_ALLGATHER=recursive_doubling BMPI_COLL_ALLTOALL=pairwise BMPI_COLL_GATHER=binomial \
     BMPI_COLL_SCATTER=binomial run 2 4 8
-BMPI_COLL_ALLGATHER=bruck BMPI_COLL_ALLTOALL=pairwise BMPI_COLL_GATHER=linear \
+BMPI_COLL_ALLGATHER=bruck BMPI_COLL_ALLTOALL=bruck BMPI_COLL_GATHER=linear \
     BMPI_COLL_SCATTER=linear run 3 5
 BMPI_COLL_ALLGATHER=ring BMPI_COLL_ALLTOALL=linear run 2 7
 run 1 3 6
