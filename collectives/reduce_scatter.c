@@ -4,13 +4,48 @@
  *          ops, bandwidth-optimal for any p.
  *  basic   binomial reduce to rank 0 (canonical order), then scatterv:
  *          every non-commutative op.
+ *  recursive_halving  log2 p exchanges of halving size: small messages on
+ *          power-of-two sizes (others use ring), commutative ops.
  */
 #include "config.h"
 
 #include "collectives/coll.h"
 
 /* In the order of select.c. */
-enum { RING, BASIC };
+enum { RING, BASIC, RECURSIVE_HALVING };
+
+/* Rank r keeps the block range [lo, hi) that holds block r, halving it at
+ * each step: the highest bit first, so that rank r ends with block r. */
+static void recursive_halving(struct bmpi_sched *s, const char *in, void *rbuf, const int *rcounts,
+                              const int *displs, size_t total, MPI_Datatype type)
+{
+    int p = s->comm->size, r = s->comm->rank;
+    MPI_Aint ext = bmpi_coll_extent(type);
+    char *acc = bmpi_sched_tmpbuf(s, total, type);
+    char *tmp = bmpi_sched_tmpbuf(s, total, type);
+    if (!acc || !tmp)
+        return;
+    int lo = 0, hi = p;
+    const char *src = in; /* the first step adds the input where it lies */
+    for (int mask = p / 2; mask > 0; mask >>= 1) {
+        int partner = r ^ mask, mid = lo + mask;
+        int klo = r < mid ? lo : mid, khi = r < mid ? mid : hi; /* kept */
+        int slo = r < mid ? mid : lo, shi = r < mid ? hi : mid; /* sent */
+        size_t kn = (size_t)(displs[khi] - displs[klo]), sn = (size_t)(displs[shi] - displs[slo]);
+        char *kacc = acc + (MPI_Aint)displs[klo] * ext;
+        bmpi_sched_recv(s, tmp, kn, type, partner);
+        bmpi_sched_send(s, src + (MPI_Aint)displs[slo] * ext, sn, type, partner);
+        bmpi_sched_fence(s);
+        if (src == in) {
+            bmpi_sched_copy(s, in + (MPI_Aint)displs[klo] * ext, kn, type, kacc, kn, type);
+            src = acc;
+        }
+        bmpi_sched_reduce(s, tmp, kacc, kn, type);
+        lo = klo, hi = khi;
+    }
+    bmpi_sched_copy(s, acc + (MPI_Aint)displs[r] * ext, (size_t)rcounts[r], type, rbuf,
+                    (size_t)rcounts[r], type);
+}
 
 int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
                              const int *rcounts, MPI_Datatype type)
@@ -18,7 +53,7 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
     int p = s->comm->size, r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(type);
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    int *displs = bmpi_sched_alloc(s, (size_t)(p + 1) * sizeof(int));
+    int *displs = bmpi_sched_alloc(s, (size_t)(p + 1) * sizeof(int)); /* displs[p]: the total */
     if (!displs)
         return s->err;
     size_t total = 0, maxc = 0;
@@ -28,6 +63,7 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
         if ((size_t)rcounts[i] > maxc)
             maxc = (size_t)rcounts[i];
     }
+    displs[p] = (int)total;
     if (total == 0)
         return s->err;
     if (p == 1) {
@@ -38,6 +74,12 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
                                bmpi_op_commutative(s->op));
     if (!bmpi_op_commutative(s->op))
         alg = BASIC;
+    if (alg == RECURSIVE_HALVING && (p & (p - 1)))
+        alg = RING;
+    if (alg == RECURSIVE_HALVING) {
+        recursive_halving(s, input, rbuf, rcounts, displs, total, type);
+        return s->err;
+    }
     if (alg == BASIC) {
         char *tmp = NULL;
         if (r == 0 && !(tmp = bmpi_sched_tmpbuf(s, total, type)))

@@ -30,7 +30,7 @@ static const struct {
     [BMPI_COLL_ALLREDUCE] = {"BMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}, 3},
     [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring"}, 3},
     [BMPI_COLL_ALLTOALL] = {"BMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}, 3},
-    [BMPI_COLL_REDUCE_SCATTER] = {"BMPI_COLL_REDUCE_SCATTER", {"ring", "basic"}, 2},
+    [BMPI_COLL_REDUCE_SCATTER] = {"BMPI_COLL_REDUCE_SCATTER", {"ring", "basic", "recursive_halving"}, 3},
     [BMPI_COLL_GATHER] = {"BMPI_COLL_GATHER", {"linear", "binomial"}, 2},
     [BMPI_COLL_SCATTER] = {"BMPI_COLL_SCATTER", {"linear", "binomial"}, 2},
     [BMPI_COLL_SCAN] = {"BMPI_COLL_SCAN", {"recursive_doubling"}, 1},
@@ -92,8 +92,10 @@ int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bo
         return pof2 && bytes < 524288 ? 0 : 2;
     case BMPI_COLL_ALLTOALL: /* bruck | pairwise | linear; bytes: one block */
         return bytes <= 256 && p >= 8 ? 0 : bytes <= 32768 ? 2 : 1;
-    case BMPI_COLL_REDUCE_SCATTER: /* ring | basic */
-        return commute ? 0 : 1;
+    case BMPI_COLL_REDUCE_SCATTER: /* ring | basic | recursive_halving; bytes: all blocks */
+        if (!commute)
+            return 1;
+        return pof2 && bytes < 524288 ? 2 : 0;
     case BMPI_COLL_GATHER:  /* linear | binomial; bytes: all blocks */
     case BMPI_COLL_SCATTER:
         return bytes <= 4096 && p > 4 ? 1 : 0;

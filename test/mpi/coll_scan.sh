@@ -3,4 +3,5 @@
 prog="$top_builddir/test/mpi/coll_scan"
 run() { "$top_srcdir/test/mpi/run-ranks" "$prog" "$@" || exit 1; }
 BMPI_COLL_REDUCE_SCATTER=basic run 2 3 5 8
+BMPI_COLL_REDUCE_SCATTER=ring run 2 4
 run 1 2 3 4 6 8
