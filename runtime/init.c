@@ -13,6 +13,7 @@
 #include <pmix.h>
 
 #include "runtime/api.h"
+#include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/errhandler.h"
@@ -109,6 +110,9 @@ int PMPI_Finalize(void)
 {
     if (!bmpi_initialized())
         return bmpi_err_noobj(MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized");
+    /* The standard deletes MPI_COMM_SELF's attributes first, while MPI is
+     * still fully usable: libraries hang their cleanup on that. */
+    bmpi_attr_finalize_self();
     /* Every rank must be done with every other rank's memory and segments
      * before any of them tears down its transports. */
     int err = bmpi_p2p_drain();

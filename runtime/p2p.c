@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -455,6 +456,16 @@ static void set_capacity(struct bmpi_request *req)
         bmpi_dt_cursor_init(&req->cursor, req->buf, req->count, req->dt);
 }
 
+/* A receive matches in its communicator's point-to-point or collective
+ * context; any other context id is a bug in the caller. */
+static struct bmpi_match_ctx *match_ctx_of(const struct bmpi_request *req)
+{
+    if (req->context_id == req->comm->context_id)
+        return req->comm->pt2pt;
+    assert(req->context_id == req->comm->context_id + 1);
+    return req->comm->coll;
+}
+
 static void start_from_unexpected(struct bmpi_request *req, struct bmpi_unexpected *u)
 {
     start_matched(req, u->world_src, u->am_id, &u->rts, u->data, u->len);
@@ -475,7 +486,7 @@ int bmpi_recv_start(struct bmpi_request *req)
         return BMPI_OK;
     }
     set_capacity(req);
-    struct bmpi_match_ctx *m = req->context_id == req->comm->context_id ? req->comm->pt2pt : req->comm->coll;
+    struct bmpi_match_ctx *m = match_ctx_of(req);
     struct bmpi_unexpected *u = bmpi_match_unexpected(m, req->peer, req->tag, 1);
     if (u)
         start_from_unexpected(req, u);
@@ -486,7 +497,7 @@ int bmpi_recv_start(struct bmpi_request *req)
 
 int bmpi_recv_cancel(struct bmpi_request *req)
 {
-    struct bmpi_match_ctx *m = req->context_id == req->comm->context_id ? req->comm->pt2pt : req->comm->coll;
+    struct bmpi_match_ctx *m = match_ctx_of(req);
     if (req->complete || !bmpi_match_unpost(m, req))
         return BMPI_OK;
     bmpi_status_set(&req->status, req->peer, req->tag, MPI_SUCCESS, 0);
