@@ -50,7 +50,9 @@ struct elem_info {
 static struct elem_info elem_of(MPI_Datatype t)
 {
     switch (t) {
-    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: return (struct elem_info){E_I8, C_INT};
+    /* MPI_CHAR and MPI_WCHAR hold characters: no op is defined on them
+     * (6.9.2), as MPI_CHARACTER and MPI_PACKED. */
+    case MPI_SIGNED_CHAR: case MPI_INT8_T: return (struct elem_info){E_I8, C_INT};
     case MPI_INTEGER1: return (struct elem_info){E_I8, C_FINT};
     case MPI_UNSIGNED_CHAR: case MPI_UINT8_T: return (struct elem_info){E_U8, C_INT};
     case MPI_BYTE: return (struct elem_info){E_U8, C_BYTE};
@@ -59,7 +61,7 @@ static struct elem_info elem_of(MPI_Datatype t)
     case MPI_UNSIGNED_SHORT: case MPI_UINT16_T: return (struct elem_info){E_U16, C_INT};
     case MPI_INT: case MPI_INT32_T: return (struct elem_info){E_I32, C_INT};
     case MPI_INTEGER: case MPI_INTEGER4: return (struct elem_info){E_I32, C_FINT};
-    case MPI_UNSIGNED: case MPI_UINT32_T: case MPI_WCHAR: return (struct elem_info){E_U32, C_INT};
+    case MPI_UNSIGNED: case MPI_UINT32_T: return (struct elem_info){E_U32, C_INT};
     case MPI_LONG: case MPI_LONG_LONG: case MPI_INT64_T: case MPI_AINT: case MPI_OFFSET:
     case MPI_COUNT:
         return (struct elem_info){E_I64, C_INT};

@@ -233,6 +233,10 @@ int main(int argc, char **argv)
         }
         EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, t->t, MPI_MAXLOC), MPI_ERR_OP);
     }
+    /* Character data takes no op. */
+    EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_CHAR, MPI_SUM), MPI_ERR_OP);
+    EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_WCHAR, MPI_MAX), MPI_ERR_OP);
+    EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_PACKED, MPI_BOR), MPI_ERR_OP);
     PAIR_TEST(float, int, MPI_FLOAT_INT)
     PAIR_TEST(double, int, MPI_DOUBLE_INT)
     PAIR_TEST(long, int, MPI_LONG_INT)
