@@ -40,7 +40,7 @@ enum elem {
     E_P_2FLOAT, E_P_2DOUBLE,
 };
 enum cls { C_NONE = 0, C_INT = 1, C_FINT = 2, C_FLOAT = 4, C_LOGICAL = 8, C_COMPLEX = 16,
-           C_BYTE = 32, C_PAIR = 64 };
+           C_BYTE = 32, C_PAIR = 64, C_MULTI = 128 /* MPI_AINT, MPI_OFFSET, MPI_COUNT */ };
 
 struct elem_info {
     enum elem e;
@@ -62,9 +62,8 @@ static struct elem_info elem_of(MPI_Datatype t)
     case MPI_INT: case MPI_INT32_T: return (struct elem_info){E_I32, C_INT};
     case MPI_INTEGER: case MPI_INTEGER4: return (struct elem_info){E_I32, C_FINT};
     case MPI_UNSIGNED: case MPI_UINT32_T: return (struct elem_info){E_U32, C_INT};
-    case MPI_LONG: case MPI_LONG_LONG: case MPI_INT64_T: case MPI_AINT: case MPI_OFFSET:
-    case MPI_COUNT:
-        return (struct elem_info){E_I64, C_INT};
+    case MPI_LONG: case MPI_LONG_LONG: case MPI_INT64_T: return (struct elem_info){E_I64, C_INT};
+    case MPI_AINT: case MPI_OFFSET: case MPI_COUNT: return (struct elem_info){E_I64, C_MULTI};
     case MPI_INTEGER8: return (struct elem_info){E_I64, C_FINT};
     case MPI_UNSIGNED_LONG: case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T:
         return (struct elem_info){E_U64, C_INT};
@@ -95,16 +94,16 @@ static struct elem_info elem_of(MPI_Datatype t)
 
 /* Which classes each predefined op accepts. */
 static const unsigned op_classes[OP_COUNT] = {
-    [OP_MAX] = C_INT | C_FINT | C_FLOAT,
-    [OP_MIN] = C_INT | C_FINT | C_FLOAT,
-    [OP_SUM] = C_INT | C_FINT | C_FLOAT | C_COMPLEX,
-    [OP_PROD] = C_INT | C_FINT | C_FLOAT | C_COMPLEX,
+    [OP_MAX] = C_INT | C_FINT | C_FLOAT | C_MULTI,
+    [OP_MIN] = C_INT | C_FINT | C_FLOAT | C_MULTI,
+    [OP_SUM] = C_INT | C_FINT | C_FLOAT | C_COMPLEX | C_MULTI,
+    [OP_PROD] = C_INT | C_FINT | C_FLOAT | C_COMPLEX | C_MULTI,
     [OP_LAND] = C_INT | C_LOGICAL,
     [OP_LOR] = C_INT | C_LOGICAL,
     [OP_LXOR] = C_INT | C_LOGICAL,
-    [OP_BAND] = C_INT | C_FINT | C_BYTE,
-    [OP_BOR] = C_INT | C_FINT | C_BYTE,
-    [OP_BXOR] = C_INT | C_FINT | C_BYTE,
+    [OP_BAND] = C_INT | C_FINT | C_BYTE | C_MULTI,
+    [OP_BOR] = C_INT | C_FINT | C_BYTE | C_MULTI,
+    [OP_BXOR] = C_INT | C_FINT | C_BYTE | C_MULTI,
     [OP_MINLOC] = C_PAIR,
     [OP_MAXLOC] = C_PAIR,
 };

@@ -15,11 +15,11 @@ static const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND,
 static const char *const opname[] = {"MAX", "MIN", "SUM", "PROD", "LAND",
                                      "LOR", "BAND", "BOR", "LXOR", "BXOR"};
 enum { MAX, MIN, SUM, PROD, LAND, LOR, BAND, BOR, LXOR, BXOR, NOPS };
-enum cls { CI = 1, FI = 2, FL = 4, LO = 8, CX = 16, BY = 32 };
+enum cls { CI = 1, FI = 2, FL = 4, LO = 8, CX = 16, BY = 32, ML = 64 /* multi-language */ };
 static const unsigned allowed[NOPS] = {
-    [MAX] = CI | FI | FL, [MIN] = CI | FI | FL, [SUM] = CI | FI | FL | CX,
-    [PROD] = CI | FI | FL | CX, [LAND] = CI | LO, [LOR] = CI | LO, [LXOR] = CI | LO,
-    [BAND] = CI | FI | BY, [BOR] = CI | FI | BY, [BXOR] = CI | FI | BY,
+    [MAX] = CI | FI | FL | ML, [MIN] = CI | FI | FL | ML, [SUM] = CI | FI | FL | CX | ML,
+    [PROD] = CI | FI | FL | CX | ML, [LAND] = CI | LO, [LOR] = CI | LO, [LXOR] = CI | LO,
+    [BAND] = CI | FI | BY | ML, [BOR] = CI | FI | BY | ML, [BXOR] = CI | FI | BY | ML,
 };
 
 /* Value of rank r, element i, for op o: small, so products stay exact. */
@@ -133,8 +133,8 @@ static const struct tinfo types[] = {
     {MPI_INT16_T, "INT16_T", CI, K_I16},          {MPI_UINT16_T, "UINT16_T", CI, K_U16},
     {MPI_INT32_T, "INT32_T", CI, K_I32},          {MPI_UINT32_T, "UINT32_T", CI, K_U32},
     {MPI_INT64_T, "INT64_T", CI, K_I64},          {MPI_UINT64_T, "UINT64_T", CI, K_U64},
-    {MPI_AINT, "AINT", CI, K_I64},                {MPI_OFFSET, "OFFSET", CI, K_I64},
-    {MPI_COUNT, "COUNT", CI, K_I64},              {MPI_INTEGER, "INTEGER", FI, K_I32},
+    {MPI_AINT, "AINT", ML, K_I64},                {MPI_OFFSET, "OFFSET", ML, K_I64},
+    {MPI_COUNT, "COUNT", ML, K_I64},              {MPI_INTEGER, "INTEGER", FI, K_I32},
     {MPI_INTEGER1, "INTEGER1", FI, K_I8},         {MPI_INTEGER2, "INTEGER2", FI, K_I16},
     {MPI_INTEGER4, "INTEGER4", FI, K_I32},        {MPI_INTEGER8, "INTEGER8", FI, K_I64},
     {MPI_FLOAT, "FLOAT", FL, K_F},                {MPI_DOUBLE, "DOUBLE", FL, K_D},
