@@ -9,9 +9,12 @@
 #include "runtime/tl_select.h"
 #include "runtime/world.h"
 
-/* Idle rounds before a waiting rank yields the core, and before it naps. */
-#define SPIN_ROUNDS 2000u
-#define YIELD_ROUNDS 20000u
+/* A rank that has a core to itself spins, yielding only now and then so a
+ * stray process on its core is not starved. On an oversubscribed node a
+ * waiting rank yields at once, and after a long idle stretch naps, so the
+ * rank it waits for gets the CPU. */
+#define DEDICATED_YIELD_EVERY 4096u
+#define OVERSUBSCRIBED_NAP_AFTER 20000u
 
 int bmpi_progress(void)
 {
@@ -21,13 +24,15 @@ int bmpi_progress(void)
 void bmpi_progress_idle(unsigned *idle_rounds)
 {
     unsigned n = ++*idle_rounds;
-    if (!bmpi_world.oversubscribed && n < SPIN_ROUNDS)
+    if (!bmpi_world.oversubscribed) {
+        if (n % DEDICATED_YIELD_EVERY == 0)
+            sched_yield();
         return;
-    if (n < YIELD_ROUNDS || !bmpi_world.oversubscribed) {
+    }
+    if (n < OVERSUBSCRIBED_NAP_AFTER) {
         sched_yield();
         return;
     }
-    /* Long idle on a crowded node: a short nap lets the rank we wait for run. */
     struct timespec nap = {0, 20000};
     nanosleep(&nap, NULL);
 }
