@@ -1,2 +1,3 @@
 # test/unit: Check unit tests; each component adds its own fragment.
 include test/unit/shm.mk
+include test/unit/datatype.mk
