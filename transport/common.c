@@ -51,6 +51,9 @@ int bmpi_tl_unsupported_put(struct bmpi_tl *tl, int peer, const void *local, voi
 
 extern const struct bmpi_tl_ops bmpi_tl_self_ops;
 extern const struct bmpi_tl_ops bmpi_tl_shm_ops;
+#ifdef BMPI_HAVE_VERBS
+extern const struct bmpi_tl_ops bmpi_tl_verbs_ops;
+#endif
 #ifdef BMPI_HAVE_OFI
 extern const struct bmpi_tl_ops bmpi_tl_ofi_ops;
 #endif
@@ -58,6 +61,9 @@ extern const struct bmpi_tl_ops bmpi_tl_ofi_ops;
 const struct bmpi_tl_component bmpi_tl_components[] = {
     {"self", &bmpi_tl_self_ops},
     {"shm", &bmpi_tl_shm_ops},
+#ifdef BMPI_HAVE_VERBS
+    {"verbs", &bmpi_tl_verbs_ops},
+#endif
 #ifdef BMPI_HAVE_OFI
     {"ofi", &bmpi_tl_ofi_ops},
 #endif

@@ -7,3 +7,4 @@ libbmpi_core_la_SOURCES += \
 	transport/self/self.c
 include transport/shm/local.mk
 include transport/ofi/local.mk
+include transport/verbs/local.mk
