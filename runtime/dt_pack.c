@@ -183,6 +183,36 @@ static inline __attribute__((always_inline)) size_t walk(struct bmpi_dt_cursor *
     size_t left = n;
     while (left) {
         struct bmpi_dt_frame *f = &c->f[c->depth - 1];
+        if (c->depth >= 2 && f->seg == 0 && f->rep == 0 && c->leaf_off == 0 &&
+            f->node->depth == 1 && left >= f->node->size) {
+            /* Whole instances of a node of plain blocks (an array of
+             * structs): copy them in one loop, without walking frames. */
+            struct bmpi_dt_frame *pf = f - 1;
+            const struct bmpi_dt_seg *ps = seg_of(c, pf);
+            const struct bmpi_dt_node *nd = f->node;
+            size_t k = ps->count - pf->rep;
+            if (k > left / nd->size)
+                k = left / nd->size;
+            uintptr_t base = f->base;
+            for (size_t i = 0; i < k; i++, base += (uintptr_t)ps->stride)
+                for (size_t j = 0; j < nd->nsegs; j++) {
+                    const struct bmpi_dt_seg *s = &nd->segs[j];
+                    xfer_blocks(base + (uintptr_t)s->disp, s->stride, s->blen, s->count, stream, d);
+                    stream += s->count * s->blen;
+                }
+            left -= k * nd->size;
+            pf->rep += k;
+            if (pf->rep < ps->count) {
+                f->base = rep_addr(pf, ps, pf->rep);
+                continue;
+            }
+            /* the parent's segment is done: leave as if at the last block */
+            pf->rep = ps->count - 1;
+            f->seg = nd->nsegs - 1;
+            if (!advance(c))
+                break;
+            continue;
+        }
         const struct bmpi_dt_seg *s = seg_of(c, f);
         size_t blen = s->blen;
         uintptr_t p = rep_addr(f, s, f->rep);
@@ -207,8 +237,14 @@ static inline __attribute__((always_inline)) size_t walk(struct bmpi_dt_cursor *
             left -= k * blen;
             f->rep += k;
         }
-        if (f->rep == s->count && !advance(c))
+        if (f->rep < s->count)
+            continue;
+        if (f->node && f->seg + 1 < f->node->nsegs && !f->node->segs[f->seg + 1].child) {
+            f->seg++; /* the next block of a block list: no need to walk */
+            f->rep = 0;
+        } else if (!advance(c)) {
             break;
+        }
     }
     c->pos += n - left;
     return n - left;
