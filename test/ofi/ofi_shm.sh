@@ -6,7 +6,7 @@ set -u
 ofi_setup shm
 ofi_run "$top_builddir/test/ofi/ofi_sanity"
 for p in $(ofi_mpi_programs); do
-    ofi_run "$p"
+    ofi_run_mpi "$p"
 done
 BMPI_OFI_TX_BUFS=2 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="2 4" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
 # Without FI_MULTI_RECV: one message per posted receive buffer, few of them.

@@ -6,7 +6,7 @@ set -u
 ofi_setup tcp
 ofi_run "$top_builddir/test/ofi/ofi_sanity"
 for p in $(ofi_mpi_programs); do
-    ofi_run "$p"
+    ofi_run_mpi "$p"
 done
 # Without RMA the runtime streams fragments: force that path too.
 BMPI_OFI_RMA=0 OFI_COUNTS="2 3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2

@@ -46,6 +46,7 @@
 #define OFI_DEFAULT_RX_BUFS 32      /* receive buffers without FI_MULTI_RECV */
 #define OFI_DEFAULT_MULTI_BUFS 4    /* with FI_MULTI_RECV ... */
 #define OFI_DEFAULT_MULTI_SIZE (1u << 20) /* ... of this many bytes */
+#define OFI_DEFAULT_RMA_LIMIT (1ul << 30)
 #define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
 #define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
@@ -465,6 +466,12 @@ static int ofi_open(struct bmpi_tl *tl)
     if (rc)
         goto fail;
 
+    /* One get moves at most this much: the provider's limit, and 1 GiB
+     * anyway (multi-GiB single transfers are where providers' 32-bit
+     * corners hide; the runtime pulls larger messages piece by piece). */
+    size_t rma_limit = env_size("BMPI_OFI_RMA_LIMIT", OFI_DEFAULT_RMA_LIMIT);
+    if (max_msg && rma_limit > max_msg)
+        rma_limit = max_msg;
     bool shm = strcmp(s->prov, "shm") == 0;
     bool tcp = strstr(s->prov, "tcp") || strstr(s->prov, "sockets");
     tl->caps = (struct bmpi_tl_caps){
@@ -472,7 +479,7 @@ static int ofi_open(struct bmpi_tl *tl)
         .exclusivity = BMPI_TL_EXCL_NETWORK,
         .max_am = max_am,
         .eager_limit = eager,
-        .rma_limit = (max_msg == 0 || max_msg >= SIZE_MAX / 2) ? 0 : max_msg,
+        .rma_limit = rma_limit,
         .flags = s->rma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT) : 0,
         .latency_us = shm ? 0.5 : tcp ? 15 : 2,
         .bandwidth_mbs = shm ? 5000 : tcp ? 1000 : 10000,
