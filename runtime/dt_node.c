@@ -233,11 +233,12 @@ int bmpi_dt_compile(struct bmpi_datatype *dt)
     if ((rc = finish(&b, &n)))
         return rc;
     if (n->depth > BMPI_DT_MAX_DEPTH) {
+        int depth = n->depth;
         bmpi_dt_node_release(n);
         return bmpi_err_set(MPI_ERR_TYPE,
                             "datatype nested too deeply: %d levels of non-contiguous nesting "
                             "remain after merging, at most %d are supported",
-                            n->depth, BMPI_DT_MAX_DEPTH);
+                            depth, BMPI_DT_MAX_DEPTH);
     }
     dt->node = n;
     if (n->nsegs == 1 && !n->segs[0].child && n->segs[0].count == 1 &&
