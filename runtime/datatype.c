@@ -162,6 +162,10 @@ static struct bmpi_dt_table {
     uint32_t nslots, cap;        /* slots ever used, allocated */
     uint32_t *free_slots;        /* reusable slots (LIFO) */
     uint32_t nfree;
+
+    /* MPI_Type_create_f90_*: one type per (combiner, p, r), kept to finalize */
+    struct dt_f90 { int combiner, p, r; struct bmpi_datatype *dt; } *f90;
+    int nf90;
 } dt_table;
 
 static struct bmpi_dt_node *leaf_node(size_t size)
@@ -282,13 +286,20 @@ void bmpi_dt_finalize(void)
      * with them. Whatever a leaked request still retains stays (and leaks). */
     for (uint32_t i = 0; i < t->nslots; i++) {
         struct bmpi_datatype *dt = t->slot[i];
-        if (!dt || dt->user_refs == 0)
+        if (!dt || dt->user_refs == 0 || (dt->flags & BMPI_DT_NOFREE))
             continue;
         dt->refs -= dt->user_refs;
         dt->user_refs = 0;
         if (dt->refs <= 0)
             dt_destroy(dt);
     }
+    /* the F90 types cannot be freed by the user: they go after the others */
+    for (int i = 0; i < t->nf90; i++) {
+        struct bmpi_datatype *dt = t->f90[i].dt;
+        dt->flags &= ~BMPI_DT_NOFREE;
+        bmpi_dt_user_free(dt);
+    }
+    free(t->f90);
     for (size_t i = 0; i < DT_NBUILTIN + DT_NPAIR; i++) {
         struct bmpi_datatype *dt = &t->builtin[i];
         if (dt->node)
@@ -480,8 +491,8 @@ void bmpi_dt_user_free(struct bmpi_datatype *dt)
 
 MPI_Datatype bmpi_dt_user_handle(struct bmpi_datatype *dt)
 {
-    if (dt->flags & BMPI_DT_PREDEFINED)
-        return dt->handle;
+    if (dt->flags & (BMPI_DT_PREDEFINED | BMPI_DT_NOFREE))
+        return dt->handle; /* not the user's to free */
     dt->refs++;
     dt->user_refs++;
     return dt->handle;
@@ -519,6 +530,9 @@ static bool dt_part_checked(const struct bmpi_datatype *dt, size_t i, struct bmp
         return true;
     case MPI_COMBINER_SUBARRAY:
     case MPI_COMBINER_DARRAY:
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
+    case MPI_COMBINER_F90_INTEGER:
         p->type = dt->inner;
         return true;
     case MPI_COMBINER_CONTIGUOUS:
@@ -803,6 +817,38 @@ MPI_Count bmpi_dt_elements(const struct bmpi_datatype *dt, MPI_Count bytes)
         }
     }
     return n;
+}
+
+int bmpi_dt_f90(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype *out)
+{
+    struct bmpi_dt_table *t = &dt_table;
+    for (int i = 0; i < t->nf90; i++)
+        if (t->f90[i].combiner == combiner && t->f90[i].p == p && t->f90[i].r == r) {
+            *out = t->f90[i].dt->handle;
+            return BMPI_OK;
+        }
+    struct dt_f90 *f = realloc(t->f90, (size_t)(t->nf90 + 1) * sizeof *f);
+    if (!f)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "no memory for a Fortran 90 datatype");
+    t->f90 = f;
+    struct bmpi_datatype *inner = bmpi_dt_get(base), *dt;
+    int ints[2] = {p, r}, rc;
+    bmpi_dt_retain(inner);
+    if (combiner == MPI_COMBINER_F90_INTEGER)
+        rc = bmpi_dt_create(combiner, 1, &r, 0, NULL, 0, NULL, inner, &dt);
+    else
+        rc = bmpi_dt_create(combiner, 2, ints, 0, NULL, 0, NULL, inner, &dt);
+    if (rc)
+        return rc;
+    if ((rc = bmpi_dt_commit(dt))) {
+        bmpi_dt_release(dt);
+        return rc;
+    }
+    if ((rc = bmpi_dt_register(dt, out)))
+        return rc;
+    dt->flags |= BMPI_DT_NOFREE;
+    f[t->nf90++] = (struct dt_f90){combiner, p, r, dt};
+    return BMPI_OK;
 }
 
 MPI_Count bmpi_dt_elements_bytes(const struct bmpi_datatype *dt, MPI_Count n)

@@ -76,6 +76,7 @@ struct bmpi_dt_node {
 #define BMPI_DT_EMPTY      0x10u /* empty type map: no data, no markers */
 #define BMPI_DT_CONTIG     0x20u /* compiled, one block with size == extent */
 #define BMPI_DT_PAIR       0x40u /* predefined pair type (MPI_DOUBLE_INT, MPI_2INT, ...) */
+#define BMPI_DT_NOFREE     0x80u /* MPI_Type_create_f90_*: the user may not free it */
 
 /*
  * The object. Fields are read-only outside runtime/datatype*.c and

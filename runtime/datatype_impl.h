@@ -66,6 +66,10 @@ int bmpi_dt_darray(int size, int rank, int ndims, const int gsizes[], const int 
                    const int dargs[], const int psizes[], int order, struct bmpi_datatype *old,
                    struct bmpi_datatype **out);
 
+/* The type MPI_Type_create_f90_* returns for (p, r): base's layout with its
+ * own envelope, one per (combiner, p, r), never freed before finalize. */
+int bmpi_dt_f90(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype *out);
+
 /* Predefined type of a given class and size (MPI_Type_match_size). */
 MPI_Datatype bmpi_dt_match_size(int typeclass, int size);
 /* Name as set or default; "" for derived types without one. */

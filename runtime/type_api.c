@@ -406,8 +406,8 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     struct bmpi_datatype *dt;
     CHECK(datatype, MPI_ERR_ARG, "datatype is NULL");
     GET_TYPE(*datatype, &dt);
-    CHECK(!(dt->flags & BMPI_DT_PREDEFINED), MPI_ERR_TYPE, "%s is predefined and cannot be freed",
-          bmpi_dt_name(*datatype));
+    CHECK(!(dt->flags & (BMPI_DT_PREDEFINED | BMPI_DT_NOFREE)), MPI_ERR_TYPE,
+          "%s is predefined and cannot be freed", bmpi_dt_name(*datatype));
     /* the handle dies with the user's last reference, and its attributes */
     if (dt->user_refs == 1)
         bmpi_attr_type_delete_all(*datatype);
@@ -587,6 +587,59 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
           typeclass, size);
     *datatype = t;
     return MPI_SUCCESS;
+}
+
+/* Fortran 90 parameterised types, as gfortran's selected_real_kind and
+ * selected_int_kind choose them (MPI_UNDEFINED: no requirement). */
+static int f90(const char *fn, int combiner, int p, int r, MPI_Datatype *newtype)
+{
+    static const struct { int p, r; MPI_Datatype real, cplx; } reals[] = {
+        {6, 37, MPI_REAL4, MPI_COMPLEX8},
+        {15, 307, MPI_REAL8, MPI_COMPLEX16},
+        {33, 4931, MPI_REAL16, MPI_COMPLEX32},
+    };
+    static const struct { int r; MPI_Datatype t; } ints[] = {
+        {2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8},
+    };
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    if (!newtype)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "newtype is NULL");
+    if (combiner == MPI_COMBINER_F90_INTEGER) {
+        for (size_t i = 0; i < sizeof ints / sizeof ints[0] && base == MPI_DATATYPE_NULL; i++)
+            if (r == MPI_UNDEFINED || r <= ints[i].r)
+                base = ints[i].t;
+        if (base == MPI_DATATYPE_NULL)
+            return bmpi_err_noobj(MPI_ERR_ARG, fn, "no integer kind has a range of %d digits", r);
+    } else {
+        if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+            return bmpi_err_noobj(MPI_ERR_ARG, fn, "p and r are both MPI_UNDEFINED");
+        for (size_t i = 0; i < sizeof reals / sizeof reals[0] && base == MPI_DATATYPE_NULL; i++)
+            if ((p == MPI_UNDEFINED || p <= reals[i].p) && (r == MPI_UNDEFINED || r <= reals[i].r))
+                base = combiner == MPI_COMBINER_F90_REAL ? reals[i].real : reals[i].cplx;
+        if (base == MPI_DATATYPE_NULL)
+            return bmpi_err_noobj(MPI_ERR_ARG, fn,
+                                  "no real kind has a precision of %d and a range of %d digits", p, r);
+    }
+    int rc = bmpi_dt_f90(combiner, combiner == MPI_COMBINER_F90_INTEGER ? 0 : p, r, base, newtype);
+    return rc ? bmpi_err_noobj(rc, fn, NULL) : MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Type_create_f90_real)
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    return f90("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, p, r, newtype);
+}
+
+BMPI_API(MPI_Type_create_f90_complex)
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    return f90("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, p, r, newtype);
+}
+
+BMPI_API(MPI_Type_create_f90_integer)
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    return f90("MPI_Type_create_f90_integer", MPI_COMBINER_F90_INTEGER, 0, r, newtype);
 }
 
 #undef FN

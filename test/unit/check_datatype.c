@@ -71,7 +71,9 @@ static void free_if_derived(MPI_Datatype t)
 {
     int ni, na, nt, comb;
     OK(MPI_Type_get_envelope(t, &ni, &na, &nt, &comb));
-    if (comb != MPI_COMBINER_NAMED)
+    /* the F90 types count as predefined: they are not freed */
+    if (comb != MPI_COMBINER_NAMED && comb != MPI_COMBINER_F90_REAL &&
+        comb != MPI_COMBINER_F90_COMPLEX && comb != MPI_COMBINER_F90_INTEGER)
         OK(MPI_Type_free(&t));
 }
 
@@ -217,6 +219,11 @@ static void ref_walk(MPI_Datatype t, MPI_Aint base, visit_fn fn, void *ctx)
             free(idx[d]);
         break;
     }
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
+    case MPI_COMBINER_F90_INTEGER:
+        fn(base, (size_t)size_of(t), ctx); /* one Fortran number */
+        break;
     default:
         ck_abort_msg("combiner %d not handled by the reference", comb);
     }
@@ -516,6 +523,37 @@ START_TEST(pair_layouts)
     ck_assert_int_eq(bmpi_dt_basic(bmpi_dt_get(t)), MPI_SHORT_INT);
     expect_layout(t, 24, 0, 32, 0, 32);
     check_and_free(t);
+}
+END_TEST
+
+START_TEST(f90_types)
+{
+    MPI_Datatype t, u;
+    int ni, na, nt, comb, ints[2];
+    OK(MPI_Type_create_f90_real(10, MPI_UNDEFINED, &t));
+    ck_assert_int_eq(size_of(t), 8);
+    ck_assert_int_eq(bmpi_dt_basic(bmpi_dt_get(t)), MPI_REAL8);
+    OK(MPI_Type_get_envelope(t, &ni, &na, &nt, &comb));
+    ck_assert_int_eq(comb, MPI_COMBINER_F90_REAL);
+    ck_assert_int_eq(ni, 2);
+    ck_assert_int_eq(na + nt, 0);
+    OK(MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL));
+    ck_assert_int_eq(ints[0], 10);
+    ck_assert_int_eq(ints[1], MPI_UNDEFINED);
+    /* the same parameters give the same type */
+    OK(MPI_Type_create_f90_real(10, MPI_UNDEFINED, &u));
+    ck_assert_int_eq(t, u);
+    OK(MPI_Type_create_f90_complex(MPI_UNDEFINED, 40, &t));
+    ck_assert_int_eq(size_of(t), 16);
+    OK(MPI_Type_create_f90_integer(5, &t));
+    ck_assert_int_eq(size_of(t), 4);
+    OK(MPI_Type_get_envelope(t, &ni, &na, &nt, &comb));
+    ck_assert_int_eq(comb, MPI_COMBINER_F90_INTEGER);
+    ck_assert_int_eq(ni, 1);
+    /* usable in other types, and by itself */
+    OK(MPI_Type_vector(3, 2, 3, t, &u));
+    check_and_free(u);
+    check_engine(t, 3);
 }
 END_TEST
 
@@ -1255,6 +1293,12 @@ START_TEST(api_errors)
     ck_assert_int_eq(MPI_Pack_external("external32", &big_long, 1, MPI_LONG, buf, sizeof buf, &apos),
                      MPI_ERR_CONVERSION);
     ck_assert_int_eq(MPI_Get_count(MPI_STATUS_IGNORE, MPI_INT, &n), MPI_ERR_ARG);
+
+    /* F90 types exist or not, and are not the user's to free */
+    ck_assert_int_eq(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    ck_assert_int_eq(MPI_Type_create_f90_integer(19, &t), MPI_ERR_ARG);
+    OK(MPI_Type_create_f90_integer(3, &t));
+    ck_assert_int_eq(MPI_Type_free(&t), MPI_ERR_TYPE);
 }
 END_TEST
 
@@ -1358,6 +1402,7 @@ static Suite *datatype_suite(void)
     tcase_add_test(tc, predefined_types);
     tcase_add_test(tc, pair_layouts);
     tcase_add_test(tc, match_size_and_value_index);
+    tcase_add_test(tc, f90_types);
     tcase_add_test(tc, layouts);
     tcase_add_test(tc, contig_detection);
     tcase_add_test(tc, nested_types);
