@@ -103,7 +103,7 @@ struct bmpi_datatype {
     int *ints;
     MPI_Aint *aints;
     struct bmpi_datatype **types; /* each holds a reference */
-    struct bmpi_datatype *inner;  /* subarray/darray: the equivalent type it was built as */
+    struct bmpi_datatype *inner;  /* subarray, darray, F90: the equivalent type it was built as */
 
     struct bmpi_dt_node *node;    /* compiled layout; NULL until commit */
     char *name;                   /* MPI_Type_set_name; NULL: default */
