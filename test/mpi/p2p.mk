@@ -32,6 +32,12 @@ test_mpi_p2p_fanin_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_fanin.sh
 EXTRA_DIST += test/mpi/p2p_fanin.sh
 
+check_PROGRAMS += test/mpi/p2p_finalize
+test_mpi_p2p_finalize_SOURCES = test/mpi/p2p_finalize.c test/mpi/testutil.h
+test_mpi_p2p_finalize_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_finalize.sh
+EXTRA_DIST += test/mpi/p2p_finalize.sh
+
 check_PROGRAMS += test/mpi/p2p_huge
 test_mpi_p2p_huge_SOURCES = test/mpi/p2p_huge.c test/mpi/testutil.h
 test_mpi_p2p_huge_LDADD = libbmpi.la
