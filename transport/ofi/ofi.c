@@ -777,10 +777,13 @@ static bool in_flight(const struct ofi_state *s)
 static int ofi_progress(struct bmpi_tl *tl)
 {
     struct ofi_state *s = tl->priv;
+    /* Reading a completion queue makes the provider progress the whole
+     * endpoint (one poll of its sockets each time, for tcp): read the
+     * transmit queue only when something can be in it. */
     if (s->in_progress)
-        return tx_drain(s);
+        return in_flight(s) ? tx_drain(s) : 0;
     s->in_progress = true;
-    int events = tx_drain(s);
+    int events = in_flight(s) ? tx_drain(s) : 0;
     if (s->repost.head) {
         struct ofi_list again = s->repost;
         s->repost.head = s->repost.tail = NULL;
