@@ -765,7 +765,7 @@ int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
                            const int array_of_distribs[], const int array_of_dargs[],
-                           const int array_of_psizes, int order, MPI_Datatype oldtype,
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
                            MPI_Datatype *newtype);
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
@@ -1569,7 +1569,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype);
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
                             const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes, int order, MPI_Datatype oldtype,
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
                             MPI_Datatype *newtype);
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,

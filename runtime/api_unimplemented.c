@@ -50,13 +50,6 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return bmpi_err_unsupported(comm, "MPI_Comm_iflush_buffer");
 }
 
-BMPI_API(MPI_Get_count)
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_count");
-}
-
 BMPI_API(MPI_Isendrecv)
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -196,273 +189,6 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
     (void)buf; (void)partitions; (void)count; (void)datatype; (void)dest; (void)tag; (void)info;
     (void)request;
     return bmpi_err_unsupported(comm, "MPI_Psend_init");
-}
-
-/* == 5. Datatypes == */
-
-BMPI_API(MPI_Aint_add)
-MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
-{
-    (void)base; (void)disp;
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Aint_add");
-    return (MPI_Aint)0;
-}
-
-BMPI_API(MPI_Aint_diff)
-MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
-{
-    (void)addr1; (void)addr2;
-    (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Aint_diff");
-    return (MPI_Aint)0;
-}
-
-BMPI_API(MPI_Get_address)
-int PMPI_Get_address(const void *location, MPI_Aint *address)
-{
-    (void)location; (void)address;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_address");
-}
-
-BMPI_API(MPI_Get_elements)
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements");
-}
-
-BMPI_API(MPI_Get_elements_x)
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements_x");
-}
-
-BMPI_API(MPI_Pack)
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
-{
-    (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize; (void)position;
-    return bmpi_err_unsupported(comm, "MPI_Pack");
-}
-
-BMPI_API(MPI_Pack_external)
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
-{
-    (void)datarep; (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize;
-    (void)position;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external");
-}
-
-BMPI_API(MPI_Pack_external_size)
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
-{
-    (void)datarep; (void)incount; (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external_size");
-}
-
-BMPI_API(MPI_Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    (void)incount; (void)datatype; (void)size;
-    return bmpi_err_unsupported(comm, "MPI_Pack_size");
-}
-
-BMPI_API(MPI_Type_commit)
-int PMPI_Type_commit(MPI_Datatype *datatype)
-{
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_commit");
-}
-
-BMPI_API(MPI_Type_contiguous)
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_contiguous");
-}
-
-BMPI_API(MPI_Type_create_darray)
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes, int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
-{
-    (void)size; (void)rank; (void)ndims; (void)array_of_gsizes; (void)array_of_distribs;
-    (void)array_of_dargs; (void)array_of_psizes; (void)order; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_darray");
-}
-
-BMPI_API(MPI_Type_create_hindexed)
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed");
-}
-
-BMPI_API(MPI_Type_create_hindexed_block)
-int PMPI_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block");
-}
-
-BMPI_API(MPI_Type_create_hvector)
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hvector");
-}
-
-BMPI_API(MPI_Type_create_indexed_block)
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_indexed_block");
-}
-
-BMPI_API(MPI_Type_create_resized)
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
-{
-    (void)oldtype; (void)lb; (void)extent; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_resized");
-}
-
-BMPI_API(MPI_Type_create_struct)
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)array_of_types;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_struct");
-}
-
-BMPI_API(MPI_Type_create_subarray)
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    (void)ndims; (void)array_of_sizes; (void)array_of_subsizes; (void)array_of_starts; (void)order;
-    (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_subarray");
-}
-
-BMPI_API(MPI_Type_dup)
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_dup");
-}
-
-BMPI_API(MPI_Type_free)
-int PMPI_Type_free(MPI_Datatype *datatype)
-{
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_free");
-}
-
-BMPI_API(MPI_Type_get_contents)
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
-{
-    (void)datatype; (void)max_integers; (void)max_addresses; (void)max_datatypes;
-    (void)array_of_integers; (void)array_of_addresses; (void)array_of_datatypes;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_contents");
-}
-
-BMPI_API(MPI_Type_get_envelope)
-int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                           int *num_datatypes, int *combiner)
-{
-    (void)datatype; (void)num_integers; (void)num_addresses; (void)num_datatypes; (void)combiner;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_envelope");
-}
-
-BMPI_API(MPI_Type_get_extent)
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    (void)datatype; (void)lb; (void)extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent");
-}
-
-BMPI_API(MPI_Type_get_extent_x)
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    (void)datatype; (void)lb; (void)extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent_x");
-}
-
-BMPI_API(MPI_Type_get_true_extent)
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
-{
-    (void)datatype; (void)true_lb; (void)true_extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent");
-}
-
-BMPI_API(MPI_Type_get_true_extent_x)
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-    (void)datatype; (void)true_lb; (void)true_extent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent_x");
-}
-
-BMPI_API(MPI_Type_indexed)
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
-{
-    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
-    (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_indexed");
-}
-
-BMPI_API(MPI_Type_size)
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size");
-}
-
-BMPI_API(MPI_Type_size_x)
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    (void)datatype; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size_x");
-}
-
-BMPI_API(MPI_Type_vector)
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
-{
-    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_vector");
-}
-
-BMPI_API(MPI_Unpack)
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
-{
-    (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount; (void)datatype;
-    return bmpi_err_unsupported(comm, "MPI_Unpack");
-}
-
-BMPI_API(MPI_Unpack_external)
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
-{
-    (void)datarep; (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount;
-    (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Unpack_external");
 }
 
 /* == 6. Collective Communication == */
@@ -627,14 +353,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
     return bmpi_err_unsupported(comm, "MPI_Scatterv_init");
 }
 
-BMPI_API(MPI_Type_get_value_index)
-int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
-                              MPI_Datatype *pair_type)
-{
-    (void)value_type; (void)index_type; (void)pair_type;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_value_index");
-}
-
 /* == 7. Groups, Contexts, Communicators, and Caching == */
 
 BMPI_API(MPI_Group_from_session_pset)
@@ -668,20 +386,6 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     (void)high; (void)newintracomm;
     return bmpi_err_unsupported(intercomm, "MPI_Intercomm_merge");
-}
-
-BMPI_API(MPI_Type_get_name)
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
-{
-    (void)datatype; (void)type_name; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_name");
-}
-
-BMPI_API(MPI_Type_set_name)
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
-{
-    (void)datatype; (void)type_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_set_name");
 }
 
 BMPI_API(MPI_Win_create_keyval)
@@ -1349,20 +1053,6 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     (void)status; (void)flag;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_cancelled");
-}
-
-BMPI_API(MPI_Status_set_elements)
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_elements");
-}
-
-BMPI_API(MPI_Status_set_elements_x)
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_elements_x");
 }
 
 BMPI_API(MPI_Status_set_error)
@@ -2248,32 +1938,4 @@ int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
     (void)f_status; (void)f08_status;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_f2f08");
-}
-
-BMPI_API(MPI_Type_create_f90_complex)
-int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
-{
-    (void)p; (void)r; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_f90_complex");
-}
-
-BMPI_API(MPI_Type_create_f90_integer)
-int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
-{
-    (void)r; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_f90_integer");
-}
-
-BMPI_API(MPI_Type_create_f90_real)
-int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
-{
-    (void)p; (void)r; (void)newtype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_f90_real");
-}
-
-BMPI_API(MPI_Type_match_size)
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
-{
-    (void)typeclass; (void)size; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_match_size");
 }

@@ -21,4 +21,5 @@ libbmpi_core_la_SOURCES += \
 	runtime/request_api.c \
 	runtime/tl_select.c runtime/tl_select.h \
 	runtime/world.h
+include runtime/datatype.mk
 include runtime/comm.mk

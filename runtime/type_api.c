@@ -333,14 +333,9 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     return finish_new(FN, rc, dt, newtype);
 }
 
-/* MPI_Type_create_darray waits for include/mpi.h to declare array_of_psizes
- * as `const int array_of_psizes[]` (it says `const int`, which is not the
- * standard's ABI). Then: turn this #if on, move BMPI_API to column 0 (the
- * indent hides it from tools/gen-api-status meanwhile) and rerun the tool. */
-#if 0
 #undef FN
 #define FN "MPI_Type_create_darray"
- BMPI_API(MPI_Type_create_darray)
+BMPI_API(MPI_Type_create_darray)
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
                             const int array_of_distribs[], const int array_of_dargs[],
                             const int array_of_psizes[], int order, MPI_Datatype oldtype,
@@ -382,7 +377,6 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                         array_of_psizes, order, old, &dt);
     return finish_new(FN, rc, dt, newtype);
 }
-#endif
 
 /* --- commit, free --------------------------------------------------------------- */
 
