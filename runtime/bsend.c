@@ -20,7 +20,6 @@
 struct bsend_block {
     struct bsend_block *next; /* next block in address order */
     size_t size;              /* bytes of the block, header included */
-    bool busy;
 };
 
 _Static_assert(sizeof(struct bsend_block) + 16 <= MPI_BSEND_OVERHEAD, "block header too large");
@@ -46,7 +45,6 @@ static struct bsend_block *block_alloc(size_t data_len)
         if (gap_end >= gap && (size_t)(gap_end - gap) >= need) {
             struct bsend_block *b = (struct bsend_block *)gap;
             b->size = need;
-            b->busy = true;
             b->next = *link;
             *link = b;
             attached.busy++;
@@ -74,6 +72,8 @@ static void carried(struct bmpi_request *inner) { block_release(inner->ctx); }
 
 int bmpi_bsend_start(struct bmpi_request *req)
 {
+    if (req->peer == MPI_PROC_NULL)
+        return bmpi_send_start(req); /* nothing to buffer */
     size_t bytes = req->count * bmpi_dt_size(req->dt);
     struct bsend_block *b = attached.buf ? block_alloc(bytes) : NULL;
     if (!b)
@@ -137,7 +137,7 @@ static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, 
         *request = bmpi_request_handle(req);
         return MPI_SUCCESS;
     }
-    err = dest == MPI_PROC_NULL ? bmpi_send_start(req) : bmpi_bsend_start(req);
+    err = bmpi_bsend_start(req);
     if (err) {
         bmpi_request_free(req);
         return bmpi_err_comm(comm, err, fn, NULL);
