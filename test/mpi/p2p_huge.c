@@ -5,7 +5,7 @@
  * of the big type, MPI_Get_elements (MPI_UNDEFINED: too many bytes for an
  * int) and MPI_Get_elements_x (exact). Then MPI_Sendrecv_replace of the
  * same 2.05 GiB both ways (it needs a second copy: done only when the
- * machine has the memory, and not in the BMPI_SHM_CMA=0 run).
+ * machine has the memory, and not when run with BMPI_SHM_CMA=0).
  *
  * Only at 2 ranks (other sizes: a note, success). Needs ~2.1 GB per rank;
  * if malloc fails it says so and skips.
