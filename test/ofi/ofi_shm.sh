@@ -11,4 +11,6 @@ done
 BMPI_OFI_TX_BUFS=2 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="2 4" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
 # Without FI_MULTI_RECV: one message per posted receive buffer, few of them.
 BMPI_OFI_MULTI_RECV=0 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+# As for a provider that requires local registrations (FI_MR_LOCAL).
+BMPI_OFI_MR_LOCAL=1 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
 echo "ok: ofi over shm"

@@ -321,6 +321,12 @@ static int ofi_open(struct bmpi_tl *tl)
     struct fi_info *info = s->info;
     snprintf(s->prov, sizeof(s->prov), "%s", info->fabric_attr->prov_name);
     s->mr_mode = info->domain_attr->mr_mode;
+    /* Tests: behave as for a provider that requires local registrations
+     * (pools registered, get/put register their local buffer, no cache of
+     * unused regions) on one that merely accepts descriptors. */
+    const char *mr_local = getenv("BMPI_OFI_MR_LOCAL");
+    if (mr_local && *mr_local == '1')
+        s->mr_mode |= FI_MR_LOCAL;
     s->rma = (info->caps & FI_RMA) != 0;
     s->nranks = bmpi_world.size;
 
