@@ -62,5 +62,18 @@ ofi_run_mpi() {
     fi
     echo "note: $prog fails with the default transports too; not an ofi failure"
 }
+# libfabric's shm provider names its segment /dev/shm/<pid>:<n>:<n> and
+# removes it at close or on SIGTERM, but not when the rank _exit()s after
+# MPI_Abort. Remove those of processes that are gone (ours: a program that
+# aborts under ofi/shm).
+ofi_shm_cleanup() {
+    for f in /dev/shm/[0-9]*:[0-9]*:[0-9]*; do
+        [ -e "$f" ] || continue
+        pid=${f#/dev/shm/}
+        pid=${pid%%:*}
+        kill -0 "$pid" 2>/dev/null || rm -f -- "$f"
+    done
+}
+
 ofi_log=${TMPDIR:-/tmp}/bmpi-ofi-test.$$.log
-trap 'rm -f "$ofi_log"' EXIT
+trap 'rm -f "$ofi_log"; [ "${BMPI_OFI_PROVIDER:-}" = shm ] && ofi_shm_cleanup' EXIT
