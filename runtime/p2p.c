@@ -56,6 +56,7 @@ static struct {
     struct pending_queue control;
     struct bmpi_request *streaming; /* RNDV sends with fragments to go */
     int npending;
+    int sends_open; /* started sends not yet complete: MPI_Finalize waits for them */
 } p2p;
 
 static struct bmpi_tl *peer_tl(int world_rank) { return bmpi_world.peers[world_rank].tl; }
@@ -86,11 +87,17 @@ static int tl_send(const struct pending *p)
                             p->iov.iov_len ? 1 : 0);
 }
 
+static void send_done(struct bmpi_request *req)
+{
+    p2p.sends_open--;
+    bmpi_request_complete(req);
+}
+
 /* A matched send whose message has left: eager sends are done. */
 static void sent(struct pending *p)
 {
     if (p->req && p->am_id == BMPI_AM_EAGER)
-        bmpi_request_complete(p->req);
+        send_done(p->req);
 }
 
 /* Send now, or queue a copy of the message when the transport is full or
@@ -134,7 +141,7 @@ static int drain_queue(struct pending_queue *q)
             sent(p);
         else if (p->req) {
             p->req->status.MPI_ERROR = rc;
-            bmpi_request_complete(p->req);
+            send_done(p->req);
         }
         free(p->owned);
         free(p);
@@ -199,7 +206,7 @@ static int send_rget(struct bmpi_request *req, struct bmpi_tl *tl)
     int rc = tl->ops->mem_reg(tl, base, req->bytes, &req->memh);
     if (rc)
         return rc;
-    struct pending msg = {.world_peer = req->world_peer, .am_id = BMPI_AM_RGET, .matched = true};
+    struct pending msg = {.world_peer = req->world_peer, .am_id = BMPI_AM_RGET, .matched = true, .req = req};
     struct bmpi_rts *rts = &msg.hdr.rts;
     rts->env = (struct bmpi_envelope){req->context_id, req->comm->rank, req->tag};
     rts->len = req->bytes;
@@ -219,12 +226,28 @@ static int send_rget(struct bmpi_request *req, struct bmpi_tl *tl)
 
 static int send_rndv(struct bmpi_request *req)
 {
-    struct pending msg = {.world_peer = req->world_peer, .am_id = BMPI_AM_RNDV, .matched = true};
+    struct pending msg = {.world_peer = req->world_peer, .am_id = BMPI_AM_RNDV, .matched = true, .req = req};
     msg.hdr.rts.env = (struct bmpi_envelope){req->context_id, req->comm->rank, req->tag};
     msg.hdr.rts.len = req->bytes;
     msg.hdr.rts.sreq = bmpi_request_id(req);
     msg.hdr_len = BMPI_RTS_FIXED_LEN;
     return post_am(&msg);
+}
+
+static int send_by_protocol(struct bmpi_request *req)
+{
+    struct bmpi_tl *tl = peer_tl(req->world_peer);
+    size_t eager_hdr = req->mode == BMPI_SEND_SYNC ? BMPI_RTS_FIXED_LEN : sizeof(struct bmpi_envelope);
+    if (req->bytes <= tl->caps.eager_limit && req->bytes + eager_hdr <= tl->caps.max_am) {
+        req->proto = BMPI_PROTO_EAGER;
+        return send_eager(req, tl);
+    }
+    if ((tl->caps.flags & BMPI_TL_RMA_GET) && bmpi_dt_is_contig(req->dt)) {
+        req->proto = BMPI_PROTO_RGET;
+        return send_rget(req, tl);
+    }
+    req->proto = BMPI_PROTO_RNDV;
+    return send_rndv(req);
 }
 
 int bmpi_send_start(struct bmpi_request *req)
@@ -244,18 +267,11 @@ int bmpi_send_start(struct bmpi_request *req)
         return rc;
     req->world_peer = bmpi_comm_world_rank(req->comm, req->peer);
     req->bytes = packed_size(req);
-    struct bmpi_tl *tl = peer_tl(req->world_peer);
-    size_t eager_hdr = req->mode == BMPI_SEND_SYNC ? BMPI_RTS_FIXED_LEN : sizeof(struct bmpi_envelope);
-    if (req->bytes <= tl->caps.eager_limit && req->bytes + eager_hdr <= tl->caps.max_am) {
-        req->proto = BMPI_PROTO_EAGER;
-        return send_eager(req, tl);
-    }
-    if ((tl->caps.flags & BMPI_TL_RMA_GET) && bmpi_dt_is_contig(req->dt)) {
-        req->proto = BMPI_PROTO_RGET;
-        return send_rget(req, tl);
-    }
-    req->proto = BMPI_PROTO_RNDV;
-    return send_rndv(req);
+    p2p.sends_open++;
+    rc = send_by_protocol(req);
+    if (rc)
+        p2p.sends_open--;
+    return rc;
 }
 
 /* Stream the fragments of one RNDV send; false when the transport is full. */
@@ -293,7 +309,7 @@ static bool stream_frags(struct bmpi_request *req)
     }
     free(req->bounce);
     req->bounce = NULL;
-    bmpi_request_complete(req);
+    send_done(req);
     return true;
 }
 
@@ -586,7 +602,7 @@ static void deliver_fin(const struct bmpi_ctl *fin)
         tl->ops->mem_dereg(tl, req->memh);
         req->memh = NULL;
     }
-    bmpi_request_complete(req);
+    send_done(req);
 }
 
 void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
@@ -600,7 +616,7 @@ void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, c
         deliver_matchable(peer, am_id, hdr, hdr_len, payload, len);
         break;
     case BMPI_AM_ACK:
-        bmpi_request_complete(bmpi_request_from_id(((const struct bmpi_ctl *)hdr)->sreq));
+        send_done(bmpi_request_from_id(((const struct bmpi_ctl *)hdr)->sreq));
         break;
     case BMPI_AM_FIN:
         deliver_fin(hdr);
@@ -745,7 +761,8 @@ int bmpi_p2p_progress(void)
 int bmpi_p2p_drain(void)
 {
     unsigned idle = 0;
-    while (p2p.npending || p2p.streaming) {
+    /* a rendezvous send still waits for its receiver's answer */
+    while (p2p.npending || p2p.streaming || p2p.sends_open) {
         if (bmpi_progress() == 0)
             bmpi_progress_idle(&idle);
     }

@@ -372,7 +372,7 @@ int PMPI_Request_free(MPI_Request *request)
         return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Request_free", "invalid request 0x%x",
                               request ? (unsigned)*request : 0u);
     *request = MPI_REQUEST_NULL;
-    if (req->complete && !(req->persistent && req->active)) {
+    if (req->complete) {
         bmpi_request_free(req);
         return MPI_SUCCESS;
     }

@@ -209,9 +209,11 @@ int main(int argc, char **argv)
             CHECK_STATUS(st, from, 10, (int)n, MPI_BYTE);
             bad = tu_verify(s, n, tu_seed(61, from, tu_rank, (int)k));
             CHECK(bad < 0, "Sendrecv_replace of %zu bytes (%s): byte %ld differs", n, ring ? "ring" : "self", bad);
-            /* statuses ignored */
-            MPICHK(MPI_Sendrecv(s, (int)n, MPI_BYTE, to, 11, r, (int)n, MPI_BYTE, MPI_ANY_SOURCE, 11, MPI_COMM_WORLD,
-                                MPI_STATUS_IGNORE));
+            /* statuses ignored; a tag per size, or a neighbour already at
+             * the next size could match this wildcard receive */
+            int tag = 11 + (int)k;
+            MPICHK(MPI_Sendrecv(s, (int)n, MPI_BYTE, to, tag, r, (int)n, MPI_BYTE, MPI_ANY_SOURCE, tag,
+                                MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         }
         free(s);
         free(r);
