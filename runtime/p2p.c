@@ -753,7 +753,7 @@ int bmpi_p2p_progress(void)
     if (!p2p.npending && !p2p.streaming)
         return 0;
     int events = drain_queue(&p2p.control);
-    for (int r = 0; r < bmpi_world.size && p2p.npending; r++)
+    for (int r = 0; p2p.matched && r < bmpi_world.size && p2p.npending; r++)
         events += drain_queue(&p2p.matched[r]);
     return events + progress_streams();
 }
@@ -761,9 +761,15 @@ int bmpi_p2p_progress(void)
 int bmpi_p2p_drain(void)
 {
     unsigned idle = 0;
-    /* a rendezvous send still waits for its receiver's answer */
-    while (p2p.npending || p2p.streaming || p2p.sends_open) {
-        if (bmpi_progress() == 0)
+    /* Until this rank's sends are complete (a rendezvous send still waits
+     * for its receiver's answer), and then until the transports report
+     * nothing left in flight: some providers move queued bytes only while
+     * the sender keeps calling them. */
+    for (;;) {
+        int events = bmpi_progress();
+        if (!events && !p2p.npending && !p2p.streaming && !p2p.sends_open)
+            break;
+        if (!events)
             bmpi_progress_idle(&idle);
     }
     free(p2p.matched);
