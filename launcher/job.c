@@ -88,6 +88,20 @@ static void unlink_shm(const char *nspace)
     globfree(&g);
 }
 
+/* libfabric's shm provider names its segments /dev/shm/<pid>:<ep>:<n>; a
+ * rank that died or called MPI_Abort leaves them behind. */
+static void unlink_fabric_shm(pid_t pid)
+{
+    char pattern[64];
+    glob_t g;
+    snprintf(pattern, sizeof(pattern), "/dev/shm/%d:*", (int)pid);
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        unlink(g.gl_pathv[i]);
+    globfree(&g);
+}
+
 #define LOCK_NAME "bmpirun.lock"
 
 /* A bmpirun killed by SIGKILL cannot clean up; the next one in the same
@@ -610,6 +624,9 @@ void bmpi_job_cleanup(struct bmpi_job *job)
 
     if (job->nspace[0] != '\0')
         unlink_shm(job->nspace);
+    for (int i = 0; i < job->nranks; i++)
+        if (job->ranks[i].pid > 0)
+            unlink_fabric_shm(job->ranks[i].pid);
     if (job->tmpdir_made) {
         rm_tree(job->tmpdir);
         job->tmpdir_made = false;
