@@ -5,3 +5,4 @@ include test/mpi/local.mk
 include test/launcher/local.mk
 include test/api/local.mk
 include test/ofi/local.mk
+include test/verbs/local.mk

@@ -87,6 +87,7 @@ static void read_config(struct verbs_config *c)
     c->tx_bufs = (int)env_size("BMPI_VERBS_TX_BUFS", 64, 2, 65536);
     c->mr_cache = (int)env_size("BMPI_VERBS_MR_CACHE", 256, 0, 1 << 20);
     c->odp = env_switch("BMPI_VERBS_ODP");
+    c->leave_pinned = env_switch("BMPI_VERBS_LEAVE_PINNED") == 1;
     c->sl = (int)env_size("BMPI_VERBS_SL", 0, 0, 15);
     const char *g = getenv("BMPI_VERBS_GID_INDEX");
     c->gid_index = g && *g ? (int)env_size("BMPI_VERBS_GID_INDEX", 0, 0, 255) : -1;
@@ -313,7 +314,8 @@ static int verbs_open(struct bmpi_tl *tl)
         goto fail;
     }
     bool odp = odp_usable(s);
-    verbs_mr_cache_init(&s->mrc, s->pd, odp, s->cfg.mr_cache);
+    verbs_mr_cache_init(&s->mrc, s->pd, odp || s->cfg.leave_pinned, s->cfg.mr_cache);
+    s->mrc.odp = odp;
 
     /* Completion queues big enough for every queue pair we may create:
      * one per peer (receive ring; send queue) plus the UD one. */
@@ -394,7 +396,9 @@ static int verbs_open(struct bmpi_tl *tl)
                 s->pattr.lid, s->gid_index, 128 << s->pattr.active_mtu, s->pattr.max_msg_sz,
                 s->cfg.max_am, s->cfg.eager_limit, s->cfg.rx_depth + VERBS_CTL_RSV,
                 s->max_inline,
-                odp ? "ODP, unused registrations kept" : "per operation (no ODP)");
+                odp                   ? "ODP, unused registrations kept"
+                : s->cfg.leave_pinned ? "kept (BMPI_VERBS_LEAVE_PINNED: unsafe if memory is freed)"
+                                      : "per operation (no ODP)");
     return BMPI_OK;
 
 fail:
@@ -521,9 +525,11 @@ static void send_completion(struct verbs_state *s, const struct ibv_wc *wc)
         s->tx_free[s->tx_nfree++] = op->tx;
     bool flushed = wc->status == IBV_WC_WR_FLUSH_ERR && p->state == VERBS_PEER_BROKEN;
     if (wc->status != IBV_WC_SUCCESS && !flushed) {
-        char what[200];
-        snprintf(what, sizeof(what), "%s %s rank %d failed: %s (vendor error 0x%x)",
-                 op_name(op->kind), op->kind == VERBS_OP_READ ? "from" : "to", op->peer,
+        char what[200], size[40] = "";
+        if (op->kind != VERBS_OP_SEND)
+            snprintf(size, sizeof(size), " of %zu bytes", op->len);
+        snprintf(what, sizeof(what), "%s%s %s rank %d failed: %s (vendor error 0x%x)",
+                 op_name(op->kind), size, op->kind == VERBS_OP_READ ? "from" : "to", op->peer,
                  ibv_wc_status_str(wc->status), wc->vendor_err);
         verbs_peer_broken(s, p, "%s", what);
     }

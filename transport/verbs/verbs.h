@@ -112,7 +112,8 @@ struct verbs_mr_cache {
     uint64_t hits, misses, regs, deregs;
 };
 
-void verbs_mr_cache_init(struct verbs_mr_cache *c, struct ibv_pd *pd, bool odp, int max_unused);
+/* keep: unused registrations may be kept (ODP, or BMPI_VERBS_LEAVE_PINNED) */
+void verbs_mr_cache_init(struct verbs_mr_cache *c, struct ibv_pd *pd, bool keep, int max_unused);
 /* A registration covering [addr, addr+len) with at least access, counted;
  * 0 or an MPI error class with the reason recorded. */
 int verbs_mr_get(struct verbs_mr_cache *c, void *addr, size_t len, int access,
@@ -189,6 +190,7 @@ struct verbs_config {
     int tx_bufs;
     int mr_cache; /* unused registrations kept, with ODP */
     int odp;      /* -1 auto, 0 off, 1 on */
+    bool leave_pinned; /* keep registrations without ODP (unsafe with free) */
     int sl;
     int gid_index; /* -1: choose */
     double cm_timeout_s;

@@ -32,12 +32,11 @@
 #include "runtime/error.h"
 #include "transport/verbs/verbs.h"
 
-void verbs_mr_cache_init(struct verbs_mr_cache *c, struct ibv_pd *pd, bool odp, int max_unused)
+void verbs_mr_cache_init(struct verbs_mr_cache *c, struct ibv_pd *pd, bool keep, int max_unused)
 {
     memset(c, 0, sizeof(*c));
     c->pd = pd;
-    c->odp = odp;
-    c->max_unused = odp && max_unused > 0 ? max_unused : 0;
+    c->max_unused = keep && max_unused > 0 ? max_unused : 0;
 }
 
 static void unlink_entry(struct verbs_mr_cache *c, struct verbs_mr_entry *e)

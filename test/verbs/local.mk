@@ -1,0 +1,15 @@
+# test/verbs: the verbs transport over libibverbs-emu, a test-only
+# emulation of the verbs it calls (shared memory and CMA), loaded with
+# LD_PRELOAD so that transport/verbs runs unchanged on machines without an
+# RDMA device. The emulation is never installed nor linked into libbmpi.
+if HAVE_VERBS
+check_LTLIBRARIES += test/verbs/libibverbs-emu.la
+test_verbs_libibverbs_emu_la_SOURCES = test/verbs/emu.c
+test_verbs_libibverbs_emu_la_CPPFLAGS = $(VERBS_CFLAGS)
+test_verbs_libibverbs_emu_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+test_verbs_libibverbs_emu_la_LIBADD = -lpthread
+endif
+check_PROGRAMS += test/verbs/verbs_rdma
+test_verbs_verbs_rdma_LDADD = libbmpi.la
+TESTS += test/verbs/verbs_emu.sh
+EXTRA_DIST += test/verbs/verbs_emu.sh

@@ -1,0 +1,103 @@
+#!/bin/sh
+# The verbs transport over libibverbs-emu (test/verbs/emu.c), preloaded so
+# that transport/verbs runs unchanged without an RDMA device:
+# BMPI_TRANSPORT=self,verbs keeps shm out, so ranks on this one node talk
+# through verbs. Skips (77) when bmpi was built without verbs.
+#   VERBS_EMU_COUNTS   rank counts for the test/mpi programs (default "2 3 4")
+set -u
+if ! grep -q '^#define BMPI_HAVE_VERBS 1' "$top_builddir/config.h" 2>/dev/null; then
+    echo "SKIP: bmpi was built without verbs (libibverbs-dev)"
+    exit 77
+fi
+emu="$top_builddir/test/verbs/.libs/libibverbs-emu.so"
+if [ ! -f "$emu" ]; then
+    echo "SKIP: $emu not built"
+    exit 77
+fi
+counts=${VERBS_EMU_COUNTS:-2 3 4}
+BMPI_TEST_TIMEOUT=${BMPI_TEST_TIMEOUT:-120}
+LD_PRELOAD=$emu
+BMPI_TRANSPORT=self,verbs
+export LD_PRELOAD BMPI_TRANSPORT BMPI_TEST_TIMEOUT
+fail() {
+    [ -n "${out:-}" ] && printf '%s\n' "$out"
+    echo "FAIL: $*"
+    exit 1
+}
+launch() { timeout -k 5 60 "$BMPIRUN" "$@"; }
+run() {
+    prog=$1
+    shift
+    [ -x "$prog" ] || { echo "note: $prog not built, skipped"; return 0; }
+    "$top_srcdir/test/mpi/run-ranks" "$prog" "$@" || fail "$prog over verbs ($*)"
+}
+mpi="$top_builddir/test/mpi"
+info="$top_builddir/tools/bmpi_info"
+
+# What bmpi_info says about the device.
+out=$("$info")
+printf '%s\n' "$out" | grep -q "verbs  *usable" || fail "bmpi_info does not find the emulated device"
+out=$(BMPI_VERBS_EMU_DEVICES=0 "$info")
+printf '%s\n' "$out" | grep -q "verbs  *unusable: no RDMA device found (ibv_get_device_list returned 0 devices)" ||
+    fail "no reason given without a device"
+out=$(BMPI_VERBS_EMU_PORT=down "$info")
+printf '%s\n' "$out" | grep -q "verbs  *unusable: no ACTIVE port: emu0:1 is down" ||
+    fail "no reason given without an active port"
+out=$(BMPI_VERBS_DEVICE=mlx5_0:1 "$info")
+printf '%s\n' "$out" | grep -q "BMPI_VERBS_DEVICE=mlx5_0:1: no such RDMA device" ||
+    fail "a device asked for and missing is not named"
+
+# Selection: verbs between ranks when shm is excluded; shm wins when allowed.
+out=$(BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello over verbs"
+printf '%s\n' "$out" | grep -q "rank 0 -> rank 1: verbs" || fail "rank 1 not reached over verbs"
+printf '%s\n' "$out" | grep -q "verbs: emu0 port 1 (InfiniBand" || fail "no device line"
+out=$(BMPI_TRANSPORT=self,shm,verbs BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello with shm and verbs"
+printf '%s\n' "$out" | grep -q "rank 0 -> rank 1: shm" || fail "shm does not win over verbs on one node"
+
+# The test/mpi programs.
+for p in hello p2p_storm p2p_fanin p2p_truncate p2p_ssend p2p_probe p2p_persist p2p_bsend \
+    p2p_complete p2p_cancel coll_reduce coll_data coll_scan coll_ops comm_split; do
+    run "$mpi/$p" $counts
+done
+
+# RoCE: GRH on every address, RoCE v2 GID chosen, MTU 1024.
+BMPI_VERBS_EMU_LINK=eth run "$mpi/p2p_storm" 2 4
+out=$(BMPI_VERBS_EMU_LINK=eth BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello over RoCE"
+printf '%s\n' "$out" | grep -q "(Ethernet, LID 0, GID index 1, MTU 1024" || fail "RoCE v2 GID (index 1) not chosen"
+
+# Flow control under pressure: few receive buffers, few send buffers, a
+# short send queue, nothing inline.
+BMPI_VERBS_RX_DEPTH=4 BMPI_VERBS_TX_BUFS=2 BMPI_VERBS_SQ_DEPTH=8 BMPI_VERBS_MAX_INLINE=0 \
+    run "$mpi/p2p_storm" 2 4
+BMPI_VERBS_RX_DEPTH=4 BMPI_VERBS_MAX_AM=4096 BMPI_VERBS_EAGER_LIMIT=1024 run "$mpi/p2p_fanin" 4
+BMPI_VERBS_RX_DEPTH=4 run "$mpi/coll_data" 3
+
+# Registrations: memory freed and mapped again at the same address must
+# not be read through a registration of the old pages.
+out=$(launch -n 2 "$top_builddir/test/verbs/verbs_rdma" reuse 2>&1) || fail "free-and-reuse"
+printf '%s\n' "$out" | grep -q "reuse ok" || fail "free-and-reuse did not run"
+# ... and the test can tell: keeping registrations without ODP reads stale bytes.
+out=$(BMPI_VERBS_LEAVE_PINNED=1 launch -n 2 "$top_builddir/test/verbs/verbs_rdma" reuse 2>&1) &&
+    fail "BMPI_VERBS_LEAVE_PINNED=1 should read stale bytes after munmap"
+printf '%s\n' "$out" | grep -q "stale registration" || fail "no stale bytes reported"
+# With ODP the registrations follow the mappings and may be kept.
+out=$(BMPI_VERBS_EMU_ODP=1 BMPI_VERBS_ODP=1 BMPI_VERBOSE=2 launch -n 2 "$top_builddir/test/verbs/verbs_rdma" reuse 2>&1) ||
+    fail "free-and-reuse with ODP"
+printf '%s\n' "$out" | grep -q "registration cache: ODP" || fail "ODP not used"
+printf '%s\n' "$out" | grep -q "reuse ok" || fail "free-and-reuse with ODP did not run"
+BMPI_VERBS_EMU_ODP=1 BMPI_VERBS_ODP=1 run "$mpi/p2p_storm" 2
+
+# A remote access error fails the receive with the device's words.
+out=$(BMPI_VERBS_FAULT_RKEY=1 launch -n 2 "$top_builddir/test/verbs/verbs_rdma" error 2>&1)
+rc=$?
+[ $rc -eq 3 ] || fail "expected the receiver to abort with 3, got $rc"
+printf '%s\n' "$out" | grep -q "recv error: .*RDMA READ of 1048576 bytes from rank 0 failed: remote access error" ||
+    fail "the receive error does not explain the failed RDMA READ"
+
+# Fork support only when asked; never fatal.
+out=$(BMPI_VERBS_FORK_SAFE=1 BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello with fork support"
+printf '%s\n' "$out" | grep -q "fork support: enabled" || fail "BMPI_VERBS_FORK_SAFE=1 ignored"
+
+# Nothing left behind in /dev/shm (the emulation uses memfds).
+ls /dev/shm 2>/dev/null | grep -q "bmpi.emu" && fail "emulation segments left in /dev/shm"
+echo "ok: verbs over the emulation"
