@@ -13,3 +13,13 @@ check_PROGRAMS += test/verbs/verbs_rdma
 test_verbs_verbs_rdma_LDADD = libbmpi.la
 TESTS += test/verbs/verbs_emu.sh
 EXTRA_DIST += test/verbs/verbs_emu.sh
+if HAVE_VERBS
+# The transport alone, connected to itself, with the runtime faked (run by
+# verbs_emu.sh under the emulation).
+check_PROGRAMS += test/verbs/verbs_unit
+test_verbs_verbs_unit_SOURCES = test/verbs/verbs_unit.c \
+	transport/verbs/verbs.h transport/verbs/verbs.c transport/verbs/verbs_qp.c \
+	transport/verbs/verbs_mr.c
+test_verbs_verbs_unit_CPPFLAGS = $(AM_CPPFLAGS) $(VERBS_CFLAGS)
+test_verbs_verbs_unit_LDADD = $(VERBS_LIBS)
+endif

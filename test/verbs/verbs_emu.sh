@@ -47,6 +47,13 @@ out=$(BMPI_VERBS_DEVICE=mlx5_0:1 "$info")
 printf '%s\n' "$out" | grep -q "BMPI_VERBS_DEVICE=mlx5_0:1: no such RDMA device" ||
     fail "a device asked for and missing is not named"
 
+# The transport alone, connected to itself: connection, credits, the
+# registration cache, get/put, a bad key (test/verbs/verbs_unit.c).
+unit="$top_builddir/test/verbs/verbs_unit"
+"$unit" || fail "verbs_unit"
+BMPI_VERBS_EMU_ODP=1 BMPI_VERBS_ODP=1 "$unit" || fail "verbs_unit with ODP"
+BMPI_VERBS_EMU_LINK=eth "$unit" || fail "verbs_unit over RoCE"
+
 # Selection: verbs between ranks when shm is excluded; shm wins when allowed.
 out=$(BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello over verbs"
 printf '%s\n' "$out" | grep -q "rank 0 -> rank 1: verbs" || fail "rank 1 not reached over verbs"
