@@ -169,8 +169,32 @@ static struct ibv_context *choose_port(struct ibv_device **devs, int ndev, int *
     return NULL;
 }
 
+static void fork_init_once(void);
+
+/* Is "verbs" named in BMPI_TRANSPORT? */
+static bool verbs_requested(void)
+{
+    const char *list = getenv("BMPI_TRANSPORT");
+    if (!list)
+        return false;
+    for (const char *p = list; (p = strstr(p, "verbs")); p += 5)
+        if ((p == list || p[-1] == ',') && (p[5] == 0 || p[5] == ','))
+            return true;
+    return false;
+}
+
 static int verbs_query(char *why, size_t why_len)
 {
+    /* A job on one node is served by shm: no device to open, no memory to
+     * pin. */
+    if (bmpi_world.size > 0 && bmpi_world.local_size >= bmpi_world.size && !verbs_requested()) {
+        snprintf(why, why_len,
+                 "all %d ranks are on this node, where shm serves them (BMPI_TRANSPORT=verbs "
+                 "uses verbs anyway)",
+                 bmpi_world.size);
+        return MPI_ERR_OTHER;
+    }
+    fork_init_once();
     int ndev = 0;
     struct ibv_device **devs = ibv_get_device_list(&ndev);
     if (!devs || ndev == 0) {
@@ -246,25 +270,34 @@ static bool odp_usable(struct verbs_state *s)
 
 static void verbs_close(struct bmpi_tl *tl);
 
-static void fork_setup(void)
+/* rdma-core's way: ibv_fork_init() only when asked, before anything is
+ * registered; never fatal. */
+static void fork_init_once(void)
 {
+    static bool done;
+    if (done)
+        return;
+    done = true;
     const char *a = getenv("BMPI_VERBS_FORK_SAFE");
     const char *b = getenv("RDMAV_FORK_SAFE");
-    bool asked = (a && *a == '1') || (b && *b);
-    if (asked) {
+    if ((a && *a == '1') || (b && *b)) {
         int rc = ibv_fork_init();
         if (rc && verbose_here())
             fprintf(stderr, "bmpi: verbs: ibv_fork_init failed (%s): fork() after MPI_Init may "
                             "corrupt registered memory\n",
                     strerror(rc));
     }
-    if (verbose_here()) {
-        enum ibv_fork_status st = ibv_is_fork_initialized();
-        fprintf(stderr, "bmpi: verbs: fork support: %s\n",
-                st == IBV_FORK_UNNEEDED ? "not needed (the kernel copes)"
-                : st == IBV_FORK_ENABLED ? "enabled (ibv_fork_init)"
-                                         : "off (BMPI_VERBS_FORK_SAFE=1 or RDMAV_FORK_SAFE turns it on)");
-    }
+}
+
+static void fork_report(void)
+{
+    if (!verbose_here())
+        return;
+    enum ibv_fork_status st = ibv_is_fork_initialized();
+    fprintf(stderr, "bmpi: verbs: fork support: %s\n",
+            st == IBV_FORK_UNNEEDED  ? "not needed (the kernel copes)"
+            : st == IBV_FORK_ENABLED ? "enabled (ibv_fork_init)"
+                                     : "off (BMPI_VERBS_FORK_SAFE=1 or RDMAV_FORK_SAFE turns it on)");
 }
 
 static int verbs_open(struct bmpi_tl *tl)
@@ -274,7 +307,8 @@ static int verbs_open(struct bmpi_tl *tl)
         return bmpi_err_set(MPI_ERR_NO_MEM, "verbs: out of memory");
     tl->priv = s;
     read_config(&s->cfg);
-    fork_setup();
+    fork_init_once();
+    fork_report();
     int rc;
     char why[256];
     int ndev = 0;

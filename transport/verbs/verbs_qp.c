@@ -266,9 +266,18 @@ static int qp_create(struct verbs_state *s, struct verbs_peer *p)
         .sq_sig_all = 0,
     };
     p->qp = ibv_create_qp(s->pd, &ia);
+    if (!p->qp && s->max_inline) {
+        /* less inline data than the UD QP took: do without from now on */
+        ia.cap.max_inline_data = 0;
+        p->qp = ibv_create_qp(s->pd, &ia);
+        if (p->qp)
+            s->max_inline = 0;
+    }
     if (!p->qp)
         return bmpi_err_set(MPI_ERR_OTHER, "verbs: ibv_create_qp(RC) for rank %d: %s", p->rank,
                             strerror(errno));
+    if (ia.cap.max_inline_data < s->max_inline)
+        s->max_inline = ia.cap.max_inline_data;
     p->psn = random_psn();
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT,
                             .pkey_index = 0,
