@@ -183,7 +183,17 @@ static bool verbs_requested(void)
     return false;
 }
 
+static int verbs_query_why(char *why, size_t why_len);
+
 static int verbs_query(char *why, size_t why_len)
+{
+    int rc = verbs_query_why(why, why_len);
+    if (rc && verbose_here())
+        fprintf(stderr, "bmpi: rank %d: verbs unusable: %s\n", bmpi_world.rank, why);
+    return rc;
+}
+
+static int verbs_query_why(char *why, size_t why_len)
 {
     /* A job on one node is served by shm: no device to open, no memory to
      * pin. */
