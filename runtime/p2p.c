@@ -28,6 +28,9 @@
  * the transport's max_am allows): the staging buffer of a non-contiguous
  * send stays bounded. */
 #define FRAG_MAX (256u * 1024u)
+/* How long MPI_Finalize keeps progressing transports that still report
+ * data in flight once every send has completed. */
+#define DRAIN_IN_FLIGHT_S 2.0
 
 /* A message the transport could not take yet. */
 struct pending {
@@ -761,17 +764,19 @@ int bmpi_p2p_progress(void)
 int bmpi_p2p_drain(void)
 {
     unsigned idle = 0;
-    /* Until this rank's sends are complete (a rendezvous send still waits
-     * for its receiver's answer), and then until the transports report
-     * nothing left in flight: some providers move queued bytes only while
-     * the sender keeps calling them. */
-    for (;;) {
-        int events = bmpi_progress();
-        if (!events && !p2p.npending && !p2p.streaming && !p2p.sends_open)
-            break;
-        if (!events)
+    /* First until this rank's sends are complete (a rendezvous send may
+     * still wait for its receiver's answer)... */
+    while (p2p.npending || p2p.streaming || p2p.sends_open) {
+        if (!bmpi_progress())
             bmpi_progress_idle(&idle);
     }
+    /* ...then while the transports report bytes in flight: tcp;ofi_rxm
+     * moves queued data only while the sender keeps calling it. Bounded,
+     * because some providers (udp;ofi_rxd) keep reporting acknowledgements
+     * in flight that no peer needs. */
+    double until = PMPI_Wtime() + DRAIN_IN_FLIGHT_S;
+    while (bmpi_progress() > 0 && PMPI_Wtime() < until)
+        ;
     free(p2p.matched);
     p2p.matched = NULL;
     return BMPI_OK;
