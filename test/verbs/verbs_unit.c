@@ -10,7 +10,8 @@
  * everything arrives in order once progress runs); the registration
  * cache (operations share a registration, nothing survives its last user
  * without ODP, unused ones are kept with it); get and put; a get with a
- * bad key failing with the device's words and breaking the connection.
+ * bad key failing with the device's words and breaking the connection;
+ * close and open again; a get past the end of a registration failing.
  */
 #include "config.h"
 
@@ -243,6 +244,28 @@ int main(void)
           "am_send after the failure: rc %d, \"%s\"", rc, err_reason);
 
     tl.ops->close(&tl);
+
+    /* Open again (close must have released everything the emulation
+     * counts) and read past the end of a registration with a good key:
+     * IBV_WC_REM_ACCESS_ERR too. */
+    rc = tl.ops->open(&tl);
+    CHECK(rc == BMPI_OK, "second open: %s", err_reason);
+    if (rc == BMPI_OK) {
+        tl.ops->add_peers(&tl, &peer, 1, &reach, NULL);
+        s = tl.priv;
+        CHECK(tl.ops->mem_reg(&tl, src, n, &m1) == BMPI_OK, "mem_reg");
+        struct verbs_mr_entry *e = m1;
+        klen = sizeof rkey;
+        tl.ops->rkey_pack(&tl, m1, rkey, &klen);
+        rc = tl.ops->get(&tl, 0, dst, NULL, 8192, (uint64_t)(e->base + e->len - 4096), rkey, klen,
+                         done_cb, NULL);
+        CHECK(rc == BMPI_OK, "get past the end refused at once: %s", err_reason);
+        wait_done(&tl);
+        CHECK(done_status == MPI_ERR_OTHER && strstr(err_reason, "remote access error"),
+              "past the end: status %d, reason \"%s\"", done_status, err_reason);
+        tl.ops->mem_dereg(&tl, m1);
+        tl.ops->close(&tl);
+    }
     free(src);
     free(dst);
     if (failures)
