@@ -6,3 +6,4 @@ include test/launcher/local.mk
 include test/api/local.mk
 include test/ofi/local.mk
 include test/verbs/local.mk
+include test/netns/local.mk

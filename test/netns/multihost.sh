@@ -1,0 +1,188 @@
+#!/bin/sh
+# bmpi across simulated hosts (issue 5): network namespaces as two hosts
+# joined by veth pairs through a bridge in a head namespace, ranks started
+# by Open MPI's mpirun (run in the head namespace) through
+# test/netns/agent.sh, which runs each host's daemon in its namespace under
+# a hostname of its own. Checks:
+#   (a) BMPI_VERBOSE=1 hello: peers on the same host use shm, peers on the
+#       other host ofi, never shm (the namespaces share /dev/shm);
+#   (b) point-to-point and collective programs of test/mpi at 2+2 ranks
+#       over ofi/tcp (and ofi/net when libfabric has it);
+#   (c) bench/pingpong at 1+1 ranks: the numbers are printed, not judged.
+# Root only; skips (77) without ip, unshare, Open MPI's mpirun.openmpi or
+# the ofi transport. Everything it creates (namespaces, temporary files,
+# processes left in its namespaces, bmpi shm segments of its jobs) is
+# removed on any exit.
+set -u
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
+timeout_s=${BMPI_TEST_TIMEOUT:-120}
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+[ "$(id -u)" = 0 ] || skip "network namespaces need root"
+for c in ip unshare mpirun.openmpi timeout; do
+    command -v "$c" >/dev/null 2>&1 || skip "$c not found"
+done
+if ! grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h" 2>/dev/null &&
+    ! "$top_builddir/tools/bmpi_info" 2>/dev/null | grep -q '^ *ofi '; then
+    skip "bmpi was built without the ofi transport"
+fi
+libs=$(cd "$top_builddir/.libs" 2>/dev/null && pwd) || skip "no $top_builddir/.libs (libbmpi not built)"
+bin=$top_builddir/test/mpi/.libs
+[ -x "$bin/hello" ] || skip "test programs not built (make check TESTS=)"
+
+# ---- simulated hosts ------------------------------------------------------
+tag=bmpi$$
+head=${tag}h0
+hosts="1 2"
+tmp=
+runpid=
+cleanup() {
+    trap '' EXIT INT TERM HUP
+    # a job still running (interrupted): its timeout passes the signal on
+    if [ -n "$runpid" ]; then
+        kill -TERM "$runpid" 2>/dev/null
+        sleep 1
+    fi
+    for ns in "$head" ${tag}h1 ${tag}h2; do
+        ip netns list 2>/dev/null | grep -q "^$ns\b" || continue
+        # processes our jobs left in our namespaces (daemons after a timeout)
+        pids=$(ip netns pids "$ns" 2>/dev/null)
+        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done
+    # shm segments of our jobs (named /bmpi.<nspace>.<node>...), left by a
+    # rank that was killed
+    if [ -n "$tmp" ] && [ -f "$tmp/nspaces" ]; then
+        for n in $(sort -u "$tmp/nspaces"); do
+            rm -f /dev/shm/bmpi."$n".* 2>/dev/null
+        done
+    fi
+    [ -n "$tmp" ] && rm -rf -- "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-netns.$$.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
+
+ip netns add "$head" 2>"$tmp/err" || skip "cannot create a network namespace: $(cat "$tmp/err")"
+ip -n "$head" link set lo up &&
+    ip -n "$head" link add br0 type bridge &&
+    ip -n "$head" addr add 192.0.2.254/24 dev br0 &&
+    ip -n "$head" link set br0 up || { echo "FAIL: head namespace $head"; exit 1; }
+BMPI_NETNS_HOSTS=
+for i in $hosts; do
+    ns=${tag}h$i
+    ip netns add "$ns" &&
+        ip -n "$ns" link set lo up &&
+        ip -n "$ns" link add eth0 type veth peer name veth$i netns "$head" &&
+        ip -n "$ns" addr add 192.0.2.$i/24 dev eth0 &&
+        ip -n "$ns" link set eth0 up &&
+        ip -n "$head" link set veth$i master br0 &&
+        ip -n "$head" link set veth$i up || { echo "FAIL: host namespace $ns"; exit 1; }
+    BMPI_NETNS_HOSTS="${BMPI_NETNS_HOSTS:+$BMPI_NETNS_HOSTS }192.0.2.$i=$ns=$tag-h$i"
+done
+export BMPI_NETNS_HOSTS
+echo "simulated hosts: $BMPI_NETNS_HOSTS (head $head, bridge 192.0.2.254/24)"
+
+# The agent and a rank wrapper (records the job's PMIx namespace for the
+# cleanup, sets the library path of the build tree) in our directory.
+cp "$top_srcdir/test/netns/agent.sh" "$tmp/agent.sh" && chmod +x "$tmp/agent.sh" || exit 1
+cat >"$tmp/rank.sh" <<EOF
+#!/bin/sh
+echo "\${PMIX_NAMESPACE:-}" >>"$tmp/nspaces"
+LD_LIBRARY_PATH="$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+exec "\$@"
+EOF
+chmod +x "$tmp/rank.sh"
+
+# mpirun in the head namespace; daemons and ranks on the hosts. Every run
+# has a timeout; its output goes to $tmp/out.
+#   run HOSTLIST PROGRAM [ARGS...]   (environment for the ranks in $xenv)
+xenv=
+run() {
+    hl=$1
+    shift
+    # in the background, so that a signal to this script runs its trap now,
+    # not when mpirun has finished
+    timeout -k 5 "$timeout_s" ip netns exec "$head" mpirun.openmpi --allow-run-as-root \
+        --bind-to none --host "$hl" --mca plm_rsh_agent "$tmp/agent.sh" \
+        --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$tmp" \
+        --mca oob_tcp_if_include 192.0.2.0/24 --mca btl_tcp_if_include 192.0.2.0/24 \
+        $xenv "$tmp/rank.sh" "$@" >"$tmp/out" 2>&1 </dev/null &
+    runpid=$!
+    wait "$runpid"
+    rc=$?
+    runpid=
+    [ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)" >>"$tmp/out"
+    return $rc
+}
+fail() {
+    cat "$tmp/out"
+    echo "FAIL: $*"
+    exit 1
+}
+two_by_two=192.0.2.1:2,192.0.2.2:2
+
+# ---- (a) transport per pair -------------------------------------------------
+# Default selection (ofi picks its provider) and forced tcp (tcp;ofi_rxm).
+check_selection() {
+    what=$1
+    run "$two_by_two" "$bin/hello" || fail "hello at 2+2 ranks ($what) exited with $rc"
+    # rank -> host from the hello lines
+    map=$(sed -n 's/^hello from rank \([0-9]*\) of 4 on \(.*\)$/\1 \2/p' "$tmp/out" | sort -n)
+    [ "$(printf '%s\n' "$map" | grep -c .)" -eq 4 ] || fail "expected 4 hello lines ($what)"
+    [ "$(printf '%s\n' "$map" | awk '{print $2}' | sort -u | wc -l)" -eq 2 ] ||
+        fail "the 4 ranks are not on 2 hosts ($what)"
+    bad=$(printf '%s\n' "$map" | awk -v out="$tmp/out" '
+        { host[$1] = $2 }
+        END {
+            while ((getline line < out) > 0) {
+                if (line !~ /^bmpi: rank [0-9]+ -> rank [0-9]+: /) continue
+                split(line, w, /[ :]+/)   # bmpi rank A -> rank B T
+                a = w[3]; b = w[6]; t = w[7]
+                n++
+                want = a == b ? "self" : host[a] == host[b] ? "shm" : "ofi"
+                if (t != want) printf "rank %s (%s) -> rank %s (%s): %s, expected %s\n", a, host[a], b, host[b], t, want
+            }
+            if (n != 16) printf "%d transport lines instead of 16\n", n
+        }')
+    [ -z "$bad" ] || fail "transport selection ($what):
+$bad"
+    echo "ok: (a) $what: same-host peers on shm, cross-host peers on ofi ($(sed -n 's/^bmpi: rank 0: ofi: provider //p' "$tmp/out"))"
+}
+xenv="-x BMPI_VERBOSE=1"
+check_selection "default selection"
+xenv="-x BMPI_VERBOSE=1 -x BMPI_OFI_PROVIDER=tcp"
+check_selection "BMPI_OFI_PROVIDER=tcp"
+
+# ---- (b) the battery at 2+2 ranks ------------------------------------------
+provs=tcp
+command -v fi_info >/dev/null 2>&1 && fi_info -p net -t FI_EP_RDM >/dev/null 2>&1 && provs="tcp net"
+for prov in $provs; do
+    xenv="-x BMPI_OFI_PROVIDER=$prov"
+    for p in p2p_storm p2p_fanin p2p_truncate p2p_probe p2p_complete p2p_ssend coll_reduce coll_data; do
+        [ -x "$bin/$p" ] || { echo "note: $p not built, skipped"; continue; }
+        run "$two_by_two" "$bin/$p" || fail "$p at 2+2 ranks over ofi/$prov exited with $rc"
+        echo "ok: (b) $p at 2+2 ranks, ofi/$prov"
+    done
+done
+
+# ---- (c) pingpong, one rank per host ---------------------------------------
+if "$top_builddir/tools/bmpicc-build" -O2 -o "$tmp/pingpong" "$top_srcdir/bench/pingpong.c" >"$tmp/out" 2>&1; then
+    for prov in $provs; do
+        xenv="-x BMPI_OFI_PROVIDER=$prov"
+        run 192.0.2.1:1,192.0.2.2:1 "$tmp/pingpong" -m 8 -M 64k -s 5 ||
+            fail "pingpong across the hosts over ofi/$prov exited with $rc"
+        echo "(c) pingpong across the veth pair, ofi/$prov (size, best us, median us):"
+        grep '^pingpong ' "$tmp/out" | sed 's/^/    /'
+    done
+else
+    cat "$tmp/out"
+    echo "note: bench/pingpong.c did not build with bmpicc-build; (c) skipped"
+fi
+echo "ok: bmpi across simulated hosts"
