@@ -11,7 +11,8 @@
  *     GID[1] a RoCE v2 entry ::ffff:127.<pid>; address handles need a GRH.
  *   BMPI_VERBS_EMU_DEVICES=0: no device at all; BMPI_VERBS_EMU_PORT=down:
  *     the port is DOWN; BMPI_VERBS_EMU_ODP=1: an extended context whose
- *     query_device_ex reports RC on-demand paging.
+ *     query_device_ex reports RC on-demand paging; BMPI_VERBS_EMU_UD_DROP=n:
+ *     every n-th UD datagram a process sends is lost.
  *
  * Each process has one shared segment (a memfd, so there is no name to
  * leak; peers open it as /proc/<pid>/fd/<n>) holding its memory-region
@@ -1148,6 +1149,14 @@ static enum exec exec_swr(struct emu_qp *q, struct emu_swr *w, enum ibv_wc_statu
         *len = (uint32_t)total;
         if (!seg || idx >= EMU_MAX_QP || total > 4096)
             return EXEC_DONE; /* UD: lost, silently */
+        static int ud_drop = -1;
+        static unsigned ud_sent;
+        if (ud_drop < 0) {
+            const char *d = getenv("BMPI_VERBS_EMU_UD_DROP");
+            ud_drop = d ? atoi(d) : 0;
+        }
+        if (ud_drop > 0 && ++ud_sent % (unsigned)ud_drop == 0)
+            return EXEC_DONE; /* BMPI_VERBS_EMU_UD_DROP=n: every n-th datagram is lost */
         struct emu_qp_slot *rs = &seg->qp[idx];
         uint32_t rstate = __atomic_load_n(&rs->state, __ATOMIC_ACQUIRE);
         if (rstate < IBV_QPS_RTR + 1 || rstate == IBV_QPS_ERR + 1 || rs->type != IBV_QPT_UD ||

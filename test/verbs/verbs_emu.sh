@@ -76,6 +76,17 @@ BMPI_VERBS_EMU_LINK=eth run "$mpi/p2p_storm" 2 4
 out=$(BMPI_VERBS_EMU_LINK=eth BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello over RoCE"
 printf '%s\n' "$out" | grep -q "(Ethernet, LID 0, GID index 1, MTU 1024" || fail "RoCE v2 GID (index 1) not chosen"
 
+# Lost connection requests (UD) are sent again.
+BMPI_VERBS_EMU_UD_DROP=2 run "$mpi/p2p_storm" 3 4
+BMPI_VERBS_EMU_UD_DROP=3 run "$mpi/coll_reduce" 4
+
+# A peer that never answers: the send fails naming the timeout, no hang.
+out=$(BMPI_VERBS_EMU_UD_DROP=1 BMPI_VERBS_CONNECT_TIMEOUT=2 launch -n 2 "$mpi/hello" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a connection that cannot be made: exit $rc"
+printf '%s\n' "$out" | grep -q "did not answer the connection request within 2 s" ||
+    fail "the connection timeout is not named"
+
 # Flow control under pressure: few receive buffers, few send buffers, a
 # short send queue, nothing inline.
 BMPI_VERBS_RX_DEPTH=4 BMPI_VERBS_TX_BUFS=2 BMPI_VERBS_SQ_DEPTH=8 BMPI_VERBS_MAX_INLINE=0 \
