@@ -1305,8 +1305,8 @@ static void run_sq(struct emu_qp *q)
     }
 }
 
-/* Move arrived messages into posted receives. */
-static void run_rq(struct emu_qp *q)
+/* Move arrived messages into posted receives (at most budget of them). */
+static void run_rq(struct emu_qp *q, int budget)
 {
     if (q->qp.state == IBV_QPS_ERR) {
         while (q->rq_n) {
@@ -1322,7 +1322,7 @@ static void run_rq(struct emu_qp *q)
     struct emu_qp_slot *s = q->slot;
     uint8_t *ring = ring_of(E.me, q->idx);
     bool ud = q->qp.qp_type == IBV_QPT_UD;
-    while (q->rq_n) {
+    while (q->rq_n && budget-- > 0) {
         uint64_t pos = s->tail;
         struct emu_ent *e = (struct emu_ent *)(ring + (pos & (EMU_RING - 1)));
         if (__atomic_load_n(&e->flag, __ATOMIC_ACQUIRE) != pos + 1)
@@ -1372,23 +1372,30 @@ static void run_rq(struct emu_qp *q)
         __atomic_store_n(&s->tail, pos + EMU_ALIGN(sizeof(struct emu_ent) + e->len), __ATOMIC_RELEASE);
         if (st != IBV_WC_SUCCESS) {
             qp_error(q);
-            run_rq(q);
+            run_rq(q, 0);
             return;
         }
     }
 }
 
+/* Queue pairs are served from a random one on, a random number of
+ * arrivals each: completions of different QPs interleave in the CQ as
+ * they would on hardware (each QP's own stay in order). */
 static void progress_all(void)
 {
-    for (int i = 0; i < EMU_MAX_QP; i++) {
-        struct emu_qp *q = E.qps[i];
+    static unsigned seed;
+    if (!seed)
+        seed = (unsigned)getpid() * 2654435761u;
+    int start = (int)(rand_r(&seed) % EMU_MAX_QP);
+    for (int k = 0; k < EMU_MAX_QP; k++) {
+        struct emu_qp *q = E.qps[(start + k) % EMU_MAX_QP];
         if (!q)
             continue;
         if (q->slot->error && q->qp.state != IBV_QPS_ERR)
             qp_error(q); /* the responder side of a failed RDMA operation */
         if (q->sq_head)
             run_sq(q);
-        run_rq(q);
+        run_rq(q, 1 + (int)(rand_r(&seed) % 8));
         if (q->qp.state == IBV_QPS_ERR && q->sq_head)
             run_sq(q);
     }
