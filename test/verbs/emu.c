@@ -38,6 +38,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <endian.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -298,28 +300,78 @@ static struct emu_seg *peer_seg(int pid)
 
 /* ---- device, context, port ------------------------------------------------------ */
 
+/* Only bmpi sees the emulated device: libfabric's verbs provider and
+ * librdmacm (loaded when ofi is opened) would drive it through rdma-core
+ * internals the emulation does not have, so their calls go to the real
+ * library (which finds no device here). */
+static bool foreign_caller(void *ra)
+{
+    Dl_info di;
+    if (!dladdr(ra, &di) || !di.dli_fname)
+        return false;
+    return strstr(di.dli_fname, "librdmacm") || strstr(di.dli_fname, "libfabric") ||
+           strstr(di.dli_fname, "libucs") || strstr(di.dli_fname, "libuct");
+}
+
+#define EMU_LIST_MAGIC ((struct ibv_device *)(uintptr_t)0x656d756c697374ull)
+
 struct ibv_device **ibv_get_device_list(int *num)
 {
+    if (foreign_caller(__builtin_return_address(0))) {
+        struct ibv_device **(*real)(int *) =
+            (struct ibv_device * *(*)(int *))dlsym(RTLD_NEXT, "ibv_get_device_list");
+        if (real)
+            return real(num);
+        if (num)
+            *num = 0;
+        errno = ENOSYS;
+        return NULL;
+    }
     const char *n = getenv("BMPI_VERBS_EMU_DEVICES");
     bool none = n && *n == '0';
     emu_device.node_type = IBV_NODE_CA;
     emu_device.transport_type = IBV_TRANSPORT_IB;
     snprintf(emu_device.name, sizeof(emu_device.name), "emu0");
     snprintf(emu_device.dev_name, sizeof(emu_device.dev_name), "uverbs-emu0");
-    struct ibv_device **l = calloc(2, sizeof(*l));
+    struct ibv_device **l = calloc(3, sizeof(*l));
     if (!l)
         return NULL;
+    l[0] = EMU_LIST_MAGIC; /* tells our lists from the real library's */
     if (!none)
-        l[0] = &emu_device;
+        l[1] = &emu_device;
     if (num)
         *num = none ? 0 : 1;
     (void)emu_list;
-    return l;
+    return l + 1;
 }
 
-void ibv_free_device_list(struct ibv_device **list) { free(list); }
+void ibv_free_device_list(struct ibv_device **list)
+{
+    if (list && list[-1] == EMU_LIST_MAGIC) {
+        free(list - 1);
+        return;
+    }
+    void (*real)(struct ibv_device **) =
+        (void (*)(struct ibv_device **))dlsym(RTLD_NEXT, "ibv_free_device_list");
+    if (real)
+        real(list);
+}
 
 const char *ibv_get_device_name(struct ibv_device *device) { return device->name; }
+
+/* librdmacm (loaded by libfabric) asks for these of every listed device;
+ * the real ones would read rdma-core's private device structure. */
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+    (void)device;
+    return htobe64(0x0002c90300000000ull | (uint64_t)getpid());
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+    (void)device;
+    return -1;
+}
 
 static int emu_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc);
 static int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

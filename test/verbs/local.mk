@@ -7,7 +7,7 @@ check_LTLIBRARIES += test/verbs/libibverbs-emu.la
 test_verbs_libibverbs_emu_la_SOURCES = test/verbs/emu.c
 test_verbs_libibverbs_emu_la_CPPFLAGS = $(VERBS_CFLAGS)
 test_verbs_libibverbs_emu_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-test_verbs_libibverbs_emu_la_LIBADD = -lpthread
+test_verbs_libibverbs_emu_la_LIBADD = -ldl -lpthread
 endif
 check_PROGRAMS += test/verbs/verbs_rdma
 test_verbs_verbs_rdma_LDADD = libbmpi.la

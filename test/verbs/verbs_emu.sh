@@ -65,6 +65,14 @@ printf '%s\n' "$out" | grep -q "emu (pid" && fail "the emulation complained"
 out=$(BMPI_TRANSPORT=self,shm,verbs BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello with shm and verbs"
 printf '%s\n' "$out" | grep -q "rank 0 -> rank 1: shm" || fail "shm does not win over verbs on one node"
 
+# With ofi open as well (the emulation hides its device from libfabric),
+# verbs, listed first, wins the tie between network transports.
+if grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h"; then
+    out=$(BMPI_TRANSPORT=self,verbs,ofi BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) ||
+        fail "hello with verbs and ofi"
+    printf '%s\n' "$out" | grep -q "rank 0 -> rank 1: verbs" || fail "verbs does not win over ofi"
+fi
+
 # The test/mpi programs.
 for p in hello p2p_storm p2p_fanin p2p_truncate p2p_ssend p2p_probe p2p_persist p2p_bsend \
     p2p_complete p2p_cancel coll_reduce coll_data coll_scan coll_ops comm_split; do
