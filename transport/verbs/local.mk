@@ -7,4 +7,3 @@ libbmpi_core_la_SOURCES += \
 	transport/verbs/verbs_qp.c \
 	transport/verbs/verbs_mr.c
 endif
-EXTRA_DIST += docs/verbs.md
