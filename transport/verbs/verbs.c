@@ -1131,7 +1131,10 @@ static int verbs_progress(struct bmpi_tl *tl)
         return n + 1;
     }
     s->in_progress = false;
-    return n;
+    /* At least 1 while work requests are in flight, so that MPI_Finalize's
+     * drain (bounded by the runtime) waits for their completions before
+     * the queue pairs are destroyed. */
+    return n ? n : s->ops_busy > 0;
 }
 
 /* ---- close ------------------------------------------------------------------------------- */
