@@ -12,7 +12,8 @@
  *   BMPI_VERBS_EMU_DEVICES=0: no device at all; BMPI_VERBS_EMU_PORT=down:
  *     the port is DOWN; BMPI_VERBS_EMU_ODP=1: an extended context whose
  *     query_device_ex reports RC on-demand paging; BMPI_VERBS_EMU_UD_DROP=n:
- *     every n-th UD datagram a process sends is lost.
+ *     every n-th UD datagram a process sends is lost; BMPI_VERBS_EMU_LAZY=1:
+ *     half of the posts leave their work for the next poll.
  *
  * Each process has one shared segment (a memfd, so there is no name to
  * leak; peers open it as /proc/<pid>/fd/<n>) holding its memory-region
@@ -1044,7 +1045,17 @@ static void run_sq(struct emu_qp *q);
 static int emu_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     int rc = post_send_list(qp, wr, bad);
-    run_sq((struct emu_qp *)qp);
+    /* BMPI_VERBS_EMU_LAZY=1: half of the time the work waits for the next
+     * poll, so completions come late and out of step with the posts */
+    static int lazy = -1;
+    static unsigned seed;
+    if (lazy < 0) {
+        const char *l = getenv("BMPI_VERBS_EMU_LAZY");
+        lazy = l && *l == '1';
+        seed = (unsigned)getpid();
+    }
+    if (!lazy || rand_r(&seed) % 2)
+        run_sq((struct emu_qp *)qp);
     return rc;
 }
 
