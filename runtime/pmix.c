@@ -117,7 +117,8 @@ static int fill_node_ids(void)
     if (!bmpi_world.peers)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
     uint32_t mine;
-    bool have_ids = get_uint(&boot.me, PMIX_NODEID, &mine) == PMIX_SUCCESS;
+    bool have_mine = get_uint(&boot.me, PMIX_NODEID, &mine) == PMIX_SUCCESS;
+    bool have_ids = have_mine;
     bmpi_world.nodeid = have_ids ? mine : 0;
     for (int r = 0; r < bmpi_world.size; r++) {
         pmix_proc_t p;
@@ -131,11 +132,15 @@ static int fill_node_ids(void)
         bmpi_world.peers[r].nodeid = UINT32_MAX; /* "elsewhere" until proven local */
     }
     if (!have_ids) {
-        bmpi_world.nodeid = 0;
+        /* Open MPI 4.1 gives PMIX_NODEID of the local procs only: keep our
+         * own, so that what is named after it (shm segments, in a /dev/shm
+         * that simulated hosts share) differs between nodes. */
+        uint32_t me_id = have_mine ? mine : 0;
+        bmpi_world.nodeid = me_id;
         for (int r = 0; r < bmpi_world.size; r++)
-            bmpi_world.peers[r].nodeid = 1;
+            bmpi_world.peers[r].nodeid = me_id + 1;
         for (int i = 0; i < bmpi_world.local_size; i++)
-            bmpi_world.peers[bmpi_world.local_peers[i]].nodeid = 0;
+            bmpi_world.peers[bmpi_world.local_peers[i]].nodeid = me_id;
     }
     return BMPI_OK;
 }
