@@ -1,0 +1,82 @@
+/*
+ * libfabric is opened with dlopen() the first time the ofi transport asks
+ * for it, not linked into libbmpi.so: loading libfabric runs its providers'
+ * library constructors (PSM's timer calibration sleeps about 0.2 s), a cost
+ * every bmpi program would pay at start-up even on one node, where ofi is
+ * not used. The transport calls libfabric's few real entry points through
+ * these same-named forwarders; everything else in libfabric's API is inline
+ * and goes through the objects these return.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+#define LIBFABRIC_SONAME "libfabric.so.1"
+
+static struct {
+    void *lib;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                   struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+} fabric;
+
+/* 0 when libfabric is loaded; the dlerror() text stays for ofi_dl_error(). */
+static int load(void)
+{
+    if (fabric.lib)
+        return 0;
+    void *lib = dlopen(LIBFABRIC_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return -1;
+    *(void **)&fabric.getinfo = dlsym(lib, "fi_getinfo");
+    *(void **)&fabric.freeinfo = dlsym(lib, "fi_freeinfo");
+    *(void **)&fabric.dupinfo = dlsym(lib, "fi_dupinfo");
+    *(void **)&fabric.fabric = dlsym(lib, "fi_fabric");
+    *(void **)&fabric.strerror = dlsym(lib, "fi_strerror");
+    if (!fabric.getinfo || !fabric.freeinfo || !fabric.dupinfo || !fabric.fabric || !fabric.strerror) {
+        dlclose(lib);
+        return -1;
+    }
+    fabric.lib = lib;
+    return 0;
+}
+
+int fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+               const struct fi_info *hints, struct fi_info **info)
+{
+    if (load() != 0)
+        return -FI_ENOSYS;
+    return fabric.getinfo(version, node, service, flags, hints, info);
+}
+
+void fi_freeinfo(struct fi_info *info)
+{
+    if (info && load() == 0)
+        fabric.freeinfo(info);
+}
+
+struct fi_info *fi_dupinfo(const struct fi_info *info)
+{
+    return load() == 0 ? fabric.dupinfo(info) : NULL;
+}
+
+int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fab, void *context)
+{
+    if (load() != 0)
+        return -FI_ENOSYS;
+    return fabric.fabric(attr, fab, context);
+}
+
+const char *fi_strerror(int errnum)
+{
+    if (load() != 0)
+        return "libfabric (" LIBFABRIC_SONAME ") could not be loaded";
+    return fabric.strerror(errnum);
+}
