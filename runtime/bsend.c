@@ -117,19 +117,10 @@ static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, 
         return bmpi_err_comm(comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
     if (request == NULL && (persistent || strcmp(fn, "MPI_Ibsend") == 0))
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
-    struct bmpi_request *req = bmpi_request_new(BMPI_REQ_SEND);
+    struct bmpi_request *req =
+        bmpi_p2p_request_new(BMPI_REQ_SEND, (void *)buf, (size_t)count, type, dest, tag, c, c->context_id);
     if (!req)
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    req->buf = (void *)buf;
-    req->count = (size_t)count;
-    req->type = type;
-    req->dt = bmpi_dt_get(type);
-    bmpi_dt_retain(req->dt);
-    req->peer = dest;
-    req->tag = tag;
-    req->comm = c;
-    c->refcount++;
-    req->context_id = c->context_id;
     req->mode = BMPI_SEND_BUFFERED;
     if (persistent) {
         req->persistent = true;

@@ -638,9 +638,9 @@ void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, c
 
 /* ------------------------------------------------------- requests, API */
 
-static struct bmpi_request *new_p2p(enum bmpi_req_kind kind, void *buf, size_t count,
-                                    MPI_Datatype type, int peer, int tag, struct bmpi_comm *comm,
-                                    uint32_t context_id)
+struct bmpi_request *bmpi_p2p_request_new(enum bmpi_req_kind kind, void *buf, size_t count,
+                                          MPI_Datatype type, int peer, int tag, struct bmpi_comm *comm,
+                                          uint32_t context_id)
 {
     struct bmpi_request *req = bmpi_request_new(kind);
     if (!req)
@@ -663,7 +663,7 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
                struct bmpi_request **out)
 {
     struct bmpi_request *req =
-        new_p2p(BMPI_REQ_SEND, (void *)buf, count, type, dest, tag, comm, context_id);
+        bmpi_p2p_request_new(BMPI_REQ_SEND, (void *)buf, count, type, dest, tag, comm, context_id);
     if (!req)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a request");
     req->mode = mode;
@@ -679,7 +679,7 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
 int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
                struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out)
 {
-    struct bmpi_request *req = new_p2p(BMPI_REQ_RECV, buf, count, type, source, tag, comm, context_id);
+    struct bmpi_request *req = bmpi_p2p_request_new(BMPI_REQ_RECV, buf, count, type, source, tag, comm, context_id);
     if (!req)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a request");
     int rc = bmpi_recv_start(req);

@@ -19,6 +19,12 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
 int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
                struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out);
 
+/* A send or receive request of (buf, count, type) with peer and tag,
+ * holding references on the datatype and the communicator; not started. */
+struct bmpi_request *bmpi_p2p_request_new(enum bmpi_req_kind kind, void *buf, size_t count,
+                                          MPI_Datatype type, int peer, int tag, struct bmpi_comm *comm,
+                                          uint32_t context_id);
+
 /* (Re)start a prepared send or receive request: persistent requests and
  * the above share it. */
 int bmpi_send_start(struct bmpi_request *req);

@@ -395,21 +395,12 @@ static int persistent_init(const struct p2p_args *a, enum bmpi_req_kind kind, en
         err = check_request_out(a->comm, a->fn, request);
     if (err)
         return err;
-    struct bmpi_request *req = bmpi_request_new(kind);
+    struct bmpi_request *req = bmpi_p2p_request_new(kind, (void *)a->buf, (size_t)a->count, a->type,
+                                                    a->peer, a->tag, c, c->context_id);
     if (!req)
         return bmpi_err_comm(a->comm, MPI_ERR_NO_MEM, a->fn, "out of memory");
     req->persistent = true;
     req->complete = true; /* inactive */
-    req->buf = (void *)a->buf;
-    req->count = (size_t)a->count;
-    req->type = a->type;
-    req->dt = bmpi_dt_get(a->type);
-    bmpi_dt_retain(req->dt);
-    req->peer = a->peer;
-    req->tag = a->tag;
-    req->comm = c;
-    c->refcount++;
-    req->context_id = c->context_id;
     req->mode = mode;
     *request = bmpi_request_handle(req);
     return MPI_SUCCESS;
