@@ -166,38 +166,42 @@ int bmpi_err_comm(MPI_Comm comm, int errclass, const char *fn, const char *fmt, 
     return dispatch(comm_errhandler(comm), BMPI_ERRH_COMM, &comm, errclass);
 }
 
+/* Errors on no object, and on windows and files (which have no error
+ * handler store yet), go to MPI_COMM_SELF's handler. */
+static int report_on_self(int errclass, const char *fn, const char *fmt, va_list ap)
+{
+    format_text(errclass, fn, fmt, ap);
+    MPI_Comm self = MPI_COMM_SELF;
+    return dispatch(comm_errhandler(self), BMPI_ERRH_COMM, &self, errclass);
+}
+
 int bmpi_err_noobj(int errclass, const char *fn, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    format_text(errclass, fn, fmt, ap);
+    int rc = report_on_self(errclass, fn, fmt, ap);
     va_end(ap);
-    MPI_Comm self = MPI_COMM_SELF;
-    return dispatch(comm_errhandler(self), BMPI_ERRH_COMM, &self, errclass);
+    return rc;
 }
 
-/* Windows and files have no error handler store yet: their errors go to
- * MPI_COMM_SELF's handler, as errors on objects bmpi does not know. */
 int bmpi_err_win(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
 {
+    (void)win;
     va_list ap;
     va_start(ap, fmt);
-    format_text(errclass, fn, fmt, ap);
+    int rc = report_on_self(errclass, fn, fmt, ap);
     va_end(ap);
-    (void)win;
-    MPI_Comm self = MPI_COMM_SELF;
-    return dispatch(comm_errhandler(self), BMPI_ERRH_COMM, &self, errclass);
+    return rc;
 }
 
 int bmpi_err_file(MPI_File file, int errclass, const char *fn, const char *fmt, ...)
 {
+    (void)file;
     va_list ap;
     va_start(ap, fmt);
-    format_text(errclass, fn, fmt, ap);
+    int rc = report_on_self(errclass, fn, fmt, ap);
     va_end(ap);
-    (void)file;
-    MPI_Comm self = MPI_COMM_SELF;
-    return dispatch(comm_errhandler(self), BMPI_ERRH_COMM, &self, errclass);
+    return rc;
 }
 
 int bmpi_err_unsupported(MPI_Comm comm, const char *fn)
