@@ -10,8 +10,6 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include "collectives/coll.h"
 
 /* In the order of select.c. */
@@ -55,7 +53,9 @@ static void bruck(struct bmpi_sched *s, const char *sbuf, size_t scount, MPI_Dat
                         rcount, rtype);
 }
 
-/* Copy the bytes [lo, hi) of buf aside; returns the pointer that plays buf. */
+/* Copy the bytes [lo, hi) of buf aside, as the schedule's first step (a
+ * persistent schedule copies again at every start); returns the pointer
+ * that plays buf. */
 static const char *aside(struct bmpi_sched *s, const void *buf, MPI_Aint lo, MPI_Aint hi)
 {
     if (hi <= lo)
@@ -63,7 +63,8 @@ static const char *aside(struct bmpi_sched *s, const void *buf, MPI_Aint lo, MPI
     char *t = bmpi_sched_alloc(s, (size_t)(hi - lo));
     if (!t)
         return NULL;
-    memcpy(t, (const char *)buf + lo, (size_t)(hi - lo));
+    bmpi_sched_copy(s, (const char *)buf + lo, (size_t)(hi - lo), MPI_BYTE, t, (size_t)(hi - lo),
+                    MPI_BYTE);
     return t - lo;
 }
 

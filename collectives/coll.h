@@ -69,7 +69,8 @@ struct bmpi_sched {
     MPI_Datatype *dups;
     int ndups;
 
-    bool heap; /* allocated by bmpi_sched_new, freed on completion */
+    bool heap;       /* allocated by bmpi_sched_new, freed on completion */
+    bool persistent; /* MPI_*_init: kept and run again by each MPI_Start */
     struct bmpi_request *req;
     struct bmpi_sched *next_active;
 
@@ -107,6 +108,14 @@ int bmpi_sched_run(struct bmpi_sched *s);
 /* Nonblocking: start, and give the request (kind BMPI_REQ_COLL). On
  * failure the schedule is released. */
 int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request);
+/* Persistent (MPI_*_init): keep the schedule under an inactive persistent
+ * request (kind BMPI_REQ_COLL, ctx = the schedule). On failure the
+ * schedule is released. */
+int bmpi_sched_persist(struct bmpi_sched *s, MPI_Request *request);
+/* MPI_Start of such a request: run its schedule again from the start. */
+int bmpi_coll_start(struct bmpi_request *req);
+/* MPI_Request_free of such a request while inactive: the schedule goes. */
+void bmpi_coll_persistent_free(struct bmpi_request *req);
 /* Release without running (a build failed). */
 void bmpi_sched_destroy(struct bmpi_sched *s);
 

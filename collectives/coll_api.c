@@ -11,6 +11,7 @@
 
 #include "collectives/coll.h"
 #include "runtime/api.h"
+#include "runtime/info.h"
 #include "runtime/p2p.h"
 
 /* A schedule for this call: on the stack (blocking) or the heap. */
@@ -25,11 +26,17 @@
         bmpi_sched_init(s, c);                                                                     \
     }
 
+/* Set only around the build of one persistent collective (MPI_*_init):
+ * bmpi offers at most MPI_THREAD_SERIALIZED, so a flag is enough. */
+static bool building_persistent;
+
 static int launch(struct bmpi_sched *s, int err, MPI_Request *request, struct bmpi_comm *c,
                   const char *fn)
 {
     if (err) {
         bmpi_sched_destroy(s);
+    } else if (request && building_persistent) {
+        err = bmpi_sched_persist(s, request);
     } else if (request) {
         err = bmpi_sched_start(s, request);
     } else {
@@ -747,4 +754,202 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 {
     NB_ENTRY("MPI_Iexscan");
     return scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, "MPI_Iexscan");
+}
+
+/* --- persistent collectives (MPI_*_init) ------------------------------------
+ * The same checks and schedule as the nonblocking call, built once and kept
+ * under a persistent request: every MPI_Start runs it again. The tag is
+ * taken here, so MPI_*_init calls follow the ordering rules of collectives
+ * and the starts need not. */
+
+static int persistent_args(MPI_Comm comm, MPI_Info info, MPI_Request *request, const char *fn)
+{
+    if (!request)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (info != MPI_INFO_NULL && !bmpi_info_lookup(info))
+        return bmpi_err_comm(comm, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    return MPI_SUCCESS;
+}
+
+#define PERSISTENT(comm, info, request, fn, build)                                                 \
+    do {                                                                                           \
+        CHECK(persistent_args(comm, info, request, fn));                                           \
+        building_persistent = true;                                                                \
+        int err_ = (build);                                                                        \
+        building_persistent = false;                                                               \
+        return err_;                                                                               \
+    } while (0)
+
+BMPI_API(MPI_Barrier_init)
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSISTENT(comm, info, request, "MPI_Barrier_init", barrier(comm, request, "MPI_Barrier_init"));
+}
+
+BMPI_API(MPI_Bcast_init)
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Bcast_init";
+    PERSISTENT(comm, info, request, fn,
+               bcast(buffer, count, datatype, root, comm, request, fn));
+}
+
+BMPI_API(MPI_Reduce_init)
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Reduce_init";
+    PERSISTENT(comm, info, request, fn,
+               reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, fn));
+}
+
+BMPI_API(MPI_Allreduce_init)
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Allreduce_init";
+    PERSISTENT(comm, info, request, fn,
+               allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, fn));
+}
+
+BMPI_API(MPI_Gather_init)
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    const char *fn = "MPI_Gather_init";
+    PERSISTENT(comm, info, request, fn,
+               gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                      request, fn));
+}
+
+BMPI_API(MPI_Gatherv_init)
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Gatherv_init";
+    PERSISTENT(comm, info, request, fn,
+               gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                       comm, request, fn));
+}
+
+BMPI_API(MPI_Scatter_init)
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    const char *fn = "MPI_Scatter_init";
+    PERSISTENT(comm, info, request, fn,
+               scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                       request, fn));
+}
+
+BMPI_API(MPI_Scatterv_init)
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Scatterv_init";
+    PERSISTENT(comm, info, request, fn,
+               scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, request, fn));
+}
+
+BMPI_API(MPI_Allgather_init)
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    const char *fn = "MPI_Allgather_init";
+    PERSISTENT(comm, info, request, fn,
+               allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                         fn));
+}
+
+BMPI_API(MPI_Allgatherv_init)
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Allgatherv_init";
+    PERSISTENT(comm, info, request, fn,
+               allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                          comm, request, fn));
+}
+
+BMPI_API(MPI_Alltoall_init)
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    const char *fn = "MPI_Alltoall_init";
+    PERSISTENT(comm, info, request, fn,
+               alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                        fn));
+}
+
+BMPI_API(MPI_Alltoallv_init)
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    const char *fn = "MPI_Alltoallv_init";
+    PERSISTENT(comm, info, request, fn,
+               alltoallvw(sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts,
+                          rdispls, NULL, recvtype, comm, request, fn));
+}
+
+BMPI_API(MPI_Alltoallw_init)
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Alltoallw_init";
+    PERSISTENT(comm, info, request, fn,
+               alltoallvw(sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                          recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
+}
+
+BMPI_API(MPI_Reduce_scatter_init)
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    const char *fn = "MPI_Reduce_scatter_init";
+    if (!recvcounts)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+    PERSISTENT(comm, info, request, fn,
+               reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, fn));
+}
+
+BMPI_API(MPI_Reduce_scatter_block_init)
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    const char *fn = "MPI_Reduce_scatter_block_init";
+    PERSISTENT(comm, info, request, fn,
+               reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, fn));
+}
+
+BMPI_API(MPI_Scan_init)
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Scan_init";
+    PERSISTENT(comm, info, request, fn,
+               scan(sendbuf, recvbuf, count, datatype, op, comm, request, false, fn));
+}
+
+BMPI_API(MPI_Exscan_init)
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Exscan_init";
+    PERSISTENT(comm, info, request, fn,
+               scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, fn));
 }

@@ -35,6 +35,7 @@ void bmpi_sched_init(struct bmpi_sched *s, struct bmpi_comm *comm)
     s->more_tmp = NULL;
     s->dups = NULL;
     s->heap = false;
+    s->persistent = false;
     s->req = NULL;
     s->next_active = NULL;
 }
@@ -336,7 +337,10 @@ static void finish(struct bmpi_sched *s)
     struct bmpi_request *req = s->req;
     bmpi_status_empty(&req->status);
     req->status.MPI_ERROR = s->err;
-    release(s);
+    /* A persistent schedule stays for the next MPI_Start, unless the user
+     * freed its request while it ran. */
+    if (!s->persistent || req->user_freed)
+        release(s);
     bmpi_request_complete(req);
 }
 
@@ -400,7 +404,9 @@ static int own_types(struct bmpi_sched *s)
     return 0;
 }
 
-int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request)
+/* The request a started or persistent schedule completes: it holds a
+ * reference on the communicator until it is freed. */
+static int attach_request(struct bmpi_sched *s, MPI_Request *request)
 {
     if (!s->err)
         s->err = own_types(s);
@@ -424,9 +430,15 @@ int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of request handles");
     }
     *request = h;
+    return MPI_SUCCESS;
+}
+
+/* Issue the first round; finish at once or join the active list. */
+static void activate(struct bmpi_sched *s)
+{
     if (advance(s)) {
         finish(s);
-        return MPI_SUCCESS;
+        return;
     }
     s->next_active = NULL;
     if (active.tail)
@@ -434,7 +446,43 @@ int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request)
     else
         active.head = s;
     active.tail = s;
+}
+
+int bmpi_sched_start(struct bmpi_sched *s, MPI_Request *request)
+{
+    int err = attach_request(s, request);
+    if (!err)
+        activate(s);
+    return err;
+}
+
+int bmpi_sched_persist(struct bmpi_sched *s, MPI_Request *request)
+{
+    s->persistent = true;
+    int err = attach_request(s, request);
+    if (err)
+        return err;
+    s->req->persistent = true;
+    s->req->ctx = s;
     return MPI_SUCCESS;
+}
+
+int bmpi_coll_start(struct bmpi_request *req)
+{
+    struct bmpi_sched *s = req->ctx;
+    /* Run again from the first step; the tag taken at MPI_*_init stays, so
+     * starts need not be ordered with other collectives. */
+    s->next = s->first_open = s->pending = 0;
+    s->err = 0;
+    req->complete = false;
+    activate(s);
+    return MPI_SUCCESS;
+}
+
+void bmpi_coll_persistent_free(struct bmpi_request *req)
+{
+    release(req->ctx);
+    req->ctx = NULL;
 }
 
 int bmpi_coll_progress(void)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/coll.h"
 #include "runtime/api.h"
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
@@ -441,6 +442,8 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
 int bmpi_request_start(struct bmpi_request *req)
 {
     req->active = true;
+    if (req->kind == BMPI_REQ_COLL)
+        return bmpi_coll_start(req);
     if (req->kind == BMPI_REQ_RECV)
         return bmpi_recv_start(req);
     if (req->mode == BMPI_SEND_BUFFERED)

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "collectives/coll.h"
 #include "runtime/api.h"
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
@@ -372,7 +373,10 @@ int PMPI_Request_free(MPI_Request *request)
         return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Request_free", "invalid request 0x%x",
                               request ? (unsigned)*request : 0u);
     *request = MPI_REQUEST_NULL;
-    if (req->complete) {
+    bool idle = req->complete || (req->persistent && !req->active);
+    if (idle && req->kind == BMPI_REQ_COLL && req->persistent)
+        bmpi_coll_persistent_free(req);
+    if (idle) {
         bmpi_request_free(req);
         return MPI_SUCCESS;
     }

@@ -17,3 +17,8 @@ TESTS += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh tes
 	test/mpi/coll_storm.sh
 EXTRA_DIST += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh \
 	test/mpi/coll_storm.sh
+check_PROGRAMS += test/mpi/coll_persist
+test_mpi_coll_persist_SOURCES = test/mpi/coll_persist.c test/mpi/coll_util.h
+test_mpi_coll_persist_LDADD = libbmpi.la
+TESTS += test/mpi/coll_persist.sh
+EXTRA_DIST += test/mpi/coll_persist.sh
