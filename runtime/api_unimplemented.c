@@ -69,31 +69,6 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     return bmpi_err_unsupported(comm, "MPI_Isendrecv_replace");
 }
 
-BMPI_API(MPI_Request_get_status_all)
-int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
-                                MPI_Status *array_of_statuses)
-{
-    (void)count; (void)array_of_requests; (void)flag; (void)array_of_statuses;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_get_status_all");
-}
-
-BMPI_API(MPI_Request_get_status_any)
-int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
-                                int *flag, MPI_Status *status)
-{
-    (void)count; (void)array_of_requests; (void)index; (void)flag; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_get_status_any");
-}
-
-BMPI_API(MPI_Request_get_status_some)
-int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
-                                 int array_of_indices[], MPI_Status *array_of_statuses)
-{
-    (void)incount; (void)array_of_requests; (void)outcount; (void)array_of_indices;
-    (void)array_of_statuses;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Request_get_status_some");
-}
-
 BMPI_API(MPI_Session_attach_buffer)
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
@@ -120,27 +95,6 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
     (void)session; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_iflush_buffer");
-}
-
-BMPI_API(MPI_Status_get_error)
-int PMPI_Status_get_error(MPI_Status *status, int *error)
-{
-    (void)status; (void)error;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_get_error");
-}
-
-BMPI_API(MPI_Status_get_source)
-int PMPI_Status_get_source(MPI_Status *status, int *source)
-{
-    (void)status; (void)source;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_get_source");
-}
-
-BMPI_API(MPI_Status_get_tag)
-int PMPI_Status_get_tag(MPI_Status *status, int *tag)
-{
-    (void)status; (void)tag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_get_tag");
 }
 
 /* == 4. Partitioned Point-to-Point Communication == */
@@ -335,13 +289,6 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
 
 /* == 9. MPI Environmental Management == */
 
-BMPI_API(MPI_Alloc_mem)
-int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
-{
-    (void)size; (void)info; (void)baseptr;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Alloc_mem");
-}
-
 BMPI_API(MPI_File_call_errhandler)
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
@@ -369,13 +316,6 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
     (void)file; (void)errhandler;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_set_errhandler");
-}
-
-BMPI_API(MPI_Free_mem)
-int PMPI_Free_mem(void *base)
-{
-    (void)base;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Free_mem");
 }
 
 BMPI_API(MPI_Get_hw_resource_info)
@@ -866,52 +806,6 @@ int PMPI_Win_wait(MPI_Win win)
 {
     (void)win;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_wait");
-}
-
-/* == 13. External Interfaces == */
-
-BMPI_API(MPI_Grequest_complete)
-int PMPI_Grequest_complete(MPI_Request request)
-{
-    (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Grequest_complete");
-}
-
-BMPI_API(MPI_Grequest_start)
-int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
-                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
-                        MPI_Request *request)
-{
-    (void)query_fn; (void)free_fn; (void)cancel_fn; (void)extra_state; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Grequest_start");
-}
-
-BMPI_API(MPI_Status_set_cancelled)
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
-{
-    (void)status; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_cancelled");
-}
-
-BMPI_API(MPI_Status_set_error)
-int PMPI_Status_set_error(MPI_Status *status, int error)
-{
-    (void)status; (void)error;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_error");
-}
-
-BMPI_API(MPI_Status_set_source)
-int PMPI_Status_set_source(MPI_Status *status, int source)
-{
-    (void)status; (void)source;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_source");
-}
-
-BMPI_API(MPI_Status_set_tag)
-int PMPI_Status_set_tag(MPI_Status *status, int tag)
-{
-    (void)status; (void)tag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_set_tag");
 }
 
 /* == 14. I/O == */
@@ -1734,46 +1628,4 @@ MPI_File PMPI_File_f2c(MPI_Fint file)
     (void)file;
     (void)bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_f2c");
     return (MPI_File)0;
-}
-
-BMPI_API(MPI_Status_c2f)
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
-{
-    (void)c_status; (void)f_status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_c2f");
-}
-
-BMPI_API(MPI_Status_c2f08)
-int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
-{
-    (void)c_status; (void)f08_status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_c2f08");
-}
-
-BMPI_API(MPI_Status_f082c)
-int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
-{
-    (void)f08_status; (void)c_status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_f082c");
-}
-
-BMPI_API(MPI_Status_f082f)
-int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
-{
-    (void)f08_status; (void)f_status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_f082f");
-}
-
-BMPI_API(MPI_Status_f2c)
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
-{
-    (void)f_status; (void)c_status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_f2c");
-}
-
-BMPI_API(MPI_Status_f2f08)
-int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
-{
-    (void)f_status; (void)f08_status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Status_f2f08");
 }

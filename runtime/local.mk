@@ -18,7 +18,9 @@ libbmpi_core_la_SOURCES += \
 	runtime/pmix.c runtime/pmix.h \
 	runtime/progress.c runtime/progress.h \
 	runtime/request.c runtime/request.h \
+	runtime/mem_api.c \
 	runtime/request_api.c \
+	runtime/status_api.c \
 	runtime/tl_select.c runtime/tl_select.h \
 	runtime/world.h
 include runtime/datatype.mk

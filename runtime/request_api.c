@@ -41,18 +41,43 @@ static int lookup_all(int count, MPI_Request reqs[], const char *fn, struct bmpi
     return MPI_SUCCESS;
 }
 
+/* A completed generalized request's status comes from the user's
+ * query_fn, asked each time the status is read (MPI_Cancel may have
+ * changed it since MPI_Grequest_complete); its return code is the error. */
+static void settle(struct bmpi_request *req)
+{
+    if (req->kind != BMPI_REQ_GREQ || !req->complete)
+        return;
+    bmpi_status_empty(&req->status);
+    int err = req->gq(req->gstate, &req->status);
+    if (err)
+        req->status.MPI_ERROR = err;
+}
+
+/* Free a request; a generalized one calls the user's free_fn first and
+ * returns its code. */
+static int release_request(struct bmpi_request *req)
+{
+    int err = req->kind == BMPI_REQ_GREQ ? req->gf(req->gstate) : MPI_SUCCESS;
+    bmpi_request_free(req);
+    return err;
+}
+
 /* Hand a completed request's result to the user: status out, and
  * non-persistent requests freed and their handle nulled. Returns the
  * operation's error class. */
 static int retire(struct bmpi_request *req, MPI_Request *handle, MPI_Status *status)
 {
+    settle(req);
     int err = req->status.MPI_ERROR;
     if (status != MPI_STATUS_IGNORE)
         *status = req->status;
     if (req->persistent) {
         req->active = false;
     } else {
-        bmpi_request_free(req);
+        int free_err = release_request(req);
+        if (!err)
+            err = free_err;
         *handle = MPI_REQUEST_NULL;
     }
     return err;
@@ -130,8 +155,9 @@ struct first_failure {
     bool failed;
 };
 
-static void note_failure(struct first_failure *f, const struct bmpi_request *req)
+static void note_failure(struct first_failure *f, struct bmpi_request *req)
 {
+    settle(req);
     if (req->status.MPI_ERROR == MPI_SUCCESS || f->failed)
         return;
     f->failed = true;
@@ -344,6 +370,18 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
                 "MPI_Testsome");
 }
 
+/* The status of a completed request without retiring it (req NULL: the
+ * empty status of a null or inactive request). */
+static void peek_status(struct bmpi_request *req, MPI_Status *status)
+{
+    if (!req) {
+        bmpi_status_empty(status);
+        return;
+    }
+    settle(req);
+    *status = req->status;
+}
+
 BMPI_API(MPI_Request_get_status)
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
@@ -356,12 +394,81 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (req && !req->complete)
         bmpi_progress();
     *flag = !req || req->complete;
-    if (*flag && status != MPI_STATUS_IGNORE) {
-        if (req)
-            *status = req->status;
-        else
-            bmpi_status_empty(status);
+    if (*flag && status != MPI_STATUS_IGNORE)
+        peek_status(req, status);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Request_get_status_any)
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
+                                int *flag, MPI_Status *status)
+{
+    const char *fn = "MPI_Request_get_status_any";
+    if (count < 0 || (count > 0 && !array_of_requests) || !index || !flag)
+        return bmpi_err_noobj(count < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, fn,
+                              count < 0 ? "negative count" : "NULL array, index or flag");
+    bmpi_progress();
+    int active, err = MPI_SUCCESS;
+    int i = first_complete(count, (MPI_Request *)array_of_requests, fn, &active, &err);
+    if (err)
+        return err;
+    *index = i >= 0 ? i : MPI_UNDEFINED;
+    *flag = i >= 0 || active == 0;
+    if (*flag && status != MPI_STATUS_IGNORE)
+        peek_status(i >= 0 ? bmpi_request_get(array_of_requests[i]) : NULL, status);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Request_get_status_all)
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status array_of_statuses[])
+{
+    const char *fn = "MPI_Request_get_status_all";
+    if (!flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "flag is NULL");
+    struct bmpi_request *small[16], **objs = count <= 16 ? small : scratch(count);
+    if (!objs)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
+    int err = lookup_all(count, (MPI_Request *)array_of_requests, fn, objs);
+    if (!err) {
+        bmpi_progress();
+        *flag = 1;
+        for (int i = 0; i < count; i++)
+            if (objs[i] && !objs[i]->complete)
+                *flag = 0;
+        for (int i = 0; *flag && array_of_statuses != MPI_STATUSES_IGNORE && i < count; i++)
+            peek_status(objs[i], &array_of_statuses[i]);
     }
+    if (objs != small)
+        free(objs);
+    return err;
+}
+
+BMPI_API(MPI_Request_get_status_some)
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    const char *fn = "MPI_Request_get_status_some";
+    if (incount < 0 || (incount > 0 && (!array_of_requests || !array_of_indices)) || !outcount)
+        return bmpi_err_noobj(incount < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, fn,
+                              incount < 0 ? "negative count" : "NULL array or outcount");
+    bmpi_progress();
+    int n = 0, active = 0;
+    for (int i = 0; i < incount; i++) {
+        struct bmpi_request *req;
+        int err = lookup(array_of_requests[i], fn, &req);
+        if (err)
+            return err;
+        if (!req)
+            continue;
+        active++;
+        if (!req->complete)
+            continue;
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            peek_status(req, &array_of_statuses[n]);
+        array_of_indices[n++] = i;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 
@@ -377,8 +484,9 @@ int PMPI_Request_free(MPI_Request *request)
     if (idle && req->kind == BMPI_REQ_COLL && req->persistent)
         bmpi_coll_persistent_free(req);
     if (idle) {
-        bmpi_request_free(req);
-        return MPI_SUCCESS;
+        int err = release_request(req);
+        return err ? bmpi_err_noobj(err, "MPI_Request_free", "the free function of a "
+                                    "generalized request returned %d", err) : MPI_SUCCESS;
     }
     /* freed when it completes */
     req->persistent = false;
@@ -403,7 +511,60 @@ int PMPI_Cancel(MPI_Request *request)
                               (unsigned)*request);
     if (req->kind == BMPI_REQ_RECV)
         bmpi_recv_cancel(req);
+    if (req->kind == BMPI_REQ_GREQ) {
+        err = req->gc(req->gstate, req->complete);
+        if (err)
+            return bmpi_err_noobj(err, "MPI_Cancel",
+                                  "the cancel function of a generalized request returned %d", err);
+    }
     return MPI_SUCCESS;
+}
+
+/* --- generalized requests --------------------------------------------------
+ * The user's operation completes when it calls MPI_Grequest_complete;
+ * query_fn fills the status when it is read, free_fn runs when the request
+ * is freed (after completion, also for MPI_Request_free before it), and
+ * cancel_fn on MPI_Cancel. */
+
+BMPI_API(MPI_Grequest_start)
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request)
+{
+    const char *fn = "MPI_Grequest_start";
+    if (!query_fn || !free_fn || !cancel_fn || !request)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "%s is NULL",
+                              !query_fn ? "query_fn" : !free_fn ? "free_fn"
+                              : !cancel_fn ? "cancel_fn" : "request");
+    struct bmpi_request *req = bmpi_request_new(BMPI_REQ_GREQ);
+    if (!req)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
+    req->gq = query_fn;
+    req->gf = free_fn;
+    req->gc = cancel_fn;
+    req->gstate = extra_state;
+    *request = bmpi_request_handle(req);
+    if (*request == MPI_REQUEST_NULL) {
+        bmpi_request_free(req);
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of request handles");
+    }
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Grequest_complete)
+int PMPI_Grequest_complete(MPI_Request request)
+{
+    struct bmpi_request *req = bmpi_request_get(request);
+    if (!req || req->kind != BMPI_REQ_GREQ || req->complete)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Grequest_complete",
+                              "0x%x is not an incomplete generalized request", (unsigned)request);
+    /* Freed by the user already: free_fn runs now, and the request goes
+     * with bmpi_request_complete. */
+    int err = req->user_freed ? req->gf(req->gstate) : MPI_SUCCESS;
+    bmpi_request_complete(req);
+    return err ? bmpi_err_noobj(err, "MPI_Grequest_complete",
+                                "the free function of a generalized request returned %d", err)
+               : MPI_SUCCESS;
 }
 
 BMPI_API(MPI_Test_cancelled)
