@@ -109,7 +109,7 @@ static int check_alias(struct bmpi_comm *c, const char *fn, const void *sbuf, co
 static int barrier(MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_barrier(s), request, c, fn);
 }
@@ -131,7 +131,7 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
                  MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     CHECK(check_not_in_place(c, fn, buf, "the buffer"));
     CHECK(bmpi_check_buffer(comm, fn, buf, count, type));
@@ -160,7 +160,7 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MP
                   MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     bool is_root = c->rank == root;
     if (sbuf == MPI_IN_PLACE && !is_root)
@@ -203,7 +203,7 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                      MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     CHECK(bmpi_check_buffer(comm, fn, rbuf, count, type));
     if (sbuf != MPI_IN_PLACE) {
@@ -276,7 +276,7 @@ static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
                   const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     bool is_root = c->rank == root;
     if (is_root) {
@@ -314,7 +314,7 @@ static int gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     if (c->rank == root) {
         CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
@@ -356,7 +356,7 @@ static int scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     if (c->rank == root) {
         CHECK(check_buf_nip(c, fn, sbuf, scount, stype, "sendbuf"));
@@ -393,7 +393,7 @@ static int scatterv(const void *sbuf, const int *scounts, const int *displs, MPI
                     MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     if (c->rank == root) {
         CHECK(check_not_in_place(c, fn, sbuf, "sendbuf"));
@@ -434,7 +434,7 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
     if (sbuf != MPI_IN_PLACE)
         CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
@@ -465,7 +465,7 @@ static int allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rb
                       MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     CHECK(check_counts(c, fn, rcounts, displs, true, "recvcounts"));
     CHECK(check_type(c, fn, rtype));
@@ -501,7 +501,7 @@ static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
     if (sbuf != MPI_IN_PLACE) {
         CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
@@ -537,7 +537,7 @@ static int alltoallvw(const void *sbuf, const int *scounts, const int *sdispls,
                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     int p = c->size;
     bool w = stypes || rtypes || (fn[strlen(fn) - 1] == 'w');
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
@@ -635,7 +635,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int 
                           const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     int p = c->size;
     if (!rcounts && rcount < 0)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative recvcount %d", rcount);
@@ -713,7 +713,7 @@ static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
                 MPI_Comm comm, MPI_Request *request, bool exclusive, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_comm(comm, fn, &c));
+    CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_buf_nip(c, fn, rbuf, count, type, "recvbuf"));
     if (sbuf != MPI_IN_PLACE) {
         CHECK(bmpi_check_buffer(comm, fn, sbuf, count, type));

@@ -154,14 +154,6 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Group_from_session_pset");
 }
 
-BMPI_API(MPI_Intercomm_create)
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm)
-{
-    (void)local_leader; (void)peer_comm; (void)remote_leader; (void)tag; (void)newintercomm;
-    return bmpi_err_unsupported(local_comm, "MPI_Intercomm_create");
-}
-
 BMPI_API(MPI_Intercomm_create_from_groups)
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       MPI_Group remote_group, int remote_leader,
@@ -171,13 +163,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     (void)local_group; (void)local_leader; (void)remote_group; (void)remote_leader; (void)stringtag;
     (void)info; (void)errhandler; (void)newintercomm;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Intercomm_create_from_groups");
-}
-
-BMPI_API(MPI_Intercomm_merge)
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
-{
-    (void)high; (void)newintracomm;
-    return bmpi_err_unsupported(intercomm, "MPI_Intercomm_merge");
 }
 
 BMPI_API(MPI_Win_create_keyval)

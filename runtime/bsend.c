@@ -111,8 +111,9 @@ static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, 
         err = bmpi_check_buffer(comm, fn, buf, count, type);
     if (err)
         return err;
-    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->size))
-        return bmpi_err_comm(comm, MPI_ERR_RANK, fn, "invalid rank %d (communicator size %d)", dest, c->size);
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= bmpi_comm_peer_size(c)))
+        return bmpi_err_comm(comm, MPI_ERR_RANK, fn, "invalid rank %d (communicator size %d)", dest,
+                             bmpi_comm_peer_size(c));
     if (tag < 0)
         return bmpi_err_comm(comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
     if (request == NULL && (persistent || strcmp(fn, "MPI_Ibsend") == 0))

@@ -63,6 +63,9 @@ static void comm_free(struct bmpi_comm *c)
     bmpi_match_ctx_put(c->coll);
     bmpi_errhandler_release(c->errhandler);
     bmpi_group_release(c->group);
+    bmpi_group_release(c->remote_group);
+    if (c->local_comm)
+        bmpi_comm_release(c->local_comm);
     free(c);
 }
 

@@ -31,16 +31,29 @@ struct bmpi_comm {
     void *topo;  /* owned by runtime/topo.c */
     void *info;
     uint32_t coll_seq; /* tags successive collectives apart */
+
+    /* Intercommunicators (runtime/intercomm.c): the group that ranks of
+     * point-to-point calls name, and an intracommunicator over the local
+     * group for the agreements of dup and merge. NULL on intracommunicators. */
+    struct bmpi_group *remote_group;
+    struct bmpi_comm *local_comm;
 };
 
 /* The communicator behind a handle, NULL for invalid handles and
  * MPI_COMM_NULL. */
 struct bmpi_comm *bmpi_comm_get(MPI_Comm handle);
 
-/* World rank of comm's rank r. */
+/* World rank of the process that comm's rank r names in point-to-point
+ * (on an intercommunicator, a rank of the remote group). */
 static inline int bmpi_comm_world_rank(const struct bmpi_comm *c, int r)
 {
-    return c->group->world_ranks[r];
+    return (c->remote_group ? c->remote_group : c->group)->world_ranks[r];
+}
+
+/* How many ranks point-to-point on comm can name. */
+static inline int bmpi_comm_peer_size(const struct bmpi_comm *c)
+{
+    return c->remote_group ? c->remote_group->size : c->size;
 }
 
 /* Build MPI_COMM_WORLD and MPI_COMM_SELF from bmpi_world. */

@@ -116,17 +116,21 @@ static int check_newcomm(MPI_Comm comm, const char *fn, MPI_Comm *newcomm)
     return newcomm ? MPI_SUCCESS : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
 }
 
+static int dup_intra(struct bmpi_comm *parent, struct bmpi_comm **out)
+{
+    uint32_t id;
+    int err = bmpi_ctx_new(parent, &id);
+    return err ? err : bmpi_comm_build(parent, parent->group, id, out);
+}
+
 /* A copy of parent: same group, fresh context id, attributes copied by
  * their callbacks, topology kept, and the given hints (info_src). */
 static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, int use_info,
                     struct bmpi_comm **out)
 {
-    uint32_t id;
-    int err = bmpi_ctx_new(parent, &id);
-    if (err)
-        return err;
     struct bmpi_comm *c;
-    if ((err = bmpi_comm_build(parent, parent->group, id, &c)))
+    int err = parent->remote_group ? bmpi_intercomm_dup(parent, &c) : dup_intra(parent, &c);
+    if (err)
         return err;
     if (parent->topo && !(c->topo = bmpi_topo_dup(parent->topo))) {
         bmpi_comm_release(c);
@@ -215,7 +219,7 @@ BMPI_API(MPI_Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm, "MPI_Comm_split", &c);
+    int err = bmpi_check_intracomm(comm, "MPI_Comm_split", &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, "MPI_Comm_split", newcomm)))
@@ -242,7 +246,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 {
     static const char fn[] = "MPI_Comm_split_type";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm, fn, &c);
+    int err = bmpi_check_intracomm(comm, fn, &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, fn, newcomm)))
@@ -310,7 +314,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm, fn, &c);
+    int err = bmpi_check_intracomm(comm, fn, &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, fn, newcomm)))
@@ -336,7 +340,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 {
     static const char fn[] = "MPI_Comm_create_group";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm, fn, &c);
+    int err = bmpi_check_intracomm(comm, fn, &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, fn, newcomm)))
@@ -451,7 +455,15 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
+    if (!a->remote_group != !b->remote_group) {
+        *result = MPI_UNEQUAL; /* an intra- and an intercommunicator */
+        return MPI_SUCCESS;
+    }
     int g = bmpi_group_compare(a->group, b->group);
+    /* intercommunicators: the weaker of the two groups' results */
+    int rg = a->remote_group ? bmpi_group_compare(a->remote_group, b->remote_group) : MPI_IDENT;
+    if (rg > g)
+        g = rg;
     *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
     return MPI_SUCCESS;
 }
@@ -465,34 +477,8 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
         return err;
     if (!flag)
         return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
-    *flag = 0; /* bmpi has intracommunicators only */
+    *flag = c->remote_group != NULL;
     return MPI_SUCCESS;
-}
-
-static int not_inter(MPI_Comm comm, const char *fn)
-{
-    struct bmpi_comm *c;
-    int err = bmpi_check_comm(comm, fn, &c);
-    if (err)
-        return err;
-    return bmpi_err_comm(comm, MPI_ERR_COMM, fn,
-                         "communicator 0x%x is not an intercommunicator (bmpi does not support "
-                         "intercommunicators yet)",
-                         (unsigned)comm);
-}
-
-BMPI_API(MPI_Comm_remote_size)
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
-{
-    (void)size;
-    return not_inter(comm, "MPI_Comm_remote_size");
-}
-
-BMPI_API(MPI_Comm_remote_group)
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
-{
-    (void)group;
-    return not_inter(comm, "MPI_Comm_remote_group");
 }
 
 BMPI_API(MPI_Comm_set_name)

@@ -234,3 +234,25 @@ int bmpi_ctx_new(struct bmpi_comm *parent, uint32_t *id)
     *id = c->ids[0];
     return BMPI_OK;
 }
+
+void bmpi_ctx_free_mask(uint64_t mask[BMPI_CTX_WORDS])
+{
+    ctx_init();
+    memcpy(mask, ctx.free_mask, sizeof(ctx.free_mask));
+}
+
+int bmpi_ctx_reserve_lowest(const uint64_t mask[BMPI_CTX_WORDS], uint32_t *id)
+{
+    ctx_init();
+    for (int w = 0; w < BMPI_CTX_WORDS; w++) {
+        uint64_t both = mask[w] & ctx.free_mask[w];
+        if (both) {
+            int slot = w * 64 + __builtin_ctzll(both);
+            ctx.free_mask[w] &= ~((uint64_t)1 << (slot % 64));
+            *id = (uint32_t)slot * 2;
+            return BMPI_OK;
+        }
+    }
+    return bmpi_err_set(MPI_ERR_OTHER, "out of context ids: no pair is free on every process of "
+                                       "both groups; free communicators that are no longer used");
+}

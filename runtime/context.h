@@ -56,6 +56,13 @@ int bmpi_ctx_agree_sum(struct bmpi_comm *parent, int *vals, int k, uint32_t *id)
  * without any message (ids agreed ahead in batches, see context.c). */
 int bmpi_ctx_new(struct bmpi_comm *parent, uint32_t *id);
 
+/* Agreement across the two groups of an intercommunicator (runtime/
+ * intercomm.c): this process's free pairs, and the reservation of the
+ * lowest pair free both in mask (the AND over every process involved) and
+ * here. Every process given the same mask reserves the same id. */
+void bmpi_ctx_free_mask(uint64_t mask[BMPI_CTX_WORDS]);
+int bmpi_ctx_reserve_lowest(const uint64_t mask[BMPI_CTX_WORDS], uint32_t *id);
+
 /* Give a context id pair back (communicator freed, or never created). */
 void bmpi_ctx_release(uint32_t id);
 
@@ -67,6 +74,9 @@ void bmpi_ctx_release(uint32_t id);
  */
 int bmpi_comm_build(struct bmpi_comm *parent, struct bmpi_group *g, uint32_t id,
                     struct bmpi_comm **out);
+/* MPI_Comm_dup of an intercommunicator (runtime/intercomm.c): the same two
+ * groups with a context id agreed by both. */
+int bmpi_intercomm_dup(struct bmpi_comm *inter, struct bmpi_comm **out);
 /* MPI_Comm_split's algorithm, for MPI_Cart_sub and friends: *out NULL for
  * MPI_UNDEFINED. */
 int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struct bmpi_comm **out);

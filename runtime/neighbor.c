@@ -131,7 +131,7 @@ static MPI_Aint extent_of(MPI_Datatype t)
 static int neighbor(const struct nargs *a, MPI_Request *request)
 {
     struct bmpi_comm *c;
-    int err = bmpi_check_comm(a->comm, a->fn, &c);
+    int err = bmpi_check_intracomm(a->comm, a->fn, &c);
     if (err)
         return err;
     if (!c->topo)

@@ -53,6 +53,9 @@ int bmpi_bsend_start(struct bmpi_request *req);
 /* Argument checks shared by the entry points; each reports through the
  * error handler and returns the code to return. */
 int bmpi_check_comm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
+/* The same, refusing intercommunicators (runtime/intercomm.c) where only
+ * intracommunicators are supported: collectives, topologies, split, create. */
+int bmpi_check_intracomm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
 int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type);
 /* Report the error in a completed operation's status. */
 int bmpi_report_status(struct bmpi_comm *c, const char *fn, const MPI_Status *st);

@@ -63,9 +63,9 @@ static int check_p2p(const struct p2p_args *a, struct bmpi_comm **c)
         return err;
     bool wildcard_ok = a->role == FROM_PEER;
     if (a->peer != MPI_PROC_NULL && !(wildcard_ok && a->peer == MPI_ANY_SOURCE) &&
-        (a->peer < 0 || a->peer >= (*c)->size))
+        (a->peer < 0 || a->peer >= bmpi_comm_peer_size(*c)))
         return bmpi_err_comm(a->comm, MPI_ERR_RANK, a->fn, "invalid rank %d (communicator size %d)",
-                             a->peer, (*c)->size);
+                             a->peer, bmpi_comm_peer_size(*c));
     if (!(wildcard_ok && a->tag == MPI_ANY_TAG) && (a->tag < 0 || a->tag > BMPI_TAG_UB))
         return bmpi_err_comm(a->comm, MPI_ERR_TAG, a->fn, "invalid tag %d (valid: 0..%d%s)", a->tag,
                              BMPI_TAG_UB, wildcard_ok ? " or MPI_ANY_TAG" : "");

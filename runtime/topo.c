@@ -156,7 +156,7 @@ static int check_out(MPI_Comm comm, const char *fn, const void *p, const char *w
 /* comm with a topology of the given kind (0: any). */
 static int check_topo(MPI_Comm comm, const char *fn, int kind, struct bmpi_comm **c, struct bmpi_topo **t)
 {
-    int err = bmpi_check_comm(comm, fn, c);
+    int err = bmpi_check_intracomm(comm, fn, c);
     if (err)
         return err;
     *t = (*c)->topo;
@@ -328,7 +328,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 {
     static const char fn[] = "MPI_Cart_create";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm_old, fn, &c), prod;
+    int err = bmpi_check_intracomm(comm_old, fn, &c), prod;
     if (err)
         return err;
     if ((err = check_out(comm_old, fn, comm_cart, "comm_cart")) ||
@@ -492,7 +492,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 {
     static const char fn[] = "MPI_Cart_map";
     struct bmpi_comm *c;
-    int err = bmpi_check_comm(comm, fn, &c), prod;
+    int err = bmpi_check_intracomm(comm, fn, &c), prod;
     if (err || (err = check_out(comm, fn, newrank, "newrank")) ||
         (err = check_cart_args(comm, c, ndims, dims, periods, fn, &prod)))
         return err;
@@ -504,7 +504,7 @@ BMPI_API(MPI_Topo_test)
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
     struct bmpi_comm *c;
-    int err = bmpi_check_comm(comm, "MPI_Topo_test", &c);
+    int err = bmpi_check_intracomm(comm, "MPI_Topo_test", &c);
     if (err || (err = check_out(comm, "MPI_Topo_test", status, "status")))
         return err;
     *status = c->topo ? ((struct bmpi_topo *)c->topo)->kind : MPI_UNDEFINED;
@@ -540,7 +540,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
 {
     static const char fn[] = "MPI_Graph_create";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm_old, fn, &c);
+    int err = bmpi_check_intracomm(comm_old, fn, &c);
     if (err || (err = check_out(comm_old, fn, comm_graph, "comm_graph")) ||
         (err = check_graph_args(comm_old, c, nnodes, indx, edges, fn)))
         return err;
@@ -636,7 +636,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[
 {
     static const char fn[] = "MPI_Graph_map";
     struct bmpi_comm *c;
-    int err = bmpi_check_comm(comm, fn, &c);
+    int err = bmpi_check_intracomm(comm, fn, &c);
     if (err || (err = check_out(comm, fn, newrank, "newrank")) ||
         (err = check_graph_args(comm, c, nnodes, indx, edges, fn)))
         return err;
@@ -686,7 +686,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 {
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm_old, fn, &c);
+    int err = bmpi_check_intracomm(comm_old, fn, &c);
     if (err || (err = check_out(comm_old, fn, comm_dist_graph, "comm_dist_graph")) ||
         (err = check_degree_list(comm_old, c, indegree, sources, sourceweights, "sources", fn)) ||
         (err = check_degree_list(comm_old, c, outdegree, destinations, destweights, "destinations", fn)))
@@ -722,7 +722,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 {
     static const char fn[] = "MPI_Dist_graph_create";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_comm(comm_old, fn, &c);
+    int err = bmpi_check_intracomm(comm_old, fn, &c);
     if (err || (err = check_out(comm_old, fn, comm_dist_graph, "comm_dist_graph")))
         return err;
     if (n < 0 || (n > 0 && (!sources || !degrees)))

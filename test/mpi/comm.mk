@@ -36,3 +36,9 @@ test_mpi_info_err_SOURCES = test/mpi/info_err.c test/mpi/testutil.h
 test_mpi_info_err_LDADD = libbmpi.la
 TESTS += test/mpi/info_err.sh
 EXTRA_DIST += test/mpi/info_err.sh
+
+check_PROGRAMS += test/mpi/intercomm
+test_mpi_intercomm_SOURCES = test/mpi/intercomm.c test/mpi/coll_util.h
+test_mpi_intercomm_LDADD = libbmpi.la
+TESTS += test/mpi/intercomm.sh
+EXTRA_DIST += test/mpi/intercomm.sh

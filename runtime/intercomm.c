@@ -1,0 +1,365 @@
+/*
+ * Intercommunicators: point-to-point between two disjoint groups, and the
+ * calls that make and unmake them (MPI_Intercomm_create,
+ * MPI_Intercomm_merge, dup, free, the remote-group queries).
+ *
+ * An intercommunicator keeps its local group in group/rank/size (what
+ * MPI_Comm_rank and MPI_Comm_size report), the remote group that the ranks
+ * of point-to-point calls name (bmpi_comm_world_rank maps through it), one
+ * context id pair free on every process of both groups, and a hidden
+ * intracommunicator over the local group for the agreements that dup and
+ * merge need. A message's envelope carries the sender's rank in its own
+ * group, which is the rank the receiver's remote group knows it by, so the
+ * point-to-point layer needs nothing else.
+ *
+ * A context id for both groups: each group ANDs its members' free-pair
+ * bitmaps (an allreduce over the local intracommunicator), the two leaders
+ * swap their group's bitmap over a bridge (the peer communicator for
+ * MPI_Intercomm_create, the intercommunicator itself afterwards), each
+ * leader broadcasts the other group's bitmap to its group, and every
+ * process reserves the lowest pair free in both. Each process takes part in
+ * one creation at a time, so the bitmaps stay true until the reservation.
+ *
+ * Not supported on intercommunicators: collectives, topologies, split and
+ * create (MPI_ERR_COMM through bmpi_check_intracomm).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/coll.h"
+#include "runtime/api.h"
+#include "runtime/context.h"
+#include "runtime/group_api.h"
+#include "runtime/p2p.h"
+
+/* Leader exchanges on an intercommunicator's collective context. */
+#define TAG_INTER_HEADER (-104)
+#define TAG_INTER_RANKS (-105)
+
+int bmpi_check_intracomm(MPI_Comm comm, const char *fn, struct bmpi_comm **c)
+{
+    int err = bmpi_check_comm(comm, fn, c);
+    if (err)
+        return err;
+    if ((*c)->remote_group)
+        return bmpi_err_comm(comm, MPI_ERR_COMM, fn,
+                             "communicator 0x%x is an intercommunicator; bmpi supports them for "
+                             "point-to-point, MPI_Intercomm_merge, dup and free only",
+                             (unsigned)comm);
+    return MPI_SUCCESS;
+}
+
+/* Where the two leaders talk: their communicator, the other leader's rank
+ * in it, and the tags and context for the two messages of a swap. */
+struct bridge {
+    struct bmpi_comm *comm;
+    int peer;
+    int header_tag, ranks_tag;
+    uint32_t cid;
+};
+
+/* What one group tells the other: its free pairs, an int (high for merge),
+ * and its members' world ranks (for MPI_Intercomm_create). */
+struct side {
+    uint64_t mask[BMPI_CTX_WORDS];
+    int flag;
+    int nranks;
+};
+
+/* Send ours and receive theirs at once, so that neither leader waits for
+ * the other to receive first. */
+static int swap(const struct bridge *b, const void *out, void *in, size_t bytes, int tag)
+{
+    struct bmpi_request *rreq, *sreq;
+    int err = bmpi_irecv(in, bytes, MPI_BYTE, b->peer, tag, b->comm, b->cid, &rreq);
+    if (err)
+        return err;
+    err = bmpi_isend(out, bytes, MPI_BYTE, b->peer, tag, b->comm, b->cid, BMPI_SEND_STANDARD, &sreq);
+    int rerr = bmpi_request_wait(rreq, MPI_STATUS_IGNORE);
+    if (!err)
+        err = bmpi_request_wait(sreq, MPI_STATUS_IGNORE);
+    return err ? err : rerr;
+}
+
+/* A blocking collective on an intracommunicator, from inside the runtime. */
+static int local_allreduce_band(struct bmpi_comm *local, uint64_t *mask)
+{
+    struct bmpi_sched s;
+    bmpi_sched_init(&s, local);
+    bmpi_sched_set_op(&s, bmpi_op_get(MPI_BAND));
+    int err = bmpi_coll_allreduce(&s, MPI_IN_PLACE, mask, BMPI_CTX_WORDS, MPI_UINT64_T);
+    if (err) {
+        bmpi_sched_destroy(&s);
+        return err;
+    }
+    return bmpi_sched_run(&s);
+}
+
+static int local_bcast(struct bmpi_comm *local, void *buf, size_t bytes, int root)
+{
+    struct bmpi_sched s;
+    bmpi_sched_init(&s, local);
+    int err = bmpi_coll_bcast(&s, buf, bytes, MPI_BYTE, root);
+    if (err) {
+        bmpi_sched_destroy(&s);
+        return err;
+    }
+    return bmpi_sched_run(&s);
+}
+
+/*
+ * The agreement of the two groups. Collective over local (an
+ * intracommunicator); the leader (local rank leader) talks over the
+ * bridge. ours->flag and ranks[0 .. ours->nranks) go to the other group;
+ * *theirs and *their_ranks (malloc'ed, may be NULL when empty) come back on
+ * every process, with the context id reserved in *id.
+ */
+static int agree_across(struct bmpi_comm *local, int leader, const struct bridge *b,
+                        struct side *ours, const int *ranks, struct side *theirs,
+                        int **their_ranks, uint32_t *id)
+{
+    *their_ranks = NULL;
+    bmpi_ctx_free_mask(ours->mask);
+    int err = local_allreduce_band(local, ours->mask);
+    if (!err && local->rank == leader)
+        err = swap(b, ours, theirs, sizeof(*theirs), b->header_tag);
+    /* a failed leader still broadcasts, so no member waits forever: the
+     * error travels as nranks < 0 */
+    if (err && local->rank == leader)
+        theirs->nranks = -1;
+    int berr = local_bcast(local, theirs, sizeof(*theirs), leader);
+    if (!err && (berr || theirs->nranks < 0))
+        err = berr ? berr : bmpi_err_set(MPI_ERR_INTERN, "the leader could not reach the other group");
+    if (err)
+        return err;
+    size_t bytes = (size_t)theirs->nranks * sizeof(int);
+    if (bytes && !(*their_ranks = malloc(bytes)))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the remote group");
+    if (bytes || ours->nranks) {
+        if (local->rank == leader) {
+            /* both sides send, even an empty list, so the swap pairs up */
+            struct bmpi_request *rreq, *sreq;
+            if (!(err = bmpi_irecv(*their_ranks, bytes, MPI_BYTE, b->peer, b->ranks_tag, b->comm,
+                                   b->cid, &rreq))) {
+                err = bmpi_isend(ranks, (size_t)ours->nranks * sizeof(int), MPI_BYTE, b->peer,
+                                 b->ranks_tag, b->comm, b->cid, BMPI_SEND_STANDARD, &sreq);
+                int rerr = bmpi_request_wait(rreq, MPI_STATUS_IGNORE);
+                if (!err)
+                    err = bmpi_request_wait(sreq, MPI_STATUS_IGNORE);
+                err = err ? err : rerr;
+            }
+        }
+        if (bytes && !err)
+            err = local_bcast(local, *their_ranks, bytes, leader);
+    }
+    for (int w = 0; !err && w < BMPI_CTX_WORDS; w++)
+        ours->mask[w] &= theirs->mask[w];
+    if (!err)
+        err = bmpi_ctx_reserve_lowest(ours->mask, id);
+    if (err) {
+        free(*their_ranks);
+        *their_ranks = NULL;
+    }
+    return err;
+}
+
+/* The intercommunicator over local's group and the remote group given by
+ * world ranks, with context id `id`; the hidden local intracommunicator is
+ * a dup of local. */
+static int build_inter(struct bmpi_comm *local, const int *remote_ranks, int nremote, uint32_t id,
+                       struct bmpi_comm **out)
+{
+    struct bmpi_group *rg = bmpi_group_new(remote_ranks, nremote);
+    if (!rg) {
+        bmpi_ctx_release(id);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the remote group");
+    }
+    uint32_t local_id;
+    struct bmpi_comm *c = NULL, *hidden = NULL;
+    int err = bmpi_ctx_new(local, &local_id);
+    if (!err)
+        err = bmpi_comm_build(local, local->group, local_id, &hidden);
+    if (err) {
+        bmpi_ctx_release(id);
+        bmpi_group_release(rg);
+        return err;
+    }
+    if ((err = bmpi_comm_build(local, local->group, id, &c))) {
+        bmpi_group_release(rg);
+        bmpi_comm_release(hidden);
+        return err;
+    }
+    c->remote_group = rg;
+    c->local_comm = hidden;
+    *out = c;
+    return BMPI_OK;
+}
+
+static bool in_group(const struct bmpi_group *g, int world_rank)
+{
+    for (int i = 0; i < g->size; i++)
+        if (g->world_ranks[i] == world_rank)
+            return true;
+    return false;
+}
+
+static int check_create_args(struct bmpi_comm *local, int local_leader, MPI_Comm peer_comm,
+                             int remote_leader, struct bmpi_comm **peer, const char *fn)
+{
+    MPI_Comm lh = local->handle;
+    if (local_leader < 0 || local_leader >= local->size)
+        return bmpi_err_comm(lh, MPI_ERR_RANK, fn, "invalid local_leader %d (local size %d)",
+                             local_leader, local->size);
+    if (local->rank != local_leader)
+        return MPI_SUCCESS; /* peer_comm and remote_leader matter at the leader only */
+    int err = bmpi_check_comm(peer_comm, fn, peer);
+    if (err)
+        return err;
+    if (remote_leader < 0 || remote_leader >= bmpi_comm_peer_size(*peer))
+        return bmpi_err_comm(lh, MPI_ERR_RANK, fn, "invalid remote_leader %d (peer_comm size %d)",
+                             remote_leader, bmpi_comm_peer_size(*peer));
+    if (in_group(local->group, bmpi_comm_world_rank(*peer, remote_leader)))
+        return bmpi_err_comm(lh, MPI_ERR_RANK, fn,
+                             "remote_leader %d is a member of the local group: the two groups "
+                             "must be disjoint", remote_leader);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Intercomm_create)
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    const char *fn = "MPI_Intercomm_create";
+    struct bmpi_comm *local, *peer = NULL;
+    int err = bmpi_check_intracomm(local_comm, fn, &local);
+    if (err)
+        return err;
+    if (!newintercomm)
+        return bmpi_err_comm(local_comm, MPI_ERR_ARG, fn, "newintercomm is NULL");
+    if (tag < 0)
+        return bmpi_err_comm(local_comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    if ((err = check_create_args(local, local_leader, peer_comm, remote_leader, &peer, fn)))
+        return err;
+    struct bridge b = {peer, remote_leader, tag, tag, peer ? peer->context_id : 0};
+    struct side ours = {.nranks = local->size}, theirs;
+    int *their_ranks = NULL;
+    uint32_t id;
+    if ((err = agree_across(local, local_leader, &b, &ours, local->group->world_ranks, &theirs,
+                            &their_ranks, &id)))
+        return bmpi_err_comm(local_comm, err, fn, NULL);
+    struct bmpi_comm *c;
+    err = build_inter(local, their_ranks, theirs.nranks, id, &c);
+    free(their_ranks);
+    if (err)
+        return bmpi_err_comm(local_comm, err, fn, NULL);
+    *newintercomm = c->handle;
+    return MPI_SUCCESS;
+}
+
+/* The bridge of an existing intercommunicator: leaders are rank 0 of each
+ * group, talking on its collective context. */
+static struct bridge own_bridge(struct bmpi_comm *inter)
+{
+    return (struct bridge){inter, 0, TAG_INTER_HEADER, TAG_INTER_RANKS, inter->context_id + 1};
+}
+
+int bmpi_intercomm_dup(struct bmpi_comm *inter, struct bmpi_comm **out)
+{
+    struct bridge b = own_bridge(inter);
+    struct side ours = {0}, theirs;
+    int *none;
+    uint32_t id;
+    int err = agree_across(inter->local_comm, 0, &b, &ours, NULL, &theirs, &none, &id);
+    if (err)
+        return err;
+    return build_inter(inter->local_comm, inter->remote_group->world_ranks,
+                       inter->remote_group->size, id, out);
+}
+
+BMPI_API(MPI_Intercomm_merge)
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    const char *fn = "MPI_Intercomm_merge";
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(intercomm, fn, &c);
+    if (err)
+        return err;
+    if (!c->remote_group)
+        return bmpi_err_comm(intercomm, MPI_ERR_COMM, fn,
+                             "communicator 0x%x is not an intercommunicator", (unsigned)intercomm);
+    if (!newintracomm)
+        return bmpi_err_comm(intercomm, MPI_ERR_ARG, fn, "newintracomm is NULL");
+    struct bridge b = own_bridge(c);
+    struct side ours = {.flag = high != 0}, theirs;
+    int *none;
+    uint32_t id;
+    if ((err = agree_across(c->local_comm, 0, &b, &ours, NULL, &theirs, &none, &id)))
+        return bmpi_err_comm(intercomm, err, fn, NULL);
+    /* The group with high false comes first; when both say the same, the
+     * group whose leader has the lower world rank. */
+    const struct bmpi_group *lg = c->group, *rg = c->remote_group;
+    bool local_first = ours.flag != theirs.flag ? !ours.flag
+                                                : lg->world_ranks[0] < rg->world_ranks[0];
+    const struct bmpi_group *first = local_first ? lg : rg, *second = local_first ? rg : lg;
+    int n = lg->size + rg->size;
+    int *ranks = malloc((size_t)n * sizeof(int));
+    struct bmpi_group *g = NULL;
+    if (ranks) {
+        memcpy(ranks, first->world_ranks, (size_t)first->size * sizeof(int));
+        memcpy(ranks + first->size, second->world_ranks, (size_t)second->size * sizeof(int));
+        g = bmpi_group_new(ranks, n);
+        free(ranks);
+    }
+    if (!g) {
+        bmpi_ctx_release(id);
+        return bmpi_err_comm(intercomm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    struct bmpi_comm *merged;
+    err = bmpi_comm_build(c, g, id, &merged);
+    bmpi_group_release(g);
+    if (err)
+        return bmpi_err_comm(intercomm, err, fn, NULL);
+    *newintracomm = merged->handle;
+    return MPI_SUCCESS;
+}
+
+static int check_inter(MPI_Comm comm, const char *fn, struct bmpi_comm **c)
+{
+    int err = bmpi_check_comm(comm, fn, c);
+    if (err)
+        return err;
+    if (!(*c)->remote_group)
+        return bmpi_err_comm(comm, MPI_ERR_COMM, fn,
+                             "communicator 0x%x is not an intercommunicator", (unsigned)comm);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_remote_size)
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    struct bmpi_comm *c;
+    int err = check_inter(comm, "MPI_Comm_remote_size", &c);
+    if (err)
+        return err;
+    if (!size)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_remote_size", "size is NULL");
+    *size = c->remote_group->size;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_remote_group)
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    struct bmpi_comm *c;
+    int err = check_inter(comm, "MPI_Comm_remote_group", &c);
+    if (err)
+        return err;
+    if (!group)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
+    bmpi_group_retain(c->remote_group);
+    if ((err = bmpi_group_make_handle(c->remote_group, group)))
+        return bmpi_err_comm(comm, err, "MPI_Comm_remote_group", NULL);
+    return MPI_SUCCESS;
+}
