@@ -7,3 +7,4 @@ include test/api/local.mk
 include test/ofi/local.mk
 include test/verbs/local.mk
 include test/netns/local.mk
+include test/slurm/local.mk
