@@ -50,25 +50,6 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return bmpi_err_unsupported(comm, "MPI_Comm_iflush_buffer");
 }
 
-BMPI_API(MPI_Isendrecv)
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)dest; (void)sendtag; (void)recvbuf;
-    (void)recvcount; (void)recvtype; (void)source; (void)recvtag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Isendrecv");
-}
-
-BMPI_API(MPI_Isendrecv_replace)
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
-    (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Isendrecv_replace");
-}
-
 BMPI_API(MPI_Session_attach_buffer)
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {

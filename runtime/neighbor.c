@@ -32,31 +32,6 @@ struct block {
     MPI_Datatype type;
 };
 
-/* A part of a nonblocking neighbourhood collective completed. */
-static void part_done(struct bmpi_request *part)
-{
-    struct bmpi_request *whole = part->ctx;
-    if (part->status.MPI_ERROR && !whole->status.MPI_ERROR)
-        whole->status.MPI_ERROR = part->status.MPI_ERROR;
-    if (--whole->pending_ops == 0)
-        bmpi_request_complete(whole);
-}
-
-/* Hang part on whole, or account for it at once if it is already done. */
-static void adopt(struct bmpi_request *whole, struct bmpi_request *part)
-{
-    if (part->complete) {
-        if (part->status.MPI_ERROR && !whole->status.MPI_ERROR)
-            whole->status.MPI_ERROR = part->status.MPI_ERROR;
-        bmpi_request_free(part);
-        return;
-    }
-    whole->pending_ops++;
-    part->ctx = whole;
-    part->on_complete = part_done;
-    part->user_freed = true; /* frees itself when done */
-}
-
 /* whole == NULL: blocking. Else the parts are adopted by whole, which
  * holds one extra count until everything is posted. */
 static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct block *rb, int nout, const int *out,
@@ -77,7 +52,7 @@ static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct bl
         int tag = (int)((base + (cart ? (uint32_t)i : 0u)) & INT_MAX);
         err = bmpi_irecv(rb[i].buf, rb[i].count, rb[i].type, in[i], tag, c, cid, &reqs[n]);
         if (!err && whole)
-            adopt(whole, reqs[n]);
+            bmpi_request_adopt(whole, reqs[n], false);
         else if (!err)
             n++;
     }
@@ -87,7 +62,7 @@ static int exchange(struct bmpi_comm *c, int nin, const int *in, const struct bl
         int tag = (int)((base + (cart ? (uint32_t)(i ^ 1) : 0u)) & INT_MAX);
         err = bmpi_isend(sb[i].buf, sb[i].count, sb[i].type, out[i], tag, c, cid, BMPI_SEND_STANDARD, &reqs[n]);
         if (!err && whole)
-            adopt(whole, reqs[n]);
+            bmpi_request_adopt(whole, reqs[n], false);
         else if (!err)
             n++;
     }
@@ -198,7 +173,7 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
             err = bmpi_err_comm(a->comm, err, a->fn, NULL);
         goto out;
     }
-    struct bmpi_request *whole = bmpi_request_new(BMPI_REQ_COLL);
+    struct bmpi_request *whole = bmpi_request_new(BMPI_REQ_COMPOSITE);
     if (!whole || bmpi_request_handle(whole) == MPI_REQUEST_NULL) {
         if (whole)
             bmpi_request_free(whole);
@@ -211,8 +186,7 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
         whole->status.MPI_ERROR = xerr;
     /* parts already posted still complete into whole; it reports the error */
     *request = whole->handle;
-    if (--whole->pending_ops == 0)
-        bmpi_request_complete(whole);
+    bmpi_request_part_done_all(whole);
     if (xerr)
         err = bmpi_err_comm(a->comm, xerr, a->fn, NULL);
 out:

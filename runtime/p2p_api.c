@@ -266,6 +266,88 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     return err;
 }
 
+/* MPI_Isendrecv(_replace): the receive and the send are the parts of one
+ * composite request that completes with the receive's status. packed (the
+ * copy a replace sends from, or NULL) goes with the request. */
+static int isendrecv_checked(const struct p2p_args *s, const struct p2p_args *r, size_t send_count,
+                             MPI_Datatype send_type, void *packed, MPI_Request *request)
+{
+    struct bmpi_request *pair = bmpi_request_new(BMPI_REQ_COMPOSITE);
+    if (!pair || bmpi_request_handle(pair) == MPI_REQUEST_NULL) {
+        free(packed);
+        if (pair)
+            bmpi_request_free(pair);
+        return bmpi_err_comm(s->comm, MPI_ERR_NO_MEM, s->fn, "out of memory for the request");
+    }
+    struct bmpi_comm *c = bmpi_comm_get(s->comm);
+    pair->comm = c;
+    c->refcount++; /* released with the request */
+    pair->bounce = packed;
+    pair->pending_ops = 1; /* held until both parts are posted */
+    struct bmpi_request *part;
+    int err = bmpi_irecv((void *)r->buf, (size_t)r->count, r->type, r->peer, r->tag, c, c->context_id,
+                         &part);
+    if (!err) {
+        bmpi_request_adopt(pair, part, true);
+        err = bmpi_isend(s->buf, send_count, send_type, s->peer, s->tag, c, c->context_id,
+                         BMPI_SEND_STANDARD, &part);
+        if (!err)
+            bmpi_request_adopt(pair, part, false);
+    }
+    /* a part already posted still completes into the request, which then
+     * carries the error */
+    if (err && !pair->status.MPI_ERROR)
+        pair->status.MPI_ERROR = err;
+    *request = pair->handle;
+    bmpi_request_part_done_all(pair);
+    return err ? bmpi_err_comm(s->comm, err, s->fn, NULL) : MPI_SUCCESS;
+}
+
+static int check_pair(const struct p2p_args *s, const struct p2p_args *r, MPI_Request *request)
+{
+    struct bmpi_comm *c;
+    int err = check_p2p(s, &c);
+    if (!err)
+        err = check_p2p(r, &c);
+    if (!err && !request)
+        err = bmpi_err_comm(s->comm, MPI_ERR_ARG, s->fn, "request is NULL");
+    return err;
+}
+
+BMPI_API(MPI_Isendrecv)
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args s = {"MPI_Isendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {"MPI_Isendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
+    int err = check_pair(&s, &r, request);
+    if (err)
+        return err;
+    return isendrecv_checked(&s, &r, (size_t)sendcount, sendtype, NULL, request);
+}
+
+BMPI_API(MPI_Isendrecv_replace)
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    const char *fn = "MPI_Isendrecv_replace";
+    struct p2p_args s = {fn, comm, buf, count, datatype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {fn, comm, buf, count, datatype, source, recvtag, FROM_PEER};
+    int err = check_pair(&s, &r, request);
+    if (err)
+        return err;
+    struct bmpi_datatype *dt = bmpi_dt_get(datatype);
+    size_t bytes = (size_t)count * bmpi_dt_size(dt);
+    void *packed = malloc(bytes ? bytes : 1);
+    if (!packed)
+        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn,
+                             "out of memory for a %zu-byte copy of the message", bytes);
+    bmpi_dt_pack_all(buf, (size_t)count, dt, packed);
+    s.buf = packed;
+    return isendrecv_checked(&s, &r, bytes, MPI_BYTE, packed, request);
+}
+
 /* ---------------------------------------------------------------- probe */
 
 static int probe_checked(const char *fn, int source, int tag, MPI_Comm comm, int *flag,

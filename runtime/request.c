@@ -100,3 +100,41 @@ void bmpi_status_empty(MPI_Status *st)
 {
     bmpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
 }
+
+/* A part's result into its whole: its error if whole has none yet, and
+ * with take_status the rest of its status too. */
+static void absorb(struct bmpi_request *whole, const struct bmpi_request *part, bool take_status)
+{
+    int err = whole->status.MPI_ERROR;
+    if (take_status)
+        whole->status = part->status;
+    whole->status.MPI_ERROR = err ? err : part->status.MPI_ERROR;
+}
+
+static void part_done(struct bmpi_request *part)
+{
+    struct bmpi_request *whole = part->ctx;
+    absorb(whole, part, part->status_to_whole);
+    if (--whole->pending_ops == 0)
+        bmpi_request_complete(whole);
+}
+
+void bmpi_request_adopt(struct bmpi_request *whole, struct bmpi_request *part, bool take_status)
+{
+    if (part->complete) {
+        absorb(whole, part, take_status);
+        bmpi_request_free(part);
+        return;
+    }
+    whole->pending_ops++;
+    part->ctx = whole;
+    part->on_complete = part_done;
+    part->status_to_whole = take_status;
+    part->user_freed = true; /* frees itself when done */
+}
+
+void bmpi_request_part_done_all(struct bmpi_request *whole)
+{
+    if (--whole->pending_ops == 0)
+        bmpi_request_complete(whole);
+}

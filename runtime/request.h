@@ -20,6 +20,7 @@ enum bmpi_req_kind {
     BMPI_REQ_RECV,
     BMPI_REQ_GREQ, /* generalized */
     BMPI_REQ_COLL, /* nonblocking collective schedule */
+    BMPI_REQ_COMPOSITE, /* done when its parts are (MPI_Isendrecv, neighbourhood collectives) */
 };
 
 enum bmpi_send_mode { BMPI_SEND_STANDARD, BMPI_SEND_SYNC, BMPI_SEND_READY, BMPI_SEND_BUFFERED };
@@ -41,6 +42,7 @@ struct bmpi_request {
     bool user_freed;   /* MPI_Request_free on a pending request */
     bool cancelled;
     bool probe_only;   /* internal: matching of MPI_Mprobe */
+    bool status_to_whole; /* a part of a composite request that gives it its status */
     MPI_Status status;
 
     /* operation */
@@ -93,6 +95,14 @@ struct bmpi_request *bmpi_request_get(MPI_Request handle);
 MPI_Request bmpi_request_handle(struct bmpi_request *req);
 /* Mark complete and run the completion hook. */
 void bmpi_request_complete(struct bmpi_request *req);
+/* Composite requests: part completes into whole (its error, and with
+ * take_status its whole status, become whole's). whole->pending_ops counts
+ * the parts still open; the caller holds one count of its own while it
+ * adds parts and drops it with bmpi_request_part_done_all. A part already
+ * complete is accounted for and freed at once. */
+void bmpi_request_adopt(struct bmpi_request *whole, struct bmpi_request *part, bool take_status);
+/* Drop the caller's count: completes whole if no part is open. */
+void bmpi_request_part_done_all(struct bmpi_request *whole);
 /* A 64-bit id that travels in protocol headers and comes back. */
 static inline uint64_t bmpi_request_id(const struct bmpi_request *req) { return (uint64_t)(uintptr_t)req; }
 static inline struct bmpi_request *bmpi_request_from_id(uint64_t id) { return (struct bmpi_request *)(uintptr_t)id; }

@@ -1,6 +1,7 @@
 /*
  * Generalized requests, MPI_Request_get_status_{any,all,some}, the status
- * accessors and conversions of MPI 4.1, and MPI_Alloc_mem/MPI_Free_mem.
+ * accessors and conversions of MPI 4.1, MPI_Isendrecv(_replace), and
+ * MPI_Alloc_mem/MPI_Free_mem.
  */
 #include "coll_util.h"
 
@@ -153,6 +154,62 @@ static void check_status(void)
     EXPECT_CLASS(MPI_Status_c2f(&st, NULL), MPI_ERR_ARG);
 }
 
+/* --- MPI_Isendrecv, MPI_Isendrecv_replace ----------------------------------- */
+
+/* Around the ring at eager and rendezvous sizes, the two calls overlapped
+ * and completed out of order; the status is the receive's. */
+static void check_isendrecv(void)
+{
+    int right = (cu_rank + 1) % cu_size, left = (cu_rank + cu_size - 1) % cu_size;
+    int sizes[] = {0, 1, 1000, 300000};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        int n = sizes[k];
+        int *out = malloc(sizeof(int) * (size_t)n + 1), *in = malloc(sizeof(int) * (size_t)n + 8);
+        int *rep = malloc(sizeof(int) * (size_t)n + 1);
+        for (int i = 0; i < n; i++) {
+            out[i] = cu_val(cu_rank, (size_t)i, 50);
+            rep[i] = cu_val(cu_rank, (size_t)i, 51);
+        }
+        in[n] = 777; /* guard */
+        MPI_Request req[2];
+        MPI_Status st[2];
+        MPICHK(MPI_Isendrecv(out, n, MPI_INT, right, 20, in, n, MPI_INT, left, 20, MPI_COMM_WORLD,
+                             &req[0]));
+        MPICHK(MPI_Isendrecv_replace(rep, n, MPI_INT, left, 21, right, 21, MPI_COMM_WORLD,
+                                     &req[1]));
+        MPICHK(MPI_Wait(&req[1], &st[1]));
+        MPICHK(MPI_Wait(&req[0], &st[0]));
+        int got = -1;
+        MPICHK(MPI_Get_count(&st[0], MPI_INT, &got));
+        CHECK(st[0].MPI_SOURCE == left && st[0].MPI_TAG == 20 && got == n,
+              "isendrecv status: source %d tag %d count %d (n %d)", st[0].MPI_SOURCE,
+              st[0].MPI_TAG, got, n);
+        CHECK(st[1].MPI_SOURCE == right && st[1].MPI_TAG == 21, "replace status: source %d tag %d",
+              st[1].MPI_SOURCE, st[1].MPI_TAG);
+        for (int i = 0; i < n; i++) {
+            CHECK(in[i] == cu_val(left, (size_t)i, 50), "isendrecv [%d] = %d", i, in[i]);
+            CHECK(rep[i] == cu_val(right, (size_t)i, 51), "replace [%d] = %d", i, rep[i]);
+        }
+        CHECK(in[n] == 777, "isendrecv wrote past the receive buffer");
+        free(out);
+        free(in);
+        free(rep);
+    }
+    int x = 0;
+    MPI_Request req;
+    EXPECT_CLASS(MPI_Isendrecv(&x, 1, MPI_INT, cu_size, 0, &x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD,
+                               &req),
+                 MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Isendrecv_replace(&x, 1, MPI_INT, 0, 0, 0, 0, MPI_COMM_WORLD, NULL),
+                 MPI_ERR_ARG);
+    /* to and from MPI_PROC_NULL: completes with the empty receive status */
+    MPICHK(MPI_Isendrecv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, &x, 1, MPI_INT, MPI_PROC_NULL, 0,
+                         MPI_COMM_WORLD, &req));
+    MPI_Status st;
+    MPICHK(MPI_Wait(&req, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "PROC_NULL receive status source %d", st.MPI_SOURCE);
+}
+
 /* --- MPI_Alloc_mem / MPI_Free_mem ------------------------------------------- */
 
 static void check_alloc_mem(void)
@@ -182,6 +239,7 @@ int main(int argc, char **argv)
     check_grequest();
     check_get_status_family();
     check_status();
+    check_isendrecv();
     check_alloc_mem();
     cu_finish();
     return 0;
