@@ -242,6 +242,18 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     return sendrecv_checked(&s, &r, (size_t)(sendcount > 0 ? sendcount : 0), sendtype, status);
 }
 
+/* A packed copy of what a replace sends, so the buffer can take the reply. */
+static int packed_copy(const struct p2p_args *a, void **packed, size_t *bytes)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(a->type);
+    *bytes = (size_t)a->count * bmpi_dt_size(dt);
+    if (!(*packed = malloc(*bytes ? *bytes : 1)))
+        return bmpi_err_comm(a->comm, MPI_ERR_NO_MEM, a->fn,
+                             "out of memory for a %zu-byte copy of the message", *bytes);
+    bmpi_dt_pack_all(a->buf, (size_t)a->count, dt, *packed);
+    return MPI_SUCCESS;
+}
+
 /* The message goes out of a packed copy, so the buffer can take the reply. */
 BMPI_API(MPI_Sendrecv_replace)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
@@ -253,13 +265,10 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     int err = check_p2p(&s, &c);
     if (err)
         return err;
-    struct bmpi_datatype *dt = bmpi_dt_get(datatype);
-    size_t bytes = (size_t)count * bmpi_dt_size(dt);
-    void *packed = malloc(bytes ? bytes : 1);
-    if (!packed)
-        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
-                             "out of memory for a %zu-byte copy of the message", bytes);
-    bmpi_dt_pack_all(buf, (size_t)count, dt, packed);
+    size_t bytes;
+    void *packed;
+    if ((err = packed_copy(&s, &packed, &bytes)))
+        return err;
     s.buf = packed;
     err = sendrecv_checked(&s, &r, bytes, MPI_BYTE, status);
     free(packed);
@@ -337,13 +346,10 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     int err = check_pair(&s, &r, request);
     if (err)
         return err;
-    struct bmpi_datatype *dt = bmpi_dt_get(datatype);
-    size_t bytes = (size_t)count * bmpi_dt_size(dt);
-    void *packed = malloc(bytes ? bytes : 1);
-    if (!packed)
-        return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn,
-                             "out of memory for a %zu-byte copy of the message", bytes);
-    bmpi_dt_pack_all(buf, (size_t)count, dt, packed);
+    size_t bytes;
+    void *packed;
+    if ((err = packed_copy(&s, &packed, &bytes)))
+        return err;
     s.buf = packed;
     return isendrecv_checked(&s, &r, bytes, MPI_BYTE, packed, request);
 }
