@@ -7,6 +7,7 @@
  *  rabenseifner  reduce-scatter by recursive halving, then a binomial
  *                gather of the blocks: ~2n bytes per rank. Large
  *                messages, commutative ops.
+ *  pipeline      segments up a binomial tree (reduce_pipeline.c).
  */
 #include "config.h"
 
@@ -14,7 +15,7 @@
 #include "collectives/coll_impl.h"
 
 /* In the order of select.c. */
-enum { BINOMIAL, RABENSEIFNER };
+enum { BINOMIAL, RABENSEIFNER, PIPELINE };
 
 static void binomial(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
                      MPI_Datatype type, int root)
@@ -131,6 +132,8 @@ int bmpi_coll_reduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t 
         alg = BINOMIAL;
     if (alg == RABENSEIFNER)
         rabenseifner(s, sbuf, rbuf, count, type, root);
+    else if (alg == PIPELINE)
+        bmpi_coll_reduce_pipeline(s, sbuf, rbuf, count, type, root);
     else
         binomial(s, sbuf, rbuf, count, type, root);
     return s->err;

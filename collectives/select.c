@@ -21,14 +21,14 @@
 
 static const struct {
     const char *env;
-    const char *names[3];
+    const char *names[4];
     int n;
 } table[BMPI_COLL_NCOLLS] = {
     [BMPI_COLL_BARRIER] = {"BMPI_COLL_BARRIER", {"dissemination"}, 1},
-    [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather"}, 2},
-    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner"}, 2},
+    [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather", "pipeline", "linear"}, 4},
+    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner", "pipeline"}, 3},
     [BMPI_COLL_ALLREDUCE] = {"BMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}, 3},
-    [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring"}, 3},
+    [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring", "linear"}, 4},
     [BMPI_COLL_ALLTOALL] = {"BMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}, 3},
     [BMPI_COLL_REDUCE_SCATTER] = {"BMPI_COLL_REDUCE_SCATTER", {"ring", "basic", "recursive_halving"}, 3},
     [BMPI_COLL_GATHER] = {"BMPI_COLL_GATHER", {"linear", "binomial"}, 2},
@@ -78,9 +78,9 @@ int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bo
         return f;
     bool pof2 = (p & (p - 1)) == 0;
     switch (id) {
-    case BMPI_COLL_BCAST: /* binomial | scatter_allgather */
+    case BMPI_COLL_BCAST: /* binomial | scatter_allgather | pipeline | linear */
         return bytes < 65536 || p <= 3 ? 0 : 1;
-    case BMPI_COLL_REDUCE: /* binomial | rabenseifner */
+    case BMPI_COLL_REDUCE: /* binomial | rabenseifner | pipeline */
         return !commute || bytes <= 8192 || count < (size_t)pof2_below(p) ? 0 : 1;
     case BMPI_COLL_ALLREDUCE: /* recursive_doubling | rabenseifner | ring */
         if (!commute || bytes <= 2048 || count < (size_t)pof2_below(p))
