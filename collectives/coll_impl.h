@@ -41,6 +41,9 @@ void bmpi_coll_reduce_pipeline(struct bmpi_sched *s, const void *sbuf, void *rbu
                                MPI_Datatype type, int root);
 void bmpi_coll_bcast_pipeline(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type,
                               int root);
+/* 2 ranks: each reduces half (others: the pipeline). Commutative only. */
+void bmpi_coll_reduce_halves(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype type, int root);
 /* Everything posted at once, every receiver pulling from the owner. */
 void bmpi_coll_bcast_linear(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type,
                             int root);

@@ -10,6 +10,7 @@ libbmpi_core_la_SOURCES += \
 	collectives/bcast_linear.c \
 	collectives/reduce.c \
 	collectives/reduce_pipeline.c \
+	collectives/reduce_halves.c \
 	collectives/allreduce.c \
 	collectives/allgather.c \
 	collectives/allgather_linear.c \

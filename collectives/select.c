@@ -26,7 +26,7 @@ static const struct {
 } table[BMPI_COLL_NCOLLS] = {
     [BMPI_COLL_BARRIER] = {"BMPI_COLL_BARRIER", {"dissemination"}, 1},
     [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather", "pipeline", "linear"}, 4},
-    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner", "pipeline"}, 3},
+    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner", "pipeline", "halves"}, 4},
     [BMPI_COLL_ALLREDUCE] = {"BMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}, 3},
     [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring", "linear"}, 4},
     [BMPI_COLL_ALLTOALL] = {"BMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}, 3},
@@ -86,9 +86,13 @@ int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bo
         /* Measured at 8 ranks on 2 cores, where lock-step pipelines stall
          * on ranks waiting for the CPU. */
         return p <= 8 && bytes < (1u << 20) ? 3 : 1;
-    case BMPI_COLL_REDUCE: /* binomial | rabenseifner | pipeline */
+    case BMPI_COLL_REDUCE: /* binomial | rabenseifner | pipeline | halves */
         if (!commute || bytes <= 8192 || count < (size_t)pof2_below(p))
             return 0;
+        /* Below 4 MiB the halves' lock-step rounds cost more than the
+         * second core gains. */
+        if (p == 2 && bytes >= (4u << 20))
+            return 3;
         return p <= 8 && bytes >= 65536 ? 2 : 1;
     case BMPI_COLL_ALLREDUCE: /* recursive_doubling | rabenseifner | ring */
         if (!commute || bytes <= 2048 || count < (size_t)pof2_below(p))
