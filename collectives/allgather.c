@@ -4,14 +4,17 @@
  *                      sizes only (others use bruck): small messages.
  *  bruck               ceil(log2 p) steps for any p, then one local rotation.
  *  ring                p-1 steps of one block each: large messages.
+ *  linear              everything posted at once, each rank pulling every
+ *                      block from its owner (allgather_linear.c).
  * Allgatherv: ring.
  */
 #include "config.h"
 
 #include "collectives/coll.h"
+#include "collectives/coll_impl.h"
 
 /* In the order of select.c. */
-enum { RECURSIVE_DOUBLING, BRUCK, RING };
+enum { RECURSIVE_DOUBLING, BRUCK, RING, LINEAR };
 
 /* Own block into place (unless MPI_IN_PLACE put it there already). */
 static void own_block(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
@@ -87,6 +90,10 @@ int bmpi_coll_allgather(struct bmpi_sched *s, const void *sbuf, size_t scount, M
         alg = BRUCK;
     if (alg == BRUCK) {
         bruck(s, sbuf, scount, stype, rbuf, rcount, rtype);
+        return s->err;
+    }
+    if (alg == LINEAR) {
+        bmpi_coll_allgather_linear(s, sbuf, scount, stype, rbuf, rcount, rtype);
         return s->err;
     }
     own_block(s, sbuf, scount, stype, (char *)rbuf + r * blk, rcount, rtype);

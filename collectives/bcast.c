@@ -4,13 +4,16 @@
  *  scatter_allgather  van de Geijn: binomial scatter of p chunks, then a
  *                     ring allgather; ~2x the bytes of one message per rank
  *                     whatever p is: large messages.
+ *  pipeline           segments down a binomial tree (bcast_pipeline.c).
+ *  linear             every rank pulls from the root (bcast_linear.c).
  */
 #include "config.h"
 
 #include "collectives/coll.h"
+#include "collectives/coll_impl.h"
 
 /* In the order of select.c. */
-enum { BINOMIAL, SCATTER_ALLGATHER };
+enum { BINOMIAL, SCATTER_ALLGATHER, PIPELINE, LINEAR };
 
 static void binomial(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type, int root)
 {
@@ -102,6 +105,10 @@ int bmpi_coll_bcast(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype 
     int alg = bmpi_coll_select(BMPI_COLL_BCAST, p, bytes, count, true);
     if (alg == BINOMIAL)
         binomial(s, buf, count, type, root);
+    else if (alg == PIPELINE)
+        bmpi_coll_bcast_pipeline(s, buf, count, type, root);
+    else if (alg == LINEAR)
+        bmpi_coll_bcast_linear(s, buf, count, type, root);
     else
         scatter_allgather(s, buf, count, type, root);
     return s->err;

@@ -23,4 +23,31 @@ struct bmpi_rs_state {
 void bmpi_coll_rs_halving(struct bmpi_sched *s, const char *src, char *acc, char *tmp,
                           size_t count, MPI_Datatype type, struct bmpi_rs_state *st);
 
+/* Rank r's place in the binomial tree of p ranks rooted at root (ranks
+ * of the communicator; reduce_pipeline.c). */
+struct bmpi_tree {
+    int parent; /* -1 at the root */
+    int nchild;
+    int child[32]; /* smallest subtree first: it finishes first */
+};
+void bmpi_coll_binomial_tree(int p, int r, int root, struct bmpi_tree *t);
+
+/* Elements of type per segment of about bytes (at least 1). */
+size_t bmpi_coll_segment_count(MPI_Datatype type, size_t count, size_t bytes);
+
+/* Algorithms in files of their own. Pipelined: segments of a binomial
+ * tree; reduce takes commutative ops only. */
+void bmpi_coll_reduce_pipeline(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
+                               MPI_Datatype type, int root);
+void bmpi_coll_bcast_pipeline(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type,
+                              int root);
+/* 2 ranks: each reduces half (others: the pipeline). Commutative only. */
+void bmpi_coll_reduce_halves(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype type, int root);
+/* Everything posted at once, every receiver pulling from the owner. */
+void bmpi_coll_bcast_linear(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type,
+                            int root);
+void bmpi_coll_allgather_linear(struct bmpi_sched *s, const void *sbuf, size_t scount,
+                                MPI_Datatype stype, void *rbuf, size_t rcount, MPI_Datatype rtype);
+
 #endif

@@ -6,9 +6,14 @@ libbmpi_core_la_SOURCES += \
 	collectives/select.c \
 	collectives/barrier.c \
 	collectives/bcast.c \
+	collectives/bcast_pipeline.c \
+	collectives/bcast_linear.c \
 	collectives/reduce.c \
+	collectives/reduce_pipeline.c \
+	collectives/reduce_halves.c \
 	collectives/allreduce.c \
 	collectives/allgather.c \
+	collectives/allgather_linear.c \
 	collectives/gather.c \
 	collectives/alltoall.c \
 	collectives/reduce_scatter.c \

@@ -7,6 +7,8 @@
  *  rabenseifner  reduce-scatter by recursive halving, then a binomial
  *                gather of the blocks: ~2n bytes per rank. Large
  *                messages, commutative ops.
+ *  pipeline      segments up a binomial tree (reduce_pipeline.c).
+ *  halves        2 ranks, each reducing half (reduce_halves.c).
  */
 #include "config.h"
 
@@ -14,7 +16,7 @@
 #include "collectives/coll_impl.h"
 
 /* In the order of select.c. */
-enum { BINOMIAL, RABENSEIFNER };
+enum { BINOMIAL, RABENSEIFNER, PIPELINE, HALVES };
 
 static void binomial(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
                      MPI_Datatype type, int root)
@@ -131,6 +133,10 @@ int bmpi_coll_reduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t 
         alg = BINOMIAL;
     if (alg == RABENSEIFNER)
         rabenseifner(s, sbuf, rbuf, count, type, root);
+    else if (alg == PIPELINE)
+        bmpi_coll_reduce_pipeline(s, sbuf, rbuf, count, type, root);
+    else if (alg == HALVES)
+        bmpi_coll_reduce_halves(s, sbuf, rbuf, count, type, root);
     else
         binomial(s, sbuf, rbuf, count, type, root);
     return s->err;

@@ -21,14 +21,14 @@
 
 static const struct {
     const char *env;
-    const char *names[3];
+    const char *names[4];
     int n;
 } table[BMPI_COLL_NCOLLS] = {
     [BMPI_COLL_BARRIER] = {"BMPI_COLL_BARRIER", {"dissemination"}, 1},
-    [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather"}, 2},
-    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner"}, 2},
+    [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather", "pipeline", "linear"}, 4},
+    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner", "pipeline", "halves"}, 4},
     [BMPI_COLL_ALLREDUCE] = {"BMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}, 3},
-    [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring"}, 3},
+    [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring", "linear"}, 4},
     [BMPI_COLL_ALLTOALL] = {"BMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}, 3},
     [BMPI_COLL_REDUCE_SCATTER] = {"BMPI_COLL_REDUCE_SCATTER", {"ring", "basic", "recursive_halving"}, 3},
     [BMPI_COLL_GATHER] = {"BMPI_COLL_GATHER", {"linear", "binomial"}, 2},
@@ -78,20 +78,37 @@ int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bo
         return f;
     bool pof2 = (p & (p - 1)) == 0;
     switch (id) {
-    case BMPI_COLL_BCAST: /* binomial | scatter_allgather */
-        return bytes < 65536 || p <= 3 ? 0 : 1;
-    case BMPI_COLL_REDUCE: /* binomial | rabenseifner */
-        return !commute || bytes <= 8192 || count < (size_t)pof2_below(p) ? 0 : 1;
+    case BMPI_COLL_BCAST: /* binomial | scatter_allgather | pipeline | linear */
+        if (bytes < 65536 || p <= 3)
+            return 0;
+        if (p <= 4)
+            return 2;
+        /* Measured at 8 ranks on 2 cores, where lock-step pipelines stall
+         * on ranks waiting for the CPU. */
+        return p <= 8 && bytes < (1u << 20) ? 3 : 1;
+    case BMPI_COLL_REDUCE: /* binomial | rabenseifner | pipeline | halves */
+        if (!commute || bytes <= 8192 || count < (size_t)pof2_below(p))
+            return 0;
+        /* Below 4 MiB the halves' lock-step rounds cost more than the
+         * second core gains. */
+        if (p == 2 && bytes >= (4u << 20))
+            return 3;
+        return p <= 8 && bytes >= 65536 ? 2 : 1;
     case BMPI_COLL_ALLREDUCE: /* recursive_doubling | rabenseifner | ring */
         if (!commute || bytes <= 2048 || count < (size_t)pof2_below(p))
             return 0;
         return p > 2 && !pof2 && bytes >= (1u << 20) ? 2 : 1;
-    case BMPI_COLL_ALLGATHER: /* recursive_doubling | bruck | ring; bytes: all blocks */
+    case BMPI_COLL_ALLGATHER: /* recursive_doubling | bruck | ring | linear; bytes: all blocks */
         if (bytes < 81920)
             return pof2 ? 0 : 1;
+        if (p <= 8 && bytes >= 262144)
+            return 3;
         return pof2 && bytes < 524288 ? 0 : 2;
     case BMPI_COLL_ALLTOALL: /* bruck | pairwise | linear; bytes: one block */
-        return bytes <= 256 && p >= 8 ? 0 : bytes <= 32768 ? 2 : 1;
+        if (bytes <= 256 && p >= 8)
+            return 0;
+        /* Up to 8 ranks the receivers' pulls need no rounds at any size. */
+        return bytes <= 32768 || p <= 8 ? 2 : 1;
     case BMPI_COLL_REDUCE_SCATTER: /* ring | basic | recursive_halving; bytes: all blocks */
         if (!commute)
             return 1;

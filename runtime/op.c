@@ -110,6 +110,15 @@ static const unsigned op_classes[OP_COUNT] = {
 
 /* --- kernels ---------------------------------------------------------------- */
 
+/* The build's -O2 vectorizes only loops whose trip count is a known
+ * multiple of the vector width (gcc's "very cheap" cost model), which
+ * leaves every kernel below scalar; a large reduction runs ~2x faster
+ * vectorized. Element-wise ops give the same bits either way. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 #define LOOP(expr)                                                                                 \
     do {                                                                                           \
         for (size_t i = 0; i < n; i++)                                                             \
@@ -217,6 +226,10 @@ static void k_flogical(int op, const void *vin, void *vio, size_t n)
     case OP_LXOR: LOOP(!a[i] != !b[i]); break;
     }
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 typedef void (*kernel_fn)(int op, const void *in, void *inout, size_t n);
 

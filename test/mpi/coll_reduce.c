@@ -345,6 +345,49 @@ static void test_lb(MPI_Comm comm, const char *what)
     MPICHK(MPI_Type_free(&v));
 }
 
+/* A strided type in many pieces: pipelined and segmented algorithms cut
+ * it into segments of whole elements (the last one short), so Reduce (to
+ * every root, in place at odd roots) and Bcast must land every element and
+ * leave the gaps alone, blocking and nonblocking. */
+static void test_strided_big(MPI_Comm comm, const char *what)
+{
+    int p, me;
+    MPICHK(MPI_Comm_size(comm, &p));
+    MPICHK(MPI_Comm_rank(comm, &me));
+    MPI_Datatype vec;
+    MPICHK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &vec));
+    MPICHK(MPI_Type_commit(&vec));
+    const int n = 40001; /* 960 KB of data, not a multiple of any segment */
+    size_t len = 5 * (size_t)n + 1;
+    double *va = malloc(sizeof(double) * len), *vb = malloc(sizeof(double) * len);
+    CHECK(va && vb, "malloc");
+    for (int root = 0; root < p; root++) {
+        nb = root & 1;
+        bool inplace = me == root && root % 2;
+        for (size_t i = 0; i < len; i++)
+            va[i] = cu_val(me, i, 41), vb[i] = inplace ? va[i] : -7;
+        reduce(inplace ? MPI_IN_PLACE : va, vb, n, vec, MPI_SUM, root, comm);
+        for (size_t i = 0; me == root && i < 5 * (size_t)n; i++) {
+            double want = inplace ? va[i] : -7; /* the gaps */
+            if (i % 5 % 2 == 0) {
+                want = 0;
+                for (int r = 0; r < p; r++)
+                    want += cu_val(r, i, 41);
+            }
+            CHECK(vb[i] == want, "%s strided reduce root %d [%zu]=%g want %g", what, root, i, vb[i], want);
+        }
+        for (size_t i = 0; i < len; i++)
+            vb[i] = me == root ? cu_val(root, i, 42) : -7;
+        bcast(vb, n, vec, root, comm);
+        for (size_t i = 0; i < 5 * (size_t)n; i++) {
+            double want = i % 5 % 2 == 0 || me == root ? cu_val(root, i, 42) : -7;
+            CHECK(vb[i] == want, "%s strided bcast root %d [%zu]=%g want %g", what, root, i, vb[i], want);
+        }
+    }
+    MPICHK(MPI_Type_free(&vec));
+    free(va), free(vb);
+}
+
 static void test_errors(void)
 {
     int x[4] = {0}, y[4];
@@ -383,6 +426,7 @@ int main(int argc, char **argv)
     test_errors();
     test_comm(MPI_COMM_WORLD, "world");
     test_lb(MPI_COMM_WORLD, "world");
+    test_strided_big(MPI_COMM_WORLD, "world");
     if (cu_size > 2) {
         /* Odd and even ranks, the odd ones in reverse order. */
         MPI_Comm sub;
