@@ -21,9 +21,9 @@
 #include "transport/verbs/verbs.h"
 #endif
 
-/* Outside a job every query answers for a job spanning nodes: this
- * process is no job, so no transport declines for "all ranks on one
- * node". */
+/* A transport's query() verdict. Outside a job, verbs and ofi answer for
+ * a job spanning nodes (they decline only when every rank of a job is on
+ * one node). */
 struct verdict {
     const char *name;
     bool usable;
@@ -51,12 +51,12 @@ static void report_choice(const struct verdict *v, int n)
     static const char *const self[] = {"self", NULL};
     static const char *const local[] = {"shm", "verbs", "ofi", NULL};
     static const char *const remote[] = {"verbs", "ofi", NULL};
-    const char *r = first_usable(v, n, remote);
+    const char *l = first_usable(v, n, local), *r = first_usable(v, n, remote);
     printf("would be chosen (BMPI_TRANSPORT=a,b restricts, BMPI_VERBOSE=1 prints each rank's choice):\n"
            "  oneself:                 %s\n"
            "  a peer on this node:     %s (same PMIx node id)\n"
            "  a peer on another node:  %s\n",
-           first_usable(v, n, self) ? "self" : "none", first_usable(v, n, local) ? first_usable(v, n, local) : "none",
+           first_usable(v, n, self) ? "self" : "none", l ? l : "none",
            r ? r : "none: no network transport is usable here (see above)");
     printf("  in a job whose ranks are all on one node, verbs and ofi stay closed unless\n"
            "  BMPI_TRANSPORT names them (or BMPI_OFI_PROVIDER is set): shm serves them.\n");
