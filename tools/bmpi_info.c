@@ -1,22 +1,65 @@
 /*
  * bmpi_info: what this build of bmpi has and what it finds on this
- * machine: the version, the PMIx library, and each transport compiled in
- * with whether it can run here and, if not, why.
+ * machine: the version, the PMIx library, each transport compiled in with
+ * whether it can run here and, if not, why; what the network transports
+ * found (RDMA devices and ports, libfabric providers) and the transport a
+ * job would use for each kind of peer.
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <pmix.h>
 
 #include "transport/transport.h"
+#ifdef BMPI_HAVE_OFI
+#include "transport/ofi/ofi.h"
+#endif
+#ifdef BMPI_HAVE_VERBS
+#include "transport/verbs/verbs.h"
+#endif
+
+/* A transport's query() verdict. Outside a job, verbs and ofi answer for
+ * a job spanning nodes (they decline only when every rank of a job is on
+ * one node). */
+struct verdict {
+    const char *name;
+    bool usable;
+};
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: bmpi_info [--version | --help]\n"
                  "Prints bmpi's version, its PMIx library and the transports built in,\n"
-                 "each with whether it can run on this machine and, if not, why.\n");
+                 "each with whether it can run on this machine and, if not, why, what the\n"
+                 "network transports found here, and which transport each peer would get.\n");
+}
+
+static const char *first_usable(const struct verdict *v, int n, const char *const *names)
+{
+    for (int i = 0; i < n; i++)
+        for (const char *const *p = names; *p; p++)
+            if (v[i].usable && strcmp(v[i].name, *p) == 0)
+                return v[i].name;
+    return NULL;
+}
+
+static void report_choice(const struct verdict *v, int n)
+{
+    static const char *const self[] = {"self", NULL};
+    static const char *const local[] = {"shm", "verbs", "ofi", NULL};
+    static const char *const remote[] = {"verbs", "ofi", NULL};
+    const char *l = first_usable(v, n, local), *r = first_usable(v, n, remote);
+    printf("would be chosen (BMPI_TRANSPORT=a,b restricts, BMPI_VERBOSE=1 prints each rank's choice):\n"
+           "  oneself:                 %s\n"
+           "  a peer on this node:     %s (same PMIx node id)\n"
+           "  a peer on another node:  %s\n",
+           first_usable(v, n, self) ? "self" : "none", l ? l : "none",
+           r ? r : "none: no network transport is usable here (see above)");
+    printf("  in a job whose ranks are all on one node, verbs and ofi stay closed unless\n"
+           "  BMPI_TRANSPORT names them (or BMPI_OFI_PROVIDER is set): shm serves them.\n");
 }
 
 int main(int argc, char **argv)
@@ -34,15 +77,22 @@ int main(int argc, char **argv)
     printf("PMIx library: %s\n", PMIx_Get_version());
     if (argc > 1)
         return 0;
+    struct verdict v[16];
+    int n = bmpi_tl_ncomponents < 16 ? bmpi_tl_ncomponents : 16;
     printf("transports built in (in order of preference):\n");
-    for (int i = 0; i < bmpi_tl_ncomponents; i++) {
-        char why[256] = "";
-        int rc = bmpi_tl_components[i].ops->query(why, sizeof(why));
-        printf("  %-6s %s%s%s\n", bmpi_tl_components[i].name, rc == 0 ? "usable" : "unusable",
-               rc == 0 ? "" : ": ", rc == 0 ? "" : why);
+    for (int i = 0; i < n; i++) {
+        char why[512] = "";
+        v[i].name = bmpi_tl_components[i].name;
+        v[i].usable = bmpi_tl_components[i].ops->query(why, sizeof(why)) == 0;
+        printf("  %-6s %s%s%s\n", v[i].name, v[i].usable ? "usable" : "unusable", v[i].usable ? "" : ": ",
+               v[i].usable ? "" : why);
     }
-    printf("selection per peer: self for oneself, shm on the same node (PMIx node id),\n"
-           "then the network transports; BMPI_TRANSPORT=a,b restricts the choice and\n"
-           "BMPI_VERBOSE=1 prints each rank's choice per peer.\n");
+#ifdef BMPI_HAVE_VERBS
+    bmpi_verbs_report(stdout);
+#endif
+#ifdef BMPI_HAVE_OFI
+    bmpi_ofi_report(stdout);
+#endif
+    report_choice(v, n);
     return 0;
 }

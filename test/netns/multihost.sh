@@ -6,6 +6,8 @@
 # a hostname of its own. Checks:
 #   (a) BMPI_VERBOSE=1 hello: peers on the same host use shm, peers on the
 #       other host ofi, never shm (the namespaces share /dev/shm);
+#   (a') with BMPI_TRANSPORT=self,shm, MPI_Init fails naming the peer on
+#       the other host and why each transport declined;
 #   (b) point-to-point and collective programs of test/mpi at 2+2 ranks
 #       over ofi/tcp (and ofi/net when libfabric has it);
 #   (c) bench/pingpong at 1+1 ranks: the numbers are printed, not judged.
@@ -159,6 +161,17 @@ xenv="-x BMPI_VERBOSE=1"
 check_selection "default selection"
 xenv="-x BMPI_VERBOSE=1 -x BMPI_OFI_PROVIDER=tcp"
 check_selection "BMPI_OFI_PROVIDER=tcp"
+
+# ---- (a') a peer on the other host with shm only: MPI_Init fails naming it
+# (the hosts share /dev/shm, yet shm must decline a peer on another node)
+xenv="-x BMPI_TRANSPORT=self,shm"
+if run 192.0.2.1:1,192.0.2.2:1 "$bin/hello"; then
+    fail "hello across the hosts with BMPI_TRANSPORT=self,shm succeeded"
+fi
+[ $rc -ne 124 ] || fail "hello across the hosts with BMPI_TRANSPORT=self,shm hung"
+grep -q 'cannot reach rank [01] .*self: self reaches only this process; shm: rank [01] is on another node; verbs: excluded by BMPI_TRANSPORT=self,shm; ofi: excluded' "$tmp/out" ||
+    fail "no message naming the unreachable peer and each transport's reason"
+echo "ok: (a') shm alone across hosts: MPI_Init names the peer and why each transport declined"
 
 # ---- (b) the battery at 2+2 ranks ------------------------------------------
 provs=tcp

@@ -5,5 +5,7 @@ check_PROGRAMS += test/ofi/ofi_sanity
 test_ofi_ofi_sanity_LDADD = libbmpi.la
 check_PROGRAMS += test/ofi/ofi_rma_error
 test_ofi_ofi_rma_error_LDADD = libbmpi.la
-TESTS += test/ofi/ofi_tcp.sh test/ofi/ofi_net.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh test/ofi/ofi_other.sh
-EXTRA_DIST += test/ofi/lib.sh test/ofi/ofi_tcp.sh test/ofi/ofi_net.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh test/ofi/ofi_other.sh
+TESTS += test/ofi/ofi_tcp.sh test/ofi/ofi_net.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh test/ofi/ofi_other.sh \
+	test/ofi/ofi_unreachable.sh test/ofi/bmpi_info.sh
+EXTRA_DIST += test/ofi/lib.sh test/ofi/ofi_tcp.sh test/ofi/ofi_net.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh test/ofi/ofi_other.sh \
+	test/ofi/ofi_unreachable.sh test/ofi/bmpi_info.sh

@@ -37,12 +37,16 @@ info="$top_builddir/tools/bmpi_info"
 # What bmpi_info says about the device.
 out=$("$info")
 printf '%s\n' "$out" | grep -q "verbs  *usable" || fail "bmpi_info does not find the emulated device"
+printf '%s\n' "$out" | grep -q "^    emu0 port 1: active, InfiniBand, lid [0-9]*" || fail "bmpi_info does not list the port"
+printf '%s\n' "$out" | grep -q "^  a peer on another node: *verbs$" || fail "bmpi_info does not choose verbs between nodes"
 out=$(BMPI_VERBS_EMU_DEVICES=0 "$info")
 printf '%s\n' "$out" | grep -q "verbs  *unusable: no RDMA device found (ibv_get_device_list returned 0 devices)" ||
     fail "no reason given without a device"
 out=$(BMPI_VERBS_EMU_PORT=down "$info")
 printf '%s\n' "$out" | grep -q "verbs  *unusable: no ACTIVE port: emu0:1 is down" ||
     fail "no reason given without an active port"
+printf '%s\n' "$out" | grep -q "^  no port for peers on other nodes: no ACTIVE port: emu0:1 is down" ||
+    fail "the device listing does not say why the port is not used"
 out=$(BMPI_VERBS_DEVICE=mlx5_0:1 "$info")
 printf '%s\n' "$out" | grep -q "BMPI_VERBS_DEVICE=mlx5_0:1: no such RDMA device" ||
     fail "a device asked for and missing is not named"

@@ -5,6 +5,7 @@ libbmpi_core_la_SOURCES += \
 	transport/ofi/ofi.h \
 	transport/ofi/ofi.c \
 	transport/ofi/ofi_mr.c \
+	transport/ofi/ofi_info.c \
 	transport/ofi/ofi_dl.c
 endif
 EXTRA_DIST += docs/ofi.md

@@ -19,12 +19,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
 #include "transport/transport.h"
 
+#define OFI_API_VERSION FI_VERSION(1, 10)
 #define OFI_PMIX_KEY "bmpi.ofi"
 #define OFI_PROV_MAX 64 /* provider name in the published address */
 
@@ -145,6 +147,19 @@ struct ofi_state {
     bool in_progress; /* deliveries do not nest */
     struct ofi_mr_cache mrc;
 };
+
+/* ofi.c: provider choice */
+extern const char *const ofi_preference[];
+extern const int ofi_npreference;
+/* One provider name: an info with RMA if possible, without otherwise;
+ * NULL with why filled if it does not fit. */
+struct fi_info *ofi_try_provider(const char *prov, char *why, size_t why_len);
+/* The provider to use: BMPI_OFI_PROVIDER, else the first of the
+ * preference list that fits. report: print the choice (BMPI_VERBOSE). */
+struct fi_info *ofi_choose_provider(char *why, size_t why_len, bool report);
+
+/* ofi_info.c: what bmpi_info prints about libfabric here. */
+void bmpi_ofi_report(FILE *out);
 
 /* ofi_mr.c */
 void ofi_mr_cache_init(struct ofi_state *s, int max_unused);

@@ -25,6 +25,7 @@ static struct {
     struct fi_info *(*dupinfo)(const struct fi_info *);
     int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
     const char *(*strerror)(int);
+    uint32_t (*version)(void);
 } fabric;
 
 /* 0 when libfabric is loaded; the dlerror() text stays for ofi_dl_error(). */
@@ -40,7 +41,9 @@ static int load(void)
     *(void **)&fabric.dupinfo = dlsym(lib, "fi_dupinfo");
     *(void **)&fabric.fabric = dlsym(lib, "fi_fabric");
     *(void **)&fabric.strerror = dlsym(lib, "fi_strerror");
-    if (!fabric.getinfo || !fabric.freeinfo || !fabric.dupinfo || !fabric.fabric || !fabric.strerror) {
+    *(void **)&fabric.version = dlsym(lib, "fi_version");
+    if (!fabric.getinfo || !fabric.freeinfo || !fabric.dupinfo || !fabric.fabric || !fabric.strerror ||
+        !fabric.version) {
         dlclose(lib);
         return -1;
     }
@@ -79,4 +82,10 @@ const char *fi_strerror(int errnum)
     if (load() != 0)
         return "libfabric (" LIBFABRIC_SONAME ") could not be loaded";
     return fabric.strerror(errnum);
+}
+
+/* 0 when libfabric cannot be loaded. */
+uint32_t fi_version(void)
+{
+    return load() == 0 ? fabric.version() : 0;
 }

@@ -101,15 +101,14 @@ static bool verbose_here(void)
 
 /* ---- device and port ---------------------------------------------------------- */
 
-static const char *link_name(uint8_t ll)
+const char *verbs_link_name(uint8_t ll)
 {
     return ll == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand"
            : ll == IBV_LINK_LAYER_ETHERNET ? "Ethernet"
                                            : "unknown link layer";
 }
 
-/* Open the device and port to use; NULL with why filled if none fits. */
-static struct ibv_context *choose_port(struct ibv_device **devs, int ndev, int *port_out,
+struct ibv_context *verbs_choose_port(struct ibv_device **devs, int ndev, int *port_out,
                                        struct ibv_port_attr *pa_out, char *why, size_t why_len)
 {
     const char *want = getenv("BMPI_VERBS_DEVICE");
@@ -169,6 +168,17 @@ static struct ibv_context *choose_port(struct ibv_device **devs, int ndev, int *
     return NULL;
 }
 
+void verbs_no_device_why(struct ibv_device **devs, int err, char *why, size_t why_len)
+{
+    if (devs)
+        snprintf(why, why_len, "no RDMA device found (ibv_get_device_list returned 0 devices)");
+    else
+        snprintf(why, why_len,
+                 "no RDMA device found (ibv_get_device_list failed: %s; no RDMA kernel "
+                 "support here: is ib_uverbs loaded?)",
+                 strerror(err));
+}
+
 static void fork_init_once(void);
 
 /* Is "verbs" named in BMPI_TRANSPORT? */
@@ -208,21 +218,14 @@ static int verbs_query_why(char *why, size_t why_len)
     int ndev = 0;
     struct ibv_device **devs = ibv_get_device_list(&ndev);
     if (!devs || ndev == 0) {
-        if (devs)
-            snprintf(why, why_len,
-                     "no RDMA device found (ibv_get_device_list returned 0 devices)");
-        else
-            snprintf(why, why_len,
-                     "no RDMA device found (ibv_get_device_list failed: %s; no RDMA kernel "
-                     "support here: is ib_uverbs loaded?)",
-                     strerror(errno));
+        verbs_no_device_why(devs, errno, why, why_len);
         if (devs)
             ibv_free_device_list(devs);
         return MPI_ERR_OTHER;
     }
     int port;
     struct ibv_port_attr pa;
-    struct ibv_context *ctx = choose_port(devs, ndev, &port, &pa, why, why_len);
+    struct ibv_context *ctx = verbs_choose_port(devs, ndev, &port, &pa, why, why_len);
     if (ctx)
         ibv_close_device(ctx);
     ibv_free_device_list(devs);
@@ -327,7 +330,7 @@ static int verbs_open(struct bmpi_tl *tl)
         rc = bmpi_err_set(MPI_ERR_OTHER, "verbs: no RDMA device found");
         goto fail;
     }
-    s->ctx = choose_port(s->devs, ndev, &s->port, &s->pattr, why, sizeof(why));
+    s->ctx = verbs_choose_port(s->devs, ndev, &s->port, &s->pattr, why, sizeof(why));
     if (!s->ctx) {
         rc = bmpi_err_set(MPI_ERR_OTHER, "verbs: %s", why);
         goto fail;
@@ -436,7 +439,7 @@ static int verbs_open(struct bmpi_tl *tl)
                 "bmpi: rank %d: verbs: %s port %d (%s, LID %u, GID index %d, MTU %d, "
                 "max_msg_sz %u), max_am %zu, eager %zu, %d receive buffers per peer, "
                 "inline up to %u bytes, registration cache: %s\n",
-                bmpi_world.rank, s->devname, s->port, link_name(s->pattr.link_layer),
+                bmpi_world.rank, s->devname, s->port, verbs_link_name(s->pattr.link_layer),
                 s->pattr.lid, s->gid_index, 128 << s->pattr.active_mtu, s->pattr.max_msg_sz,
                 s->cfg.max_am, s->cfg.eager_limit, s->cfg.rx_depth + VERBS_CTL_RSV,
                 s->max_inline,
@@ -473,7 +476,7 @@ static int verbs_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, boo
             struct verbs_addr *a = data;
             if (a->link_layer != s->pattr.link_layer) {
                 snprintf(reason, sizeof(reason), "its port is %s, this rank's %s",
-                         link_name(a->link_layer), link_name(s->pattr.link_layer));
+                         verbs_link_name(a->link_layer), verbs_link_name(s->pattr.link_layer));
             } else if (a->link_layer == IBV_LINK_LAYER_INFINIBAND && !s->global &&
                        a->gid.global.subnet_prefix != s->gid.global.subnet_prefix) {
                 snprintf(reason, sizeof(reason),

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <infiniband/verbs.h>
 
@@ -243,6 +244,18 @@ struct verbs_state {
     char async_err[400]; /* a send failed: reported from progress */
     struct verbs_mr_cache mrc;
 };
+
+/* verbs.c: device and port */
+const char *verbs_link_name(uint8_t ll);
+/* Open the device and port to use (BMPI_VERBS_DEVICE, else the first
+ * ACTIVE port); NULL with why filled if none fits. */
+struct ibv_context *verbs_choose_port(struct ibv_device **devs, int ndev, int *port_out,
+                                      struct ibv_port_attr *pa_out, char *why, size_t why_len);
+/* Why there is no device: devs and errno as ibv_get_device_list left them. */
+void verbs_no_device_why(struct ibv_device **devs, int err, char *why, size_t why_len);
+
+/* verbs_info.c: what bmpi_info prints about RDMA devices here. */
+void bmpi_verbs_report(FILE *out);
 
 /* verbs_qp.c */
 uint64_t verbs_now_ns(void);
