@@ -1,0 +1,534 @@
+/*
+ * The shared-memory path of the blocking collectives (shm_coll.h,
+ * docs/collectives.md "Shared-memory path").
+ *
+ * A communicator whose ranks are all on this node gets, on its first
+ * eligible collective, one region mapped by all of them:
+ *
+ *   line 0            header (geometry, checked by every rank that maps it)
+ *   line 1 + r        done[r]: shm collectives rank r has finished
+ *   then per rank r   a ring of DEPTH slots, written only by r
+ *
+ * Every shm collective has a number n, the same on all ranks (they call
+ * collectives in the same order and all decide alike). A rank that
+ * contributes data writes it into slot n % DEPTH of its own ring and then
+ * stores the slot's seq = n + 1 with release semantics; readers spin on
+ * seq (acquire), read, and finally store done = n + 1. Before reusing a
+ * slot for n, a writer needs every rank's done >= n - DEPTH + 1 (the last
+ * use of that slot is over); it keeps a cached minimum and looks at the
+ * counters only when the cache says the slot might still be in use. So a
+ * bcast root, or a reduce leaf, writes and returns: up to DEPTH calls run
+ * ahead of the slowest rank without waiting.
+ *
+ * Reductions fold the p contributions in rank order, the same on every
+ * rank, so allreduce gives identical bits everywhere and non-commutative
+ * ops keep the canonical order.
+ *
+ * Waiting keeps calling bmpi_progress(), so point-to-point traffic and
+ * nonblocking collectives move while a rank waits here, and it follows the
+ * progress engine's idle policy (yield when oversubscribed).
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "collectives/coll.h"
+#include "collectives/shm_coll.h"
+#include "runtime/error.h"
+#include "runtime/progress.h"
+#include "runtime/world.h"
+#include "transport/shm/shm.h"
+
+#define LINE 64
+#define DEPTH 8                     /* slots per rank */
+#define DEFAULT_SLOT (64u << 10)    /* payload bytes per slot, before the cap */
+#define MIN_SLOT 1024               /* below this the path is not worth a region */
+#define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
+#define REGION_MAGIC 0x316c6c6f636d7062ull /* "bmpcoll1" */
+
+struct region_hdr {
+    uint64_t magic;
+    uint64_t nranks, depth, slot_bytes;
+};
+
+struct slot {
+    uint64_t seq;   /* number of the collective that wrote it + 1; stored last */
+    uint64_t bytes; /* payload bytes written */
+    char data[];    /* payload; small payloads share the line with seq */
+};
+#define SLOT_HDR 16
+
+struct bmpi_shmcoll {
+    char *base; /* NULL: this communicator does not take the path */
+    size_t len;
+    size_t slot_bytes, stride;
+    uint64_t n;        /* shm collectives started so far */
+    uint64_t min_done; /* every rank's done was at least this when last looked at */
+};
+
+/* Communicators that tried and cannot use the path point here. */
+static struct bmpi_shmcoll unusable;
+
+static struct {
+    bool read;
+    bool on;
+    size_t slot;
+    bool forced[BMPI_COLL_NCOLLS];
+} cfg;
+
+/* The BMPI_COLL_<NAME> variable that forces a point-to-point algorithm
+ * (select.c reads the same ones); the shm path stays out of its way. */
+static const char *const force_env[BMPI_COLL_NCOLLS] = {
+    [BMPI_COLL_BARRIER] = "BMPI_COLL_BARRIER",     [BMPI_COLL_BCAST] = "BMPI_COLL_BCAST",
+    [BMPI_COLL_REDUCE] = "BMPI_COLL_REDUCE",       [BMPI_COLL_ALLREDUCE] = "BMPI_COLL_ALLREDUCE",
+    [BMPI_COLL_ALLGATHER] = "BMPI_COLL_ALLGATHER", [BMPI_COLL_ALLTOALL] = "BMPI_COLL_ALLTOALL",
+};
+
+static size_t parse_size(const char *v, size_t dflt)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v)
+        return dflt;
+    if (*end == 'k' || *end == 'K')
+        x <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        x <<= 20;
+    return (size_t)x;
+}
+
+static void read_config(void)
+{
+    cfg.read = true;
+    const char *v = getenv("BMPI_COLL_SHM");
+    cfg.on = !(v && !strcmp(v, "0"));
+    v = getenv("BMPI_COLL_SHM_SLOT");
+    cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
+    for (int id = 0; id < BMPI_COLL_NCOLLS; id++) {
+        const char *f = force_env[id] ? getenv(force_env[id]) : NULL;
+        cfg.forced[id] = f && *f && strcmp(f, "auto") != 0;
+    }
+}
+
+/* Payload bytes per slot for p ranks: the configured size, lowered so the
+ * region stays under REGION_CAP; 0 if that leaves too little. */
+static size_t slot_bytes_for(int p)
+{
+    size_t cap = REGION_CAP / ((size_t)p * DEPTH) - SLOT_HDR;
+    size_t s = cfg.slot < cap ? cfg.slot : cap;
+    s &= ~(size_t)(LINE - 1);
+    return s >= MIN_SLOT ? s : 0;
+}
+
+/* --- the region ------------------------------------------------------------ */
+
+static uint64_t *done_of(const struct bmpi_shmcoll *r, int rank)
+{
+    return (uint64_t *)(r->base + LINE * (size_t)(1 + rank));
+}
+
+static struct slot *slot_of(const struct bmpi_shmcoll *r, int p, int rank)
+{
+    size_t rings = LINE * (size_t)(1 + p);
+    size_t idx = (size_t)rank * DEPTH + r->n % DEPTH;
+    return (struct slot *)(r->base + rings + idx * r->stride);
+}
+
+static size_t region_len(int p, size_t stride)
+{
+    return LINE * (size_t)(1 + p) + (size_t)p * DEPTH * stride;
+}
+
+static bool all_on_this_node(const struct bmpi_comm *c)
+{
+    for (int i = 0; i < c->size; i++)
+        if (bmpi_world.peers[bmpi_comm_world_rank(c, i)].nodeid != bmpi_world.nodeid)
+            return false;
+    return true;
+}
+
+/* A point-to-point schedule run to completion (setup only). */
+static int run_sched(struct bmpi_sched *s, int err)
+{
+    if (err) {
+        bmpi_sched_destroy(s);
+        return err;
+    }
+    return bmpi_sched_run(s);
+}
+
+static int share_name(struct bmpi_comm *c, char *name, size_t len)
+{
+    struct bmpi_sched s;
+    bmpi_sched_init(&s, c);
+    return run_sched(&s, bmpi_coll_bcast(&s, name, len, MPI_CHAR, 0));
+}
+
+static int agree(struct bmpi_comm *c, int *ok)
+{
+    struct bmpi_sched s;
+    bmpi_sched_init(&s, c);
+    bmpi_sched_set_op(&s, bmpi_op_get(MPI_MIN));
+    return run_sched(&s, bmpi_coll_allreduce(&s, MPI_IN_PLACE, ok, 1, MPI_INT));
+}
+
+static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
+{
+    const struct region_hdr *h = (const struct region_hdr *)r->base;
+    return len == r->len && h->magic == REGION_MAGIC && h->nranks == (uint64_t)p &&
+           h->depth == DEPTH && h->slot_bytes == r->slot_bytes;
+}
+
+/* Rank 0 creates the region and names it to the others, everyone maps it,
+ * all agree that everyone succeeded, then rank 0 removes the name: from
+ * there on a crash leaves no file behind (before, the launcher's cleanup
+ * of /dev/shm/bmpi.<nspace>.* does). Any failure (no memory, geometry
+ * differing between ranks because the environment does) leaves the
+ * communicator on point-to-point, on every rank alike. */
+static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r)
+{
+    char name[256] = "";
+    int ok = 0, err;
+    if (c->rank == 0) {
+        char suffix[48];
+        snprintf(suffix, sizeof suffix, ".coll%d.%u", bmpi_world.rank, (unsigned)c->context_id);
+        void *base;
+        if (bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix) ||
+            bmpi_shm_create(name, r->len, &base)) {
+            name[0] = 0;
+        } else {
+            r->base = base;
+            struct region_hdr *h = base;
+            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, DEPTH, r->slot_bytes};
+        }
+    }
+    if ((err = share_name(c, name, sizeof name)))
+        goto out;
+    if (c->rank != 0 && name[0]) {
+        void *base;
+        size_t len;
+        if (bmpi_shm_attach(name, &base, &len) == BMPI_OK) {
+            r->base = base;
+            if (!geometry_matches(r, len, c->size)) {
+                munmap(base, len);
+                r->base = NULL;
+                bmpi_err_set(MPI_ERR_OTHER, "shm collectives: region %s has another geometry "
+                             "(BMPI_COLL_SHM_SLOT differs between ranks?)", name);
+            }
+        }
+    }
+    ok = r->base != NULL;
+    err = agree(c, &ok);
+    if (c->rank == 0 && name[0])
+        bmpi_shm_unlink(name);
+    if (!err && !ok && bmpi_world.verbose && c->rank == 0)
+        fprintf(stderr, "bmpi: shared-memory collectives off on communicator %s: %s\n", c->name,
+                bmpi_err_reason());
+out:
+    if ((err || !ok) && r->base) {
+        munmap(r->base, r->len);
+        r->base = NULL;
+    }
+    return err;
+}
+
+static int setup(struct bmpi_comm *c, size_t slot_bytes)
+{
+    c->shmcoll = &unusable;
+    if (!all_on_this_node(c))
+        return BMPI_OK;
+    struct bmpi_shmcoll *r = calloc(1, sizeof(*r));
+    struct bmpi_shmcoll tmp = {0};
+    struct bmpi_shmcoll *use = r ? r : &tmp; /* out of memory: still take part in the agreement */
+    use->slot_bytes = slot_bytes;
+    use->stride = SHM_ALIGN(SLOT_HDR + slot_bytes, LINE);
+    use->len = region_len(c->size, use->stride);
+    int err = map_region(c, use);
+    if (!err && r && r->base)
+        c->shmcoll = r;
+    else
+        free(r);
+    return err;
+}
+
+/* The communicator's region if this call takes the shm path (NULL if not),
+ * setting it up on first use. bytes is what one slot must hold. */
+static int region_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes,
+                      struct bmpi_shmcoll **out)
+{
+    *out = NULL;
+    if (!cfg.read)
+        read_config();
+    if (c->size < 2 || !cfg.on || cfg.forced[id] || c->shmcoll == &unusable)
+        return BMPI_OK;
+    size_t slot_bytes = slot_bytes_for(c->size);
+    if (slot_bytes == 0 || bytes > slot_bytes)
+        return BMPI_OK;
+    if (!c->shmcoll) {
+        int err = setup(c, slot_bytes);
+        if (err)
+            return err;
+    }
+    if (c->shmcoll != &unusable)
+        *out = c->shmcoll;
+    return BMPI_OK;
+}
+
+void bmpi_shmcoll_free(struct bmpi_comm *c)
+{
+    struct bmpi_shmcoll *r = c->shmcoll;
+    c->shmcoll = NULL;
+    if (!r || r == &unusable)
+        return;
+    munmap(r->base, r->len);
+    free(r);
+}
+
+/* --- slots ----------------------------------------------------------------- */
+
+static void idle_wait(unsigned *idle)
+{
+    if (bmpi_progress())
+        *idle = 0;
+    else
+        bmpi_progress_idle(idle);
+}
+
+/* This rank's slot for the current collective, once every rank is done
+ * with its previous use. */
+static struct slot *claim(struct bmpi_shmcoll *r, const struct bmpi_comm *c)
+{
+    if (r->n >= DEPTH && r->min_done < r->n - DEPTH + 1) {
+        uint64_t need = r->n - DEPTH + 1;
+        unsigned idle = 0;
+        for (;;) {
+            uint64_t m = UINT64_MAX;
+            for (int i = 0; i < c->size; i++) {
+                uint64_t d = __atomic_load_n(done_of(r, i), __ATOMIC_ACQUIRE);
+                m = d < m ? d : m;
+            }
+            r->min_done = m;
+            if (m >= need)
+                break;
+            idle_wait(&idle);
+        }
+    }
+    return slot_of(r, c->size, c->rank);
+}
+
+static void post(struct bmpi_shmcoll *r, struct slot *s, size_t bytes)
+{
+    s->bytes = bytes;
+    __atomic_store_n(&s->seq, r->n + 1, __ATOMIC_RELEASE);
+}
+
+/* Rank w's slot of the current collective, once w has posted it. */
+static const struct slot *await(const struct bmpi_shmcoll *r, int p, int w)
+{
+    const struct slot *s = slot_of(r, p, w);
+    uint64_t want = r->n + 1;
+    unsigned idle = 0;
+    while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != want)
+        idle_wait(&idle);
+    return s;
+}
+
+/* Done reading every slot of this collective: writers may reuse them. */
+static void finish(struct bmpi_shmcoll *r, const struct bmpi_comm *c)
+{
+    r->n++;
+    __atomic_store_n(done_of(r, c->rank), r->n, __ATOMIC_RELEASE);
+}
+
+static void pack(void *dst, const void *buf, size_t count, const struct bmpi_datatype *dt)
+{
+    if (bmpi_dt_is_contig(dt))
+        memcpy(dst, (const char *)buf + bmpi_dt_true_lb(dt), count * bmpi_dt_size(dt));
+    else
+        bmpi_dt_pack_all(buf, count, dt, dst);
+}
+
+/* Writes this rank's data into its slot and posts it. */
+static void contribute(struct bmpi_shmcoll *r, const struct bmpi_comm *c, const void *buf,
+                       size_t count, const struct bmpi_datatype *dt)
+{
+    struct slot *s = claim(r, c);
+    pack(s->data, buf, count, dt);
+    post(r, s, count * bmpi_dt_size(dt));
+}
+
+/* Copies len bytes of data into (buf, count, dt); more than fits is
+ * truncation, as on point-to-point. */
+static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const char *data,
+                  size_t len)
+{
+    size_t room = count * bmpi_dt_size(dt);
+    size_t n = len < room ? len : room;
+    if (bmpi_dt_is_contig(dt)) {
+        memcpy((char *)buf + bmpi_dt_true_lb(dt), data, n);
+    } else {
+        struct bmpi_dt_cursor cur;
+        bmpi_dt_cursor_init(&cur, buf, count, dt);
+        bmpi_dt_unpack(&cur, data, n);
+    }
+    if (len > room)
+        return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
+                            len, room);
+    return BMPI_OK;
+}
+
+static bool total_bytes(const struct bmpi_datatype *dt, size_t count, size_t times, size_t *bytes)
+{
+    size_t b;
+    if (!bmpi_dt_total(dt, count, &b) || (times && b > SIZE_MAX / times))
+        return false;
+    *bytes = b * (times ? times : 1);
+    return true;
+}
+
+/* --- the collectives ----------------------------------------------------------- */
+
+int bmpi_shmcoll_barrier(struct bmpi_comm *c)
+{
+    struct bmpi_shmcoll *r;
+    int err = region_for(c, BMPI_COLL_BARRIER, 0, &r);
+    if (err || !r)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    post(r, claim(r, c), 0);
+    for (int i = 0; i < c->size; i++)
+        await(r, c->size, i);
+    finish(r, c);
+    return BMPI_OK;
+}
+
+int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    size_t bytes;
+    struct bmpi_shmcoll *r = NULL;
+    int err = total_bytes(dt, count, 0, &bytes) ? region_for(c, BMPI_COLL_BCAST, bytes, &r) : 0;
+    if (err || !r)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    if (c->rank == root) {
+        contribute(r, c, buf, count, dt);
+    } else {
+        const struct slot *s = await(r, c->size, root);
+        err = unpack(buf, count, dt, s->data, s->bytes);
+    }
+    finish(r, c);
+    return err;
+}
+
+/* rbuf = x0 op (x1 op (... op x(p-1))): the rank order of the standard,
+ * folded from the top so the user function always gets the lower ranks'
+ * data as invec, straight from their slots. */
+static void fold(const struct bmpi_shmcoll *r, const struct bmpi_comm *c, void *rbuf,
+                 size_t count, MPI_Datatype type, const struct bmpi_datatype *dt,
+                 const struct bmpi_op *op)
+{
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    const struct slot *s = await(r, c->size, c->size - 1);
+    memcpy((char *)rbuf + lb, s->data, count * bmpi_dt_size(dt));
+    for (int i = c->size - 2; i >= 0; i--) {
+        s = await(r, c->size, i);
+        bmpi_op_apply(op, s->data - lb, rbuf, count, type);
+    }
+}
+
+/* Reductions take the path for contiguous types only: the slots then hold
+ * the data exactly as the type lays it out, and ops apply to them in place. */
+static int reduce_region(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
+                         const struct bmpi_datatype *dt, struct bmpi_shmcoll **r)
+{
+    size_t bytes;
+    *r = NULL;
+    if (!bmpi_dt_is_contig(dt) || !total_bytes(dt, count, 0, &bytes))
+        return BMPI_OK;
+    return region_for(c, id, bytes, r);
+}
+
+int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
+                        MPI_Datatype type, struct bmpi_op *op, int root)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    struct bmpi_shmcoll *r;
+    int err = reduce_region(c, BMPI_COLL_REDUCE, count, dt, &r);
+    if (err || !r)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    contribute(r, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt);
+    if (c->rank == root)
+        fold(r, c, rbuf, count, type, dt, op);
+    finish(r, c);
+    return BMPI_OK;
+}
+
+int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype type, struct bmpi_op *op)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    struct bmpi_shmcoll *r;
+    int err = reduce_region(c, BMPI_COLL_ALLREDUCE, count, dt, &r);
+    if (err || !r)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    contribute(r, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt);
+    fold(r, c, rbuf, count, type, dt, op);
+    finish(r, c);
+    return BMPI_OK;
+}
+
+int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
+                           MPI_Datatype stype, void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
+    size_t block;
+    struct bmpi_shmcoll *r = NULL;
+    int err = total_bytes(rdt, rcount, 0, &block) ? region_for(c, BMPI_COLL_ALLGATHER, block, &r)
+                                                   : 0;
+    if (err || !r)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    bool in_place = sbuf == MPI_IN_PLACE;
+    if (in_place)
+        contribute(r, c, bmpi_coll_ofs(rbuf, rcount * (size_t)c->rank, rtype), rcount, rdt);
+    else
+        contribute(r, c, sbuf, scount, bmpi_dt_get(stype));
+    for (int i = 0; i < c->size; i++) {
+        if (in_place && i == c->rank)
+            continue;
+        const struct slot *s = await(r, c->size, i);
+        int e = unpack(bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt, s->data,
+                       s->bytes);
+        err = err ? err : e;
+    }
+    finish(r, c);
+    return err;
+}
+
+int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, MPI_Datatype stype,
+                          void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
+    size_t p = (size_t)c->size, all;
+    struct bmpi_shmcoll *r = NULL;
+    int err = total_bytes(rdt, rcount, p, &all) ? region_for(c, BMPI_COLL_ALLTOALL, all, &r) : 0;
+    if (err || !r)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    /* In place, this rank's blocks are copied into its slot before any of
+     * them is overwritten. */
+    if (sbuf == MPI_IN_PLACE)
+        contribute(r, c, rbuf, rcount * p, rdt);
+    else
+        contribute(r, c, sbuf, scount * p, bmpi_dt_get(stype));
+    for (size_t i = 0; i < p; i++) {
+        const struct slot *s = await(r, c->size, (int)i);
+        size_t block = s->bytes / p;
+        int e = unpack(bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt,
+                       s->data + (size_t)c->rank * block, block);
+        err = err ? err : e;
+    }
+    finish(r, c);
+    return err;
+}
