@@ -5,19 +5,24 @@
  * A communicator whose ranks are all on this node gets, on its first
  * eligible collective, one region mapped by all of them:
  *
- *   line 0            header (geometry, checked by every rank that maps it)
- *   line 1 + r        done[r]: shm collectives rank r has finished
- *   then per rank r   a ring of DEPTH slots, written only by r
+ *   line 0              header (geometry, checked by every rank that maps it)
+ *   lines 1 .. 2p       done[ring][r]: calls of that ring rank r has finished
+ *   per ring, per rank  the rank's slots, written only by that rank
  *
- * Every shm collective has a number n, the same on all ranks (they call
+ * There are two rings: a deep one of small slots (a few lines each, so
+ * latency-bound calls stream far ahead and a reader's next slot is close
+ * by) and a shallow one of big slots (64 KiB by default). A call uses the
+ * small ring if its data fits there, else the big one.
+ *
+ * Every call on a ring has a number n, the same on all ranks (they call
  * collectives in the same order and all decide alike). A rank that
- * contributes data writes it into slot n % DEPTH of its own ring and then
+ * contributes data writes it into slot n % depth of its own ring and then
  * stores the slot's seq = n + 1 with release semantics; readers spin on
  * seq (acquire), read, and finally store done = n + 1. Before reusing a
- * slot for n, a writer needs every rank's done >= n - DEPTH + 1 (the last
+ * slot for n, a writer needs every rank's done >= n - depth + 1 (the last
  * use of that slot is over); it keeps a cached minimum and looks at the
  * counters only when the cache says the slot might still be in use. So a
- * bcast root, or a reduce leaf, writes and returns: up to DEPTH calls run
+ * bcast root, or a reduce leaf, writes and returns: up to depth calls run
  * ahead of the slowest rank without waiting.
  *
  * Reductions fold the p contributions in rank order, the same on every
@@ -44,15 +49,19 @@
 #include "transport/shm/shm.h"
 
 #define LINE 64
-#define DEPTH 8                     /* slots per rank */
-#define DEFAULT_SLOT (64u << 10)    /* payload bytes per slot, before the cap */
-#define MIN_SLOT 1024               /* below this the path is not worth a region */
+#define SMALL_DEPTH 64                /* slots per rank in the small ring */
+#define SMALL_STRIDE 256              /* bytes per small slot, header included */
+#define BIG_DEPTH 8                   /* ... in the big ring */
+#define DEFAULT_SLOT (64u << 10)      /* payload bytes per big slot, before the cap */
+#define MIN_SLOT 1024                 /* below this the path is not worth a region */
 #define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
-#define REGION_MAGIC 0x316c6c6f636d7062ull /* "bmpcoll1" */
+#define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
+
+enum { SMALL, BIG, NRINGS };
 
 struct region_hdr {
     uint64_t magic;
-    uint64_t nranks, depth, slot_bytes;
+    uint64_t nranks, big_bytes;
 };
 
 struct slot {
@@ -62,12 +71,27 @@ struct slot {
 };
 #define SLOT_HDR 16
 
+struct ring {
+    int id;            /* SMALL or BIG */
+    unsigned depth;    /* slots per rank */
+    size_t stride;     /* between slots */
+    size_t slot_bytes; /* payload capacity of a slot */
+    size_t off;        /* of rank 0's first slot */
+    uint64_t n;        /* calls on this ring so far */
+    uint64_t min_done; /* every rank's done was at least this when last looked at */
+};
+
 struct bmpi_shmcoll {
     char *base; /* NULL: this communicator does not take the path */
     size_t len;
-    size_t slot_bytes, stride;
-    uint64_t n;        /* shm collectives started so far */
-    uint64_t min_done; /* every rank's done was at least this when last looked at */
+    struct ring ring[NRINGS];
+};
+
+/* One call on the path: the communicator's region and the ring it uses. */
+struct call {
+    char *base;
+    struct ring *g;
+    int p, me;
 };
 
 /* Communicators that tried and cannot use the path point here. */
@@ -114,11 +138,11 @@ static void read_config(void)
     }
 }
 
-/* Payload bytes per slot for p ranks: the configured size, lowered so the
- * region stays under REGION_CAP; 0 if that leaves too little. */
-static size_t slot_bytes_for(int p)
+/* Payload bytes per big slot for p ranks: the configured size, lowered so
+ * the region stays under REGION_CAP; 0 if that leaves too little. */
+static size_t big_bytes_for(int p)
 {
-    size_t cap = REGION_CAP / ((size_t)p * DEPTH) - SLOT_HDR;
+    size_t cap = REGION_CAP / ((size_t)p * BIG_DEPTH) - SLOT_HDR;
     size_t s = cfg.slot < cap ? cfg.slot : cap;
     s &= ~(size_t)(LINE - 1);
     return s >= MIN_SLOT ? s : 0;
@@ -126,21 +150,33 @@ static size_t slot_bytes_for(int p)
 
 /* --- the region ------------------------------------------------------------ */
 
-static uint64_t *done_of(const struct bmpi_shmcoll *r, int rank)
+static void ring_init(struct ring *g, int id, unsigned depth, size_t stride, size_t off)
 {
-    return (uint64_t *)(r->base + LINE * (size_t)(1 + rank));
+    *g = (struct ring){.id = id, .depth = depth, .stride = stride, .off = off,
+                       .slot_bytes = stride - SLOT_HDR};
 }
 
-static struct slot *slot_of(const struct bmpi_shmcoll *r, int p, int rank)
+/* Where everything is for p ranks and big slots of big_bytes. */
+static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
 {
-    size_t rings = LINE * (size_t)(1 + p);
-    size_t idx = (size_t)rank * DEPTH + r->n % DEPTH;
-    return (struct slot *)(r->base + rings + idx * r->stride);
+    size_t off = LINE * (size_t)(1 + NRINGS * p);
+    ring_init(&r->ring[SMALL], SMALL, SMALL_DEPTH, SMALL_STRIDE, off);
+    off += (size_t)p * SMALL_DEPTH * SMALL_STRIDE;
+    ring_init(&r->ring[BIG], BIG, BIG_DEPTH, SHM_ALIGN(SLOT_HDR + big_bytes, LINE), off);
+    r->ring[BIG].slot_bytes = big_bytes;
+    r->len = off + (size_t)p * BIG_DEPTH * r->ring[BIG].stride;
 }
 
-static size_t region_len(int p, size_t stride)
+static uint64_t *done_of(const struct call *k, int rank)
 {
-    return LINE * (size_t)(1 + p) + (size_t)p * DEPTH * stride;
+    return (uint64_t *)(k->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
+}
+
+static struct slot *slot_of(const struct call *k, int rank)
+{
+    const struct ring *g = k->g;
+    size_t idx = (size_t)rank * g->depth + g->n % g->depth;
+    return (struct slot *)(k->base + g->off + idx * g->stride);
 }
 
 static bool all_on_this_node(const struct bmpi_comm *c)
@@ -180,7 +216,7 @@ static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
 {
     const struct region_hdr *h = (const struct region_hdr *)r->base;
     return len == r->len && h->magic == REGION_MAGIC && h->nranks == (uint64_t)p &&
-           h->depth == DEPTH && h->slot_bytes == r->slot_bytes;
+           h->big_bytes == r->ring[BIG].slot_bytes;
 }
 
 /* Rank 0 creates the region and names it to the others, everyone maps it,
@@ -203,7 +239,7 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r)
         } else {
             r->base = base;
             struct region_hdr *h = base;
-            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, DEPTH, r->slot_bytes};
+            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes};
         }
     }
     if ((err = share_name(c, name, sizeof name)))
@@ -236,7 +272,7 @@ out:
     return err;
 }
 
-static int setup(struct bmpi_comm *c, size_t slot_bytes)
+static int setup(struct bmpi_comm *c, size_t big_bytes)
 {
     c->shmcoll = &unusable;
     if (!all_on_this_node(c))
@@ -244,9 +280,7 @@ static int setup(struct bmpi_comm *c, size_t slot_bytes)
     struct bmpi_shmcoll *r = calloc(1, sizeof(*r));
     struct bmpi_shmcoll tmp = {0};
     struct bmpi_shmcoll *use = r ? r : &tmp; /* out of memory: still take part in the agreement */
-    use->slot_bytes = slot_bytes;
-    use->stride = SHM_ALIGN(SLOT_HDR + slot_bytes, LINE);
-    use->len = region_len(c->size, use->stride);
+    layout(use, c->size, big_bytes);
     int err = map_region(c, use);
     if (!err && r && r->base)
         c->shmcoll = r;
@@ -255,26 +289,26 @@ static int setup(struct bmpi_comm *c, size_t slot_bytes)
     return err;
 }
 
-/* The communicator's region if this call takes the shm path (NULL if not),
- * setting it up on first use. bytes is what one slot must hold. */
-static int region_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes,
-                      struct bmpi_shmcoll **out)
+/* Sets k up if this call takes the shm path (k->g NULL if not), creating
+ * the region on first use. bytes is what one slot must hold. */
+static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, struct call *k)
 {
-    *out = NULL;
+    k->g = NULL;
     if (!cfg.read)
         read_config();
     if (c->size < 2 || !cfg.on || cfg.forced[id] || c->shmcoll == &unusable)
         return BMPI_OK;
-    size_t slot_bytes = slot_bytes_for(c->size);
-    if (slot_bytes == 0 || bytes > slot_bytes)
+    size_t big_bytes = big_bytes_for(c->size);
+    if (big_bytes == 0 || bytes > big_bytes)
         return BMPI_OK;
     if (!c->shmcoll) {
-        int err = setup(c, slot_bytes);
-        if (err)
+        int err = setup(c, big_bytes);
+        if (err || c->shmcoll == &unusable)
             return err;
     }
-    if (c->shmcoll != &unusable)
-        *out = c->shmcoll;
+    struct bmpi_shmcoll *r = c->shmcoll;
+    *k = (struct call){r->base, &r->ring[bytes <= r->ring[SMALL].slot_bytes ? SMALL : BIG],
+                       c->size, c->rank};
     return BMPI_OK;
 }
 
@@ -298,50 +332,51 @@ static void idle_wait(unsigned *idle)
         bmpi_progress_idle(idle);
 }
 
-/* This rank's slot for the current collective, once every rank is done
- * with its previous use. */
-static struct slot *claim(struct bmpi_shmcoll *r, const struct bmpi_comm *c)
+/* This rank's slot for the current call, once every rank is done with its
+ * previous use. */
+static struct slot *claim(const struct call *k)
 {
-    if (r->n >= DEPTH && r->min_done < r->n - DEPTH + 1) {
-        uint64_t need = r->n - DEPTH + 1;
+    struct ring *g = k->g;
+    if (g->n >= g->depth && g->min_done < g->n - g->depth + 1) {
+        uint64_t need = g->n - g->depth + 1;
         unsigned idle = 0;
         for (;;) {
             uint64_t m = UINT64_MAX;
-            for (int i = 0; i < c->size; i++) {
-                uint64_t d = __atomic_load_n(done_of(r, i), __ATOMIC_ACQUIRE);
+            for (int i = 0; i < k->p; i++) {
+                uint64_t d = __atomic_load_n(done_of(k, i), __ATOMIC_ACQUIRE);
                 m = d < m ? d : m;
             }
-            r->min_done = m;
+            g->min_done = m;
             if (m >= need)
                 break;
             idle_wait(&idle);
         }
     }
-    return slot_of(r, c->size, c->rank);
+    return slot_of(k, k->me);
 }
 
-static void post(struct bmpi_shmcoll *r, struct slot *s, size_t bytes)
+static void post(const struct call *k, struct slot *s, size_t bytes)
 {
     s->bytes = bytes;
-    __atomic_store_n(&s->seq, r->n + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->seq, k->g->n + 1, __ATOMIC_RELEASE);
 }
 
-/* Rank w's slot of the current collective, once w has posted it. */
-static const struct slot *await(const struct bmpi_shmcoll *r, int p, int w)
+/* Rank w's slot of the current call, once w has posted it. */
+static const struct slot *await(const struct call *k, int w)
 {
-    const struct slot *s = slot_of(r, p, w);
-    uint64_t want = r->n + 1;
+    const struct slot *s = slot_of(k, w);
+    uint64_t want = k->g->n + 1;
     unsigned idle = 0;
     while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != want)
         idle_wait(&idle);
     return s;
 }
 
-/* Done reading every slot of this collective: writers may reuse them. */
-static void finish(struct bmpi_shmcoll *r, const struct bmpi_comm *c)
+/* Done reading every slot of this call: writers may reuse them. */
+static void finish(const struct call *k)
 {
-    r->n++;
-    __atomic_store_n(done_of(r, c->rank), r->n, __ATOMIC_RELEASE);
+    uint64_t n = ++k->g->n;
+    __atomic_store_n(done_of(k, k->me), n, __ATOMIC_RELEASE);
 }
 
 static void pack(void *dst, const void *buf, size_t count, const struct bmpi_datatype *dt)
@@ -353,12 +388,12 @@ static void pack(void *dst, const void *buf, size_t count, const struct bmpi_dat
 }
 
 /* Writes this rank's data into its slot and posts it. */
-static void contribute(struct bmpi_shmcoll *r, const struct bmpi_comm *c, const void *buf,
-                       size_t count, const struct bmpi_datatype *dt)
+static void contribute(const struct call *k, const void *buf, size_t count,
+                       const struct bmpi_datatype *dt)
 {
-    struct slot *s = claim(r, c);
+    struct slot *s = claim(k);
     pack(s->data, buf, count, dt);
-    post(r, s, count * bmpi_dt_size(dt));
+    post(k, s, count * bmpi_dt_size(dt));
 }
 
 /* Copies len bytes of data into (buf, count, dt); more than fits is
@@ -381,6 +416,7 @@ static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const
     return BMPI_OK;
 }
 
+/* count elements of dt, times (0 or more) over: false on overflow. */
 static bool total_bytes(const struct bmpi_datatype *dt, size_t count, size_t times, size_t *bytes)
 {
     size_t b;
@@ -394,14 +430,14 @@ static bool total_bytes(const struct bmpi_datatype *dt, size_t count, size_t tim
 
 int bmpi_shmcoll_barrier(struct bmpi_comm *c)
 {
-    struct bmpi_shmcoll *r;
-    int err = region_for(c, BMPI_COLL_BARRIER, 0, &r);
-    if (err || !r)
+    struct call k;
+    int err = path_for(c, BMPI_COLL_BARRIER, 0, &k);
+    if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    post(r, claim(r, c), 0);
-    for (int i = 0; i < c->size; i++)
-        await(r, c->size, i);
-    finish(r, c);
+    post(&k, claim(&k), 0);
+    for (int i = 0; i < k.p; i++)
+        await(&k, i);
+    finish(&k);
     return BMPI_OK;
 }
 
@@ -409,60 +445,71 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatyp
 {
     struct bmpi_datatype *dt = bmpi_dt_get(type);
     size_t bytes;
-    struct bmpi_shmcoll *r = NULL;
-    int err = total_bytes(dt, count, 0, &bytes) ? region_for(c, BMPI_COLL_BCAST, bytes, &r) : 0;
-    if (err || !r)
+    struct call k = {0};
+    int err = total_bytes(dt, count, 0, &bytes) ? path_for(c, BMPI_COLL_BCAST, bytes, &k) : 0;
+    if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    if (c->rank == root) {
-        contribute(r, c, buf, count, dt);
+    if (k.me == root) {
+        contribute(&k, buf, count, dt);
     } else {
-        const struct slot *s = await(r, c->size, root);
+        const struct slot *s = await(&k, root);
         err = unpack(buf, count, dt, s->data, s->bytes);
     }
-    finish(r, c);
+    finish(&k);
     return err;
+}
+
+/* Rank i's contribution to a reduction, laid out as the type says: own
+ * (this rank's send buffer) or the rank's slot. */
+static const char *contribution(const struct call *k, int i, const void *own, MPI_Aint lb)
+{
+    if (i == k->me && own)
+        return own;
+    return await(k, i)->data - lb;
 }
 
 /* rbuf = x0 op (x1 op (... op x(p-1))): the rank order of the standard,
  * folded from the top so the user function always gets the lower ranks'
  * data as invec, straight from their slots. */
-static void fold(const struct bmpi_shmcoll *r, const struct bmpi_comm *c, void *rbuf,
-                 size_t count, MPI_Datatype type, const struct bmpi_datatype *dt,
-                 const struct bmpi_op *op)
+static void fold(const struct call *k, const void *own, void *rbuf, size_t count,
+                 MPI_Datatype type, const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
-    const struct slot *s = await(r, c->size, c->size - 1);
-    memcpy((char *)rbuf + lb, s->data, count * bmpi_dt_size(dt));
-    for (int i = c->size - 2; i >= 0; i--) {
-        s = await(r, c->size, i);
-        bmpi_op_apply(op, s->data - lb, rbuf, count, type);
-    }
+    const char *x = contribution(k, k->p - 1, own, lb);
+    memcpy((char *)rbuf + lb, x + lb, count * bmpi_dt_size(dt));
+    for (int i = k->p - 2; i >= 0; i--)
+        bmpi_op_apply(op, contribution(k, i, own, lb), rbuf, count, type);
 }
 
 /* Reductions take the path for contiguous types only: the slots then hold
  * the data exactly as the type lays it out, and ops apply to them in place. */
-static int reduce_region(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
-                         const struct bmpi_datatype *dt, struct bmpi_shmcoll **r)
+static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
+                       const struct bmpi_datatype *dt, struct call *k)
 {
     size_t bytes;
-    *r = NULL;
+    k->g = NULL;
     if (!bmpi_dt_is_contig(dt) || !total_bytes(dt, count, 0, &bytes))
         return BMPI_OK;
-    return region_for(c, id, bytes, r);
+    return path_for(c, id, bytes, k);
 }
 
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         MPI_Datatype type, struct bmpi_op *op, int root)
 {
     struct bmpi_datatype *dt = bmpi_dt_get(type);
-    struct bmpi_shmcoll *r;
-    int err = reduce_region(c, BMPI_COLL_REDUCE, count, dt, &r);
-    if (err || !r)
+    struct call k;
+    int err = reduce_path(c, BMPI_COLL_REDUCE, count, dt, &k);
+    if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    contribute(r, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt);
-    if (c->rank == root)
-        fold(r, c, rbuf, count, type, dt, op);
-    finish(r, c);
+    if (k.me != root) {
+        contribute(&k, sbuf, count, dt);
+    } else if (sbuf == MPI_IN_PLACE) {
+        contribute(&k, rbuf, count, dt); /* the fold overwrites rbuf: keep a copy */
+        fold(&k, NULL, rbuf, count, type, dt, op);
+    } else {
+        fold(&k, sbuf, rbuf, count, type, dt, op);
+    }
+    finish(&k);
     return BMPI_OK;
 }
 
@@ -470,13 +517,14 @@ int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, si
                            MPI_Datatype type, struct bmpi_op *op)
 {
     struct bmpi_datatype *dt = bmpi_dt_get(type);
-    struct bmpi_shmcoll *r;
-    int err = reduce_region(c, BMPI_COLL_ALLREDUCE, count, dt, &r);
-    if (err || !r)
+    struct call k;
+    int err = reduce_path(c, BMPI_COLL_ALLREDUCE, count, dt, &k);
+    if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    contribute(r, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt);
-    fold(r, c, rbuf, count, type, dt, op);
-    finish(r, c);
+    bool in_place = sbuf == MPI_IN_PLACE;
+    contribute(&k, in_place ? rbuf : sbuf, count, dt);
+    fold(&k, in_place ? NULL : sbuf, rbuf, count, type, dt, op);
+    finish(&k);
     return BMPI_OK;
 }
 
@@ -485,25 +533,25 @@ int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
 {
     struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
     size_t block;
-    struct bmpi_shmcoll *r = NULL;
-    int err = total_bytes(rdt, rcount, 0, &block) ? region_for(c, BMPI_COLL_ALLGATHER, block, &r)
+    struct call k = {0};
+    int err = total_bytes(rdt, rcount, 0, &block) ? path_for(c, BMPI_COLL_ALLGATHER, block, &k)
                                                    : 0;
-    if (err || !r)
+    if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     bool in_place = sbuf == MPI_IN_PLACE;
     if (in_place)
-        contribute(r, c, bmpi_coll_ofs(rbuf, rcount * (size_t)c->rank, rtype), rcount, rdt);
+        contribute(&k, bmpi_coll_ofs(rbuf, rcount * (size_t)k.me, rtype), rcount, rdt);
     else
-        contribute(r, c, sbuf, scount, bmpi_dt_get(stype));
-    for (int i = 0; i < c->size; i++) {
-        if (in_place && i == c->rank)
+        contribute(&k, sbuf, scount, bmpi_dt_get(stype));
+    for (int i = 0; i < k.p; i++) {
+        if (in_place && i == k.me)
             continue;
-        const struct slot *s = await(r, c->size, i);
+        const struct slot *s = await(&k, i);
         int e = unpack(bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt, s->data,
                        s->bytes);
         err = err ? err : e;
     }
-    finish(r, c);
+    finish(&k);
     return err;
 }
 
@@ -512,23 +560,23 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
 {
     struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
     size_t p = (size_t)c->size, all;
-    struct bmpi_shmcoll *r = NULL;
-    int err = total_bytes(rdt, rcount, p, &all) ? region_for(c, BMPI_COLL_ALLTOALL, all, &r) : 0;
-    if (err || !r)
+    struct call k = {0};
+    int err = total_bytes(rdt, rcount, p, &all) ? path_for(c, BMPI_COLL_ALLTOALL, all, &k) : 0;
+    if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     /* In place, this rank's blocks are copied into its slot before any of
      * them is overwritten. */
     if (sbuf == MPI_IN_PLACE)
-        contribute(r, c, rbuf, rcount * p, rdt);
+        contribute(&k, rbuf, rcount * p, rdt);
     else
-        contribute(r, c, sbuf, scount * p, bmpi_dt_get(stype));
+        contribute(&k, sbuf, scount * p, bmpi_dt_get(stype));
     for (size_t i = 0; i < p; i++) {
-        const struct slot *s = await(r, c->size, (int)i);
+        const struct slot *s = await(&k, (int)i);
         size_t block = s->bytes / p;
         int e = unpack(bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt,
-                       s->data + (size_t)c->rank * block, block);
+                       s->data + (size_t)k.me * block, block);
         err = err ? err : e;
     }
-    finish(r, c);
+    finish(&k);
     return err;
 }

@@ -3,8 +3,9 @@
  * against a serial reference, on MPI_COMM_WORLD, a split into two halves
  * with the rank order reversed, and a dup:
  *  - Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall; every root;
- *    counts 0, 1, odd, exactly at a slot's capacity and one element above
- *    it (the path declines there and point-to-point takes over);
+ *    counts 0, 1, odd, exactly at a small slot's and a big slot's capacity
+ *    and one element above each (the big ring takes over, then
+ *    point-to-point);
  *  - SUM/MAX on int, SUM on double (identical bits on every rank), a
  *    non-commutative user op (2x2 matrix product), a strided receive type,
  *    MPI_IN_PLACE;
@@ -22,7 +23,8 @@
 
 #include "coll_util.h"
 
-static size_t slot_bytes; /* capacity of one slot, as the library computes it for p <= 8 */
+static size_t slot_bytes; /* capacity of a big slot, as the library computes it for p <= 8 */
+#define SMALL_SLOT 240   /* capacity of a small slot (collectives/shm_coll.c) */
 
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
 {
@@ -41,13 +43,18 @@ static void mat_of(unsigned *m, int r, size_t i, int salt)
         m[j] = (unsigned)(cu_val(r, 4 * i + (size_t)j, salt) & 7);
 }
 
-/* Element counts of n-byte units worth testing for a slot of cap bytes. */
+/* Element counts of unit-byte units worth testing for big slots of cap
+ * bytes, ascending. */
 static int counts_for(size_t unit, size_t cap, int *out)
 {
     int n = 0;
     out[n++] = 0;
     out[n++] = 1;
     out[n++] = 7;
+    if (SMALL_SLOT / unit > 7) {
+        out[n++] = (int)(SMALL_SLOT / unit);     /* a full small slot */
+        out[n++] = (int)(SMALL_SLOT / unit) + 1; /* the big ring */
+    }
     out[n++] = (int)(cap / unit);     /* a full slot */
     out[n++] = (int)(cap / unit) + 1; /* one more: point-to-point */
     return n;
