@@ -298,15 +298,18 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
         read_config();
     if (c->size < 2 || !cfg.on || cfg.forced[id] || c->shmcoll == &unusable)
         return BMPI_OK;
-    size_t big_bytes = big_bytes_for(c->size);
-    if (big_bytes == 0 || bytes > big_bytes)
-        return BMPI_OK;
-    if (!c->shmcoll) {
+    struct bmpi_shmcoll *r = c->shmcoll;
+    if (!r) {
+        size_t big_bytes = big_bytes_for(c->size);
+        if (big_bytes == 0 || bytes > big_bytes)
+            return BMPI_OK; /* set up on the first call that fits */
         int err = setup(c, big_bytes);
         if (err || c->shmcoll == &unusable)
             return err;
+        r = c->shmcoll;
     }
-    struct bmpi_shmcoll *r = c->shmcoll;
+    if (bytes > r->ring[BIG].slot_bytes)
+        return BMPI_OK;
     *k = (struct call){r->base, &r->ring[bytes <= r->ring[SMALL].slot_bytes ? SMALL : BIG],
                        c->size, c->rank};
     return BMPI_OK;
@@ -470,15 +473,39 @@ static const char *contribution(const struct call *k, int i, const void *own, MP
 
 /* rbuf = x0 op (x1 op (... op x(p-1))): the rank order of the standard,
  * folded from the top so the user function always gets the lower ranks'
- * data as invec, straight from their slots. */
+ * data as invec, straight from their slots; every rank computes the same
+ * expression, so all get the same bits. The first step starts from this
+ * rank's own data when it may (it is x(p-1), or x(p-2) and the op
+ * commutes: a op b == b op a exactly), which saves a pass over a slot. */
 static void fold(const struct call *k, const void *own, void *rbuf, size_t count,
                  MPI_Datatype type, const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
-    const char *x = contribution(k, k->p - 1, own, lb);
+    int top = k->p - 1, next = k->p - 2;
+    if (own && k->me == next && bmpi_op_commutative(op)) {
+        top = next;
+        next = k->p - 1;
+    }
+    const char *x = contribution(k, top, own, lb);
     memcpy((char *)rbuf + lb, x + lb, count * bmpi_dt_size(dt));
-    for (int i = k->p - 2; i >= 0; i--)
+    bmpi_op_apply(op, contribution(k, next, own, lb), rbuf, count, type);
+    for (int i = k->p - 3; i >= 0; i--)
         bmpi_op_apply(op, contribution(k, i, own, lb), rbuf, count, type);
+}
+
+/* The root of a reduce with a commutative op may combine in any order:
+ * it starts from its own data, already in rbuf when in place, and applies
+ * each other slot once. */
+static void fold_commutative(const struct call *k, const void *own, void *rbuf, size_t count,
+                             MPI_Datatype type, const struct bmpi_datatype *dt,
+                             const struct bmpi_op *op)
+{
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    if (own)
+        memcpy((char *)rbuf + lb, (const char *)own + lb, count * bmpi_dt_size(dt));
+    for (int i = k->p - 1; i >= 0; i--)
+        if (i != k->me)
+            bmpi_op_apply(op, await(k, i)->data - lb, rbuf, count, type);
 }
 
 /* Reductions take the path for contiguous types only: the slots then hold
@@ -501,13 +528,15 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     int err = reduce_path(c, BMPI_COLL_REDUCE, count, dt, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
+    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     if (k.me != root) {
         contribute(&k, sbuf, count, dt);
-    } else if (sbuf == MPI_IN_PLACE) {
-        contribute(&k, rbuf, count, dt); /* the fold overwrites rbuf: keep a copy */
-        fold(&k, NULL, rbuf, count, type, dt, op);
+    } else if (bmpi_op_commutative(op)) {
+        fold_commutative(&k, own, rbuf, count, type, dt, op);
     } else {
-        fold(&k, sbuf, rbuf, count, type, dt, op);
+        if (!own) /* the fold overwrites rbuf: keep a copy */
+            contribute(&k, rbuf, count, dt);
+        fold(&k, own, rbuf, count, type, dt, op);
     }
     finish(&k);
     return BMPI_OK;

@@ -157,7 +157,10 @@ static void test_matmul(MPI_Comm comm, int p, int me, int salt)
     for (int root = 0; root < p; root++) {
         for (int i = 0; i < N; i++)
             mat_of(s + 4 * i, me, (size_t)i, salt + root);
-        MPICHK(MPI_Reduce(s, r, N, mat, op, root, comm));
+        bool in_place = me == root && root % 2;
+        if (in_place)
+            memcpy(r, s, sizeof r);
+        MPICHK(MPI_Reduce(in_place ? MPI_IN_PLACE : s, r, N, mat, op, root, comm));
         MPICHK(MPI_Allreduce(s, all, 0, mat, op, comm));
         if (me == root) /* in place on one rank, not on the others */
             MPICHK(MPI_Allreduce(MPI_IN_PLACE, s, N, mat, op, comm));
