@@ -65,11 +65,18 @@ struct region_hdr {
 };
 
 struct slot {
-    uint64_t seq;   /* number of the collective that wrote it + 1; stored last */
-    uint64_t bytes; /* payload bytes written */
+    uint64_t seq;   /* number of the call that wrote it + 1; stored last */
+    uint64_t bytes; /* payload bytes of the call, stored first */
+    uint64_t ready; /* while a big payload is written: the call's number + 1
+                     * (low 32 bits) << 32 | bytes written so far */
+    uint64_t pad;
     char data[];    /* payload; small payloads share the line with seq */
 };
-#define SLOT_HDR 16
+#define SLOT_HDR 32
+
+/* Big payloads are written and read in chunks, so that a reader copies or
+ * folds one chunk while the writer fills the next. */
+#define CHUNK (8u << 10)
 
 struct ring {
     int id;            /* SMALL or BIG */
@@ -364,15 +371,35 @@ static void post(const struct call *k, struct slot *s, size_t bytes)
     __atomic_store_n(&s->seq, k->g->n + 1, __ATOMIC_RELEASE);
 }
 
-/* Rank w's slot of the current call, once w has posted it. */
-static const struct slot *await(const struct call *k, int w)
+/* The tag of the current call in a slot's ready word. A stale word is from
+ * a call a multiple of the ring's depth earlier, so 32 bits tell them apart
+ * whatever the count. */
+static uint64_t ready_tag(const struct call *k)
+{
+    return (uint64_t)(uint32_t)(k->g->n + 1) << 32;
+}
+
+/* Rank w's slot of the current call once it holds at least upto bytes of
+ * the payload, or all of it (s->bytes is valid then). */
+static const struct slot *await_bytes(const struct call *k, int w, size_t upto)
 {
     const struct slot *s = slot_of(k, w);
-    uint64_t want = k->g->n + 1;
+    uint64_t want = k->g->n + 1, tag = ready_tag(k);
     unsigned idle = 0;
-    while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != want)
+    for (;;) {
+        if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == want)
+            return s;
+        uint64_t r = __atomic_load_n(&s->ready, __ATOMIC_ACQUIRE);
+        if ((r & ~(uint64_t)UINT32_MAX) == tag && (r & UINT32_MAX) >= upto)
+            return s;
         idle_wait(&idle);
-    return s;
+    }
+}
+
+/* Rank w's slot of the current call, once w has posted all of it. */
+static const struct slot *await(const struct call *k, int w)
+{
+    return await_bytes(k, w, SIZE_MAX);
 }
 
 /* Done reading every slot of this call: writers may reuse them. */
@@ -390,13 +417,37 @@ static void pack(void *dst, const void *buf, size_t count, const struct bmpi_dat
         bmpi_dt_pack_all(buf, count, dt, dst);
 }
 
+static void pack_chunks(const struct call *k, struct slot *s, const void *buf, size_t count,
+                        const struct bmpi_datatype *dt, size_t bytes)
+{
+    uint64_t tag = ready_tag(k);
+    const char *src = (const char *)buf + bmpi_dt_true_lb(dt);
+    struct bmpi_dt_cursor cur;
+    bool contig = bmpi_dt_is_contig(dt);
+    if (!contig)
+        bmpi_dt_cursor_init(&cur, (void *)(uintptr_t)buf, count, dt);
+    for (size_t off = 0; off < bytes; off += CHUNK) {
+        size_t len = bytes - off < CHUNK ? bytes - off : CHUNK;
+        if (contig)
+            memcpy(s->data + off, src + off, len);
+        else
+            bmpi_dt_pack(&cur, s->data + off, len);
+        __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
+    }
+}
+
 /* Writes this rank's data into its slot and posts it. */
 static void contribute(const struct call *k, const void *buf, size_t count,
                        const struct bmpi_datatype *dt)
 {
     struct slot *s = claim(k);
-    pack(s->data, buf, count, dt);
-    post(k, s, count * bmpi_dt_size(dt));
+    size_t bytes = count * bmpi_dt_size(dt);
+    s->bytes = bytes;
+    if (bytes > CHUNK)
+        pack_chunks(k, s, buf, count, dt, bytes);
+    else
+        pack(s->data, buf, count, dt);
+    post(k, s, bytes);
 }
 
 /* Copies len bytes of data into (buf, count, dt); more than fits is
@@ -412,6 +463,36 @@ static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const
         struct bmpi_dt_cursor cur;
         bmpi_dt_cursor_init(&cur, buf, count, dt);
         bmpi_dt_unpack(&cur, data, n);
+    }
+    if (len > room)
+        return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
+                            len, room);
+    return BMPI_OK;
+}
+
+/* Rank w's payload into (buf, count, dt), each chunk as soon as w has
+ * written it. */
+static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
+                         const struct bmpi_datatype *dt)
+{
+    size_t room = count * bmpi_dt_size(dt);
+    const struct slot *s = await_bytes(k, w, room < CHUNK ? room : CHUNK);
+    size_t len = s->bytes;
+    if (len <= CHUNK || room <= CHUNK)
+        return unpack(buf, count, dt, await(k, w)->data, len);
+    size_t n = len < room ? len : room;
+    char *dst = (char *)buf + bmpi_dt_true_lb(dt);
+    struct bmpi_dt_cursor cur;
+    bool contig = bmpi_dt_is_contig(dt);
+    if (!contig)
+        bmpi_dt_cursor_init(&cur, buf, count, dt);
+    for (size_t off = 0; off < n; off += CHUNK) {
+        size_t clen = n - off < CHUNK ? n - off : CHUNK;
+        await_bytes(k, w, off + clen);
+        if (contig)
+            memcpy(dst + off, s->data + off, clen);
+        else
+            bmpi_dt_unpack(&cur, s->data + off, clen);
     }
     if (len > room)
         return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
@@ -452,23 +533,30 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatyp
     int err = total_bytes(dt, count, 0, &bytes) ? path_for(c, BMPI_COLL_BCAST, bytes, &k) : 0;
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    if (k.me == root) {
+    if (k.me == root)
         contribute(&k, buf, count, dt);
-    } else {
-        const struct slot *s = await(&k, root);
-        err = unpack(buf, count, dt, s->data, s->bytes);
-    }
+    else
+        err = unpack_chunks(&k, root, buf, count, dt);
     finish(&k);
     return err;
 }
 
-/* Rank i's contribution to a reduction, laid out as the type says: own
- * (this rank's send buffer) or the rank's slot. */
-static const char *contribution(const struct call *k, int i, const void *own, MPI_Aint lb)
+/* Elements [lo, lo + n) of rank i's contribution to a reduction, laid out
+ * as the type says (contiguous: at the type's origin): own (this rank's
+ * send buffer) or the rank's slot, once they are written. */
+static const char *contribution(const struct call *k, int i, const void *own, MPI_Aint lb,
+                                size_t size, size_t lo, size_t n)
 {
     if (i == k->me && own)
-        return own;
-    return await(k, i)->data - lb;
+        return (const char *)own + lo * size;
+    return await_bytes(k, i, (lo + n) * size)->data - lb + lo * size;
+}
+
+/* Reductions go element range by element range of about CHUNK bytes, so
+ * they start on the first chunk of a big payload while it is written. */
+static size_t chunk_elems(size_t size)
+{
+    return size >= CHUNK ? 1 : CHUNK / size;
 }
 
 /* rbuf = x0 op (x1 op (... op x(p-1))): the rank order of the standard,
@@ -481,16 +569,20 @@ static void fold(const struct call *k, const void *own, void *rbuf, size_t count
                  MPI_Datatype type, const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
     int top = k->p - 1, next = k->p - 2;
     if (own && k->me == next && bmpi_op_commutative(op)) {
         top = next;
         next = k->p - 1;
     }
-    const char *x = contribution(k, top, own, lb);
-    memcpy((char *)rbuf + lb, x + lb, count * bmpi_dt_size(dt));
-    bmpi_op_apply(op, contribution(k, next, own, lb), rbuf, count, type);
-    for (int i = k->p - 3; i >= 0; i--)
-        bmpi_op_apply(op, contribution(k, i, own, lb), rbuf, count, type);
+    for (size_t lo = 0; lo < count; lo += step) {
+        size_t n = count - lo < step ? count - lo : step;
+        char *acc = (char *)rbuf + lo * size;
+        memcpy(acc + lb, contribution(k, top, own, lb, size, lo, n) + lb, n * size);
+        bmpi_op_apply(op, contribution(k, next, own, lb, size, lo, n), acc, n, type);
+        for (int i = k->p - 3; i >= 0; i--)
+            bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, type);
+    }
 }
 
 /* The root of a reduce with a commutative op may combine in any order:
@@ -501,11 +593,16 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
                              const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
-    if (own)
-        memcpy((char *)rbuf + lb, (const char *)own + lb, count * bmpi_dt_size(dt));
-    for (int i = k->p - 1; i >= 0; i--)
-        if (i != k->me)
-            bmpi_op_apply(op, await(k, i)->data - lb, rbuf, count, type);
+    size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
+    for (size_t lo = 0; lo < count; lo += step) {
+        size_t n = count - lo < step ? count - lo : step;
+        char *acc = (char *)rbuf + lo * size;
+        if (own)
+            memcpy(acc + lb, (const char *)own + lb + lo * size, n * size);
+        for (int i = k->p - 1; i >= 0; i--)
+            if (i != k->me)
+                bmpi_op_apply(op, contribution(k, i, NULL, lb, size, lo, n), acc, n, type);
+    }
 }
 
 /* Reductions take the path for contiguous types only: the slots then hold

@@ -24,7 +24,7 @@
 #include "coll_util.h"
 
 static size_t slot_bytes; /* capacity of a big slot, as the library computes it for p <= 8 */
-#define SMALL_SLOT 240   /* capacity of a small slot (collectives/shm_coll.c) */
+#define SMALL_SLOT 224   /* capacity of a small slot (collectives/shm_coll.c) */
 
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
 {
@@ -77,6 +77,24 @@ static void test_bcast(MPI_Comm comm, int p, int me, int salt)
                       root, i, buf[i]);
             CHECK(buf[n] == 12345, "bcast n %d wrote past the buffer", n);
         }
+    free(buf);
+
+    /* a full big slot into a strided type on the receivers (read in chunks
+     * through a datatype cursor) */
+    int n = (int)(slot_bytes / sizeof(int)), root = p - 1;
+    MPI_Datatype every2;
+    MPICHK(MPI_Type_vector(1, 1, 2, MPI_INT, &every2));
+    MPICHK(MPI_Type_create_resized(every2, 0, 2 * sizeof(int), &every2));
+    MPICHK(MPI_Type_commit(&every2));
+    buf = malloc(2 * sizeof(int) * (size_t)n);
+    CHECK(buf, "malloc");
+    for (int i = 0; i < 2 * n; i++)
+        buf[i] = me == root ? cu_val(root, (size_t)i, salt) : -1;
+    MPICHK(MPI_Bcast(buf, n, me == root ? MPI_INT : every2, root, comm));
+    for (int i = 0; i < n && me != root; i++)
+        CHECK(buf[2 * i] == cu_val(root, (size_t)i, salt) && buf[2 * i + 1] == -1,
+              "strided bcast [%d] = %d", i, buf[2 * i]);
+    MPICHK(MPI_Type_free(&every2));
     free(buf);
 }
 
