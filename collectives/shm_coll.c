@@ -476,7 +476,7 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
                          const struct bmpi_datatype *dt)
 {
     size_t room = count * bmpi_dt_size(dt);
-    const struct slot *s = await_bytes(k, w, room < CHUNK ? room : CHUNK);
+    const struct slot *s = room <= CHUNK ? await(k, w) : await_bytes(k, w, CHUNK);
     size_t len = s->bytes;
     if (len <= CHUNK || room <= CHUNK)
         return unpack(buf, count, dt, await(k, w)->data, len);
