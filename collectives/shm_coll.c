@@ -179,11 +179,17 @@ static uint64_t *done_of(const struct call *k, int rank)
     return (uint64_t *)(k->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
 }
 
-static struct slot *slot_of(const struct call *k, int rank)
+/* rank's slot for call n of the ring */
+static struct slot *slot_at(const struct call *k, int rank, uint64_t n)
 {
     const struct ring *g = k->g;
-    size_t idx = (size_t)rank * g->depth + g->n % g->depth;
+    size_t idx = (size_t)rank * g->depth + n % g->depth;
     return (struct slot *)(k->base + g->off + idx * g->stride);
+}
+
+static struct slot *slot_of(const struct call *k, int rank)
+{
+    return slot_at(k, rank, k->g->n);
 }
 
 static bool all_on_this_node(const struct bmpi_comm *c)
@@ -342,13 +348,14 @@ static void idle_wait(unsigned *idle)
         bmpi_progress_idle(idle);
 }
 
-/* This rank's slot for the current call, once every rank is done with its
- * previous use. */
-static struct slot *claim(const struct call *k)
+/* This rank's slot for the call ahead of the current one (0: the current
+ * one), once every rank is done with its previous use. */
+static struct slot *claim_ahead(const struct call *k, unsigned ahead)
 {
     struct ring *g = k->g;
-    if (g->n >= g->depth && g->min_done < g->n - g->depth + 1) {
-        uint64_t need = g->n - g->depth + 1;
+    uint64_t n = g->n + ahead;
+    if (n >= g->depth && g->min_done < n - g->depth + 1) {
+        uint64_t need = n - g->depth + 1;
         unsigned idle = 0;
         for (;;) {
             uint64_t m = UINT64_MAX;
@@ -362,7 +369,12 @@ static struct slot *claim(const struct call *k)
             idle_wait(&idle);
         }
     }
-    return slot_of(k, k->me);
+    return slot_at(k, k->me, n);
+}
+
+static struct slot *claim(const struct call *k)
+{
+    return claim_ahead(k, 0);
 }
 
 static void post(const struct call *k, struct slot *s, size_t bytes)
@@ -559,14 +571,16 @@ static size_t chunk_elems(size_t size)
     return size >= CHUNK ? 1 : CHUNK / size;
 }
 
-/* rbuf = x0 op (x1 op (... op x(p-1))): the rank order of the standard,
+/* rbuf = x0 op (x1 op (... op x(p-1))) for elements [first, first + count)
+ * (rbuf is the origin of element 0): the rank order of the standard,
  * folded from the top so the user function always gets the lower ranks'
  * data as invec, straight from their slots; every rank computes the same
  * expression, so all get the same bits. The first step starts from this
  * rank's own data when it may (it is x(p-1), or x(p-2) and the op
  * commutes: a op b == b op a exactly), which saves a pass over a slot. */
-static void fold(const struct call *k, const void *own, void *rbuf, size_t count,
-                 MPI_Datatype type, const struct bmpi_datatype *dt, const struct bmpi_op *op)
+static void fold_range(const struct call *k, const void *own, void *rbuf, size_t first,
+                       size_t count, MPI_Datatype type, const struct bmpi_datatype *dt,
+                       const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
@@ -575,14 +589,55 @@ static void fold(const struct call *k, const void *own, void *rbuf, size_t count
         top = next;
         next = k->p - 1;
     }
-    for (size_t lo = 0; lo < count; lo += step) {
-        size_t n = count - lo < step ? count - lo : step;
+    for (size_t lo = first; lo < first + count; lo += step) {
+        size_t n = first + count - lo < step ? first + count - lo : step;
         char *acc = (char *)rbuf + lo * size;
         memcpy(acc + lb, contribution(k, top, own, lb, size, lo, n) + lb, n * size);
         bmpi_op_apply(op, contribution(k, next, own, lb, size, lo, n), acc, n, type);
         for (int i = k->p - 3; i >= 0; i--)
             bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, type);
     }
+}
+
+#define TWO_PHASE_MIN (16u << 10) /* bytes from which reductions take two phases */
+
+/* Whether a reduction of count elements, bytes in all, takes two phases:
+ * big enough that sharing the folding pays for a second round of slots.
+ * A reduce at 2 ranks stays in one, where the leaf returns at once. */
+static bool two_phases(size_t count, size_t bytes, int p, bool rooted)
+{
+    return bytes >= TWO_PHASE_MIN && count >= (size_t)p && (!rooted || p > 2);
+}
+
+/* Elements [i * count / p, (i + 1) * count / p): rank i's segment. */
+static size_t seg_lo(size_t count, int i, int p)
+{
+    return count * (size_t)i / (size_t)p;
+}
+
+/* A big reduction in two calls of the ring, so the ranks share the
+ * folding instead of each doing all of it: in the first (everyone has
+ * posted its contribution already) each rank folds its own segment into
+ * its slot of the next call; in the second it posts that slot, and the
+ * ranks that want the result (all for allreduce, the root for reduce)
+ * copy every segment into rbuf. Each element is still folded once, in
+ * rank order. */
+static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t count,
+                            MPI_Datatype type, const struct bmpi_datatype *dt,
+                            const struct bmpi_op *op, bool want_result)
+{
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t size = bmpi_dt_size(dt);
+    size_t lo = seg_lo(count, k->me, k->p), n = seg_lo(count, k->me + 1, k->p) - lo;
+    struct slot *t = claim_ahead(k, 1);
+    fold_range(k, own, t->data - lb - lo * size, lo, n, type, dt, op);
+    finish(k);
+    post(k, t, n * size);
+    for (int i = 0; i < k->p && want_result; i++) {
+        size_t ilo = seg_lo(count, i, k->p), in = seg_lo(count, i + 1, k->p) - ilo;
+        memcpy((char *)rbuf + lb + ilo * size, await(k, i)->data, in * size);
+    }
+    finish(k);
 }
 
 /* The root of a reduce with a commutative op may combine in any order:
@@ -626,6 +681,11 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    if (two_phases(count, count * bmpi_dt_size(dt), k.p, true)) {
+        contribute(&k, own ? own : rbuf, count, dt);
+        fold_two_phases(&k, own, rbuf, count, type, dt, op, k.me == root);
+        return BMPI_OK;
+    }
     if (k.me != root) {
         contribute(&k, sbuf, count, dt);
     } else if (bmpi_op_commutative(op)) {
@@ -633,7 +693,7 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     } else {
         if (!own) /* the fold overwrites rbuf: keep a copy */
             contribute(&k, rbuf, count, dt);
-        fold(&k, own, rbuf, count, type, dt, op);
+        fold_range(&k, own, rbuf, 0, count, type, dt, op);
     }
     finish(&k);
     return BMPI_OK;
@@ -647,9 +707,13 @@ int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, si
     int err = reduce_path(c, BMPI_COLL_ALLREDUCE, count, dt, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    bool in_place = sbuf == MPI_IN_PLACE;
-    contribute(&k, in_place ? rbuf : sbuf, count, dt);
-    fold(&k, in_place ? NULL : sbuf, rbuf, count, type, dt, op);
+    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    contribute(&k, own ? own : rbuf, count, dt);
+    if (two_phases(count, count * bmpi_dt_size(dt), k.p, false)) {
+        fold_two_phases(&k, own, rbuf, count, type, dt, op, true);
+        return BMPI_OK;
+    }
+    fold_range(&k, own, rbuf, 0, count, type, dt, op);
     finish(&k);
     return BMPI_OK;
 }

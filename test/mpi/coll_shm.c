@@ -7,7 +7,8 @@
  *    and one element above each (the big ring takes over, then
  *    point-to-point);
  *  - SUM/MAX on int, SUM on double (identical bits on every rank), a
- *    non-commutative user op (2x2 matrix product), a strided receive type,
+ *    non-commutative user op (2x2 matrix product), each small and big
+ *    enough for the two-phase reductions, a strided receive type,
  *    MPI_IN_PLACE;
  *  - hundreds of calls back to back (ring wrap-around and flow control:
  *    a bcast root and the reduce leaves run ahead of the others);
@@ -138,16 +139,17 @@ static void test_reduce(MPI_Comm comm, int p, int me, int salt)
 }
 
 /* A floating-point allreduce gives the same bits on every rank. */
-static void test_double_bits(MPI_Comm comm, int me, int salt)
+static void test_double_bits(MPI_Comm comm, int me, int salt, int n)
 {
-    enum { N = 333 };
-    double s[N], r[N], r0[N];
-    for (int i = 0; i < N; i++)
+    double *s = malloc(3 * sizeof(double) * (size_t)n), *r = s + n, *r0 = r + n;
+    CHECK(s, "malloc");
+    for (int i = 0; i < n; i++)
         s[i] = cu_val(me, (size_t)i, salt) / 7.0 + 1e-3 * me;
-    MPICHK(MPI_Allreduce(s, r, N, MPI_DOUBLE, MPI_SUM, comm));
-    memcpy(r0, r, sizeof r);
-    MPICHK(MPI_Bcast(r0, N, MPI_DOUBLE, 0, comm));
-    CHECK(!memcmp(r, r0, sizeof r), "allreduce of doubles differs between ranks");
+    MPICHK(MPI_Allreduce(s, r, n, MPI_DOUBLE, MPI_SUM, comm));
+    memcpy(r0, r, sizeof(double) * (size_t)n);
+    MPICHK(MPI_Bcast(r0, n, MPI_DOUBLE, 0, comm));
+    CHECK(!memcmp(r, r0, sizeof(double) * (size_t)n), "allreduce of %d doubles differs between ranks", n);
+    free(s);
 }
 
 /* The product of the ranks' matrices in rank order, element i. */
@@ -163,21 +165,23 @@ static void mat_ref(unsigned *acc, int p, size_t i, int salt)
     }
 }
 
-static void test_matmul(MPI_Comm comm, int p, int me, int salt)
+/* N matrices: 50 take one phase, 1100 (17 KiB) two. */
+static void test_matmul(MPI_Comm comm, int p, int me, int salt, int N)
 {
     MPI_Datatype mat;
     MPI_Op op;
     MPICHK(MPI_Type_contiguous(4, MPI_UNSIGNED, &mat));
     MPICHK(MPI_Type_commit(&mat));
     MPICHK(MPI_Op_create(matmul, 0, &op));
-    enum { N = 50 };
-    unsigned s[4 * N], r[4 * N], all[4 * N], want[4];
+    unsigned *s = malloc(3 * 4 * sizeof(unsigned) * (size_t)N), *r = s + 4 * N, *all = r + 4 * N;
+    unsigned want[4];
+    CHECK(s, "malloc");
     for (int root = 0; root < p; root++) {
         for (int i = 0; i < N; i++)
             mat_of(s + 4 * i, me, (size_t)i, salt + root);
         bool in_place = me == root && root % 2;
         if (in_place)
-            memcpy(r, s, sizeof r);
+            memcpy(r, s, 4 * sizeof(unsigned) * (size_t)N);
         MPICHK(MPI_Reduce(in_place ? MPI_IN_PLACE : s, r, N, mat, op, root, comm));
         MPICHK(MPI_Allreduce(s, all, 0, mat, op, comm));
         if (me == root) /* in place on one rank, not on the others */
@@ -193,6 +197,7 @@ static void test_matmul(MPI_Comm comm, int p, int me, int salt)
                       i, root);
         }
     }
+    free(s);
     MPICHK(MPI_Op_free(&op));
     MPICHK(MPI_Type_free(&mat));
 }
@@ -310,8 +315,10 @@ static void test_comm(MPI_Comm comm, int salt)
         MPICHK(MPI_Barrier(comm));
     test_bcast(comm, p, me, salt);
     test_reduce(comm, p, me, salt + 10);
-    test_double_bits(comm, me, salt + 20);
-    test_matmul(comm, p, me, salt + 30);
+    test_double_bits(comm, me, salt + 20, 333);
+    test_double_bits(comm, me, salt + 21, 4000);
+    test_matmul(comm, p, me, salt + 30, 50);
+    test_matmul(comm, p, me, salt + 31, 1100);
     test_data(comm, p, me, salt + 40);
     test_stream(comm, p, me);
     test_mixed(comm, p, me);
