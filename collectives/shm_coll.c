@@ -96,6 +96,7 @@ struct bmpi_shmcoll {
 
 /* One call on the path: the communicator's region and the ring it uses. */
 struct call {
+    struct bmpi_shmcoll *r;
     char *base;
     struct ring *g;
     int p, me;
@@ -302,6 +303,12 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     return err;
 }
 
+/* The ring for slots of bytes: the small one if they fit there. */
+static void use_ring(struct call *k, size_t bytes)
+{
+    k->g = &k->r->ring[bytes <= k->r->ring[SMALL].slot_bytes ? SMALL : BIG];
+}
+
 /* Sets k up if this call takes the shm path (k->g NULL if not), creating
  * the region on first use. bytes is what one slot must hold. */
 static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, struct call *k)
@@ -323,8 +330,8 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r->base, &r->ring[bytes <= r->ring[SMALL].slot_bytes ? SMALL : BIG],
-                       c->size, c->rank};
+    *k = (struct call){r, r->base, NULL, c->size, c->rank};
+    use_ring(k, bytes);
     return BMPI_OK;
 }
 
@@ -749,24 +756,34 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
                           void *rbuf, size_t rcount, MPI_Datatype rtype)
 {
     struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
-    size_t p = (size_t)c->size, all;
+    size_t p = (size_t)c->size, block, all;
+    bool in_place = sbuf == MPI_IN_PLACE;
     struct call k = {0};
-    int err = total_bytes(rdt, rcount, p, &all) ? path_for(c, BMPI_COLL_ALLTOALL, all, &k) : 0;
+    int err = 0;
+    /* In place, this rank's blocks go to its slot before any of them is
+     * overwritten, so all p must fit one slot. */
+    if (total_bytes(rdt, rcount, 0, &block) && total_bytes(rdt, rcount, p, &all))
+        err = path_for(c, BMPI_COLL_ALLTOALL, in_place ? all : block, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    /* In place, this rank's blocks are copied into its slot before any of
-     * them is overwritten. */
-    if (sbuf == MPI_IN_PLACE)
-        contribute(&k, rbuf, rcount * p, rdt);
-    else
-        contribute(&k, sbuf, scount * p, bmpi_dt_get(stype));
-    for (size_t i = 0; i < p; i++) {
-        const struct slot *s = await(&k, (int)i);
-        size_t block = s->bytes / p;
-        int e = unpack(bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt,
-                       s->data + (size_t)k.me * block, block);
-        err = err ? err : e;
+    /* When the p blocks of a rank do not fit a slot, the call goes in
+     * rounds, each carrying the blocks for as many destinations as fit. */
+    size_t cap = k.r->ring[BIG].slot_bytes, per = all <= cap ? p : cap / block;
+    use_ring(&k, per * block);
+    const void *src = in_place ? rbuf : sbuf;
+    size_t scnt = in_place ? rcount : scount;
+    MPI_Datatype st = in_place ? rtype : stype;
+    for (size_t d0 = 0; d0 < p; d0 += per) {
+        size_t nd = p - d0 < per ? p - d0 : per, me = (size_t)k.me;
+        contribute(&k, bmpi_coll_ofs(src, scnt * d0, st), scnt * nd, bmpi_dt_get(st));
+        for (size_t i = 0; me >= d0 && me < d0 + nd && i < p; i++) {
+            const struct slot *s = await(&k, (int)i);
+            size_t blk = s->bytes / nd;
+            int e = unpack(bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt,
+                           s->data + (me - d0) * blk, blk);
+            err = err ? err : e;
+        }
+        finish(&k);
     }
-    finish(&k);
     return err;
 }

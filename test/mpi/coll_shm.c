@@ -2,7 +2,8 @@
  * The shared-memory path of the blocking collectives (collectives/shm_coll.c)
  * against a serial reference, on MPI_COMM_WORLD, a split into two halves
  * with the rank order reversed, and a dup:
- *  - Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall; every root;
+ *  - Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall (also in
+ *    rounds, when a rank's p blocks do not fit one slot); every root;
  *    counts 0, 1, odd, exactly at a small slot's and a big slot's capacity
  *    and one element above each (the big ring takes over, then
  *    point-to-point);
@@ -207,7 +208,7 @@ static void test_matmul(MPI_Comm comm, int p, int me, int salt, int N)
 static void test_data(MPI_Comm comm, int p, int me, int salt)
 {
     int cnt[8], nc = counts_for(sizeof(int), slot_bytes, cnt);
-    size_t max = (size_t)cnt[nc - 1] * (size_t)p;
+    size_t max = (slot_bytes / sizeof(int) + 1) * (size_t)p;
     int *s = malloc(sizeof(int) * max), *r = malloc(sizeof(int) * 2 * max);
     CHECK(s && r, "malloc");
     MPI_Datatype every2;
@@ -235,7 +236,10 @@ static void test_data(MPI_Comm comm, int p, int me, int salt)
                 CHECK(r[(size_t)q * (size_t)n + (size_t)i] == cu_val(q, (size_t)i, salt + c),
                       "allgather in place n %d from %d [%d]", n, q, i);
     }
-    int acnt[8], nac = counts_for(sizeof(int) * (size_t)p, slot_bytes, acnt);
+    /* all p blocks filling a slot and one element more (in rounds, or on
+     * point-to-point in place), one block filling a slot and one more */
+    int pblocks = (int)(slot_bytes / sizeof(int) / (size_t)p), block = (int)(slot_bytes / sizeof(int));
+    int acnt[] = {0, 1, 7, pblocks, pblocks + 1, block, block + 1}, nac = 7;
     for (int c = 0; c < nac; c++) {
         int n = acnt[c];
         /* block for rank q: element i of (me -> q) */
