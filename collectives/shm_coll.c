@@ -97,7 +97,6 @@ struct bmpi_shmcoll {
 /* One call on the path: the communicator's region and the ring it uses. */
 struct call {
     struct bmpi_shmcoll *r;
-    char *base;
     struct ring *g;
     int p, me;
 };
@@ -177,7 +176,7 @@ static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
 
 static uint64_t *done_of(const struct call *k, int rank)
 {
-    return (uint64_t *)(k->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
+    return (uint64_t *)(k->r->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
 }
 
 /* rank's slot for call n of the ring */
@@ -185,7 +184,7 @@ static struct slot *slot_at(const struct call *k, int rank, uint64_t n)
 {
     const struct ring *g = k->g;
     size_t idx = (size_t)rank * g->depth + n % g->depth;
-    return (struct slot *)(k->base + g->off + idx * g->stride);
+    return (struct slot *)(k->r->base + g->off + idx * g->stride);
 }
 
 static struct slot *slot_of(const struct call *k, int rank)
@@ -238,8 +237,9 @@ static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
  * there on a crash leaves no file behind (before, the launcher's cleanup
  * of /dev/shm/bmpi.<nspace>.* does). Any failure (no memory, geometry
  * differing between ranks because the environment does) leaves the
- * communicator on point-to-point, on every rank alike. */
-static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r)
+ * communicator on point-to-point, on every rank alike; so does a rank
+ * that cannot keep the region (usable false). */
+static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
 {
     char name[256] = "";
     int ok = 0, err;
@@ -271,7 +271,7 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r)
             }
         }
     }
-    ok = r->base != NULL;
+    ok = usable && r->base != NULL;
     err = agree(c, &ok);
     if (c->rank == 0 && name[0])
         bmpi_shm_unlink(name);
@@ -293,9 +293,9 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
         return BMPI_OK;
     struct bmpi_shmcoll *r = calloc(1, sizeof(*r));
     struct bmpi_shmcoll tmp = {0};
-    struct bmpi_shmcoll *use = r ? r : &tmp; /* out of memory: still take part in the agreement */
+    struct bmpi_shmcoll *use = r ? r : &tmp; /* out of memory: take part in the agreement, saying no */
     layout(use, c->size, big_bytes);
-    int err = map_region(c, use);
+    int err = map_region(c, use, r != NULL);
     if (!err && r && r->base)
         c->shmcoll = r;
     else
@@ -330,7 +330,7 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r, r->base, NULL, c->size, c->rank};
+    *k = (struct call){r, NULL, c->size, c->rank};
     use_ring(k, bytes);
     return BMPI_OK;
 }
@@ -469,8 +469,17 @@ static void contribute(const struct call *k, const void *buf, size_t count,
     post(k, s, bytes);
 }
 
-/* Copies len bytes of data into (buf, count, dt); more than fits is
- * truncation, as on point-to-point. */
+/* More data than the receive buffer holds is truncation, as on
+ * point-to-point (only what fits is copied). */
+static int check_fit(size_t len, size_t room)
+{
+    if (len > room)
+        return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
+                            len, room);
+    return BMPI_OK;
+}
+
+/* Copies len bytes of data into (buf, count, dt). */
 static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const char *data,
                   size_t len)
 {
@@ -483,10 +492,7 @@ static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const
         bmpi_dt_cursor_init(&cur, buf, count, dt);
         bmpi_dt_unpack(&cur, data, n);
     }
-    if (len > room)
-        return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
-                            len, room);
-    return BMPI_OK;
+    return check_fit(len, room);
 }
 
 /* Rank w's payload into (buf, count, dt), each chunk as soon as w has
@@ -495,11 +501,9 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
                          const struct bmpi_datatype *dt)
 {
     size_t room = count * bmpi_dt_size(dt);
+    /* a receiver of at most one chunk waits for the whole payload */
     const struct slot *s = room <= CHUNK ? await(k, w) : await_bytes(k, w, CHUNK);
-    size_t len = s->bytes;
-    if (len <= CHUNK || room <= CHUNK)
-        return unpack(buf, count, dt, await(k, w)->data, len);
-    size_t n = len < room ? len : room;
+    size_t len = s->bytes, n = len < room ? len : room;
     char *dst = (char *)buf + bmpi_dt_true_lb(dt);
     struct bmpi_dt_cursor cur;
     bool contig = bmpi_dt_is_contig(dt);
@@ -513,10 +517,7 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
         else
             bmpi_dt_unpack(&cur, s->data + off, clen);
     }
-    if (len > room)
-        return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
-                            len, room);
-    return BMPI_OK;
+    return check_fit(len, room);
 }
 
 /* count elements of dt, times (0 or more) over: false on overflow. */
