@@ -762,9 +762,11 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
     struct call k = {0};
     int err = 0;
     /* In place, this rank's blocks go to its slot before any of them is
-     * overwritten, so all p must fit one slot. */
+     * overwritten, so all p must fit one slot; so must they at 2 ranks,
+     * where rounds would run one after the other and point-to-point's
+     * single copy each way is faster. */
     if (total_bytes(rdt, rcount, 0, &block) && total_bytes(rdt, rcount, p, &all))
-        err = path_for(c, BMPI_COLL_ALLTOALL, in_place ? all : block, &k);
+        err = path_for(c, BMPI_COLL_ALLTOALL, in_place || p == 2 ? all : block, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     /* When the p blocks of a rank do not fit a slot, the call goes in
