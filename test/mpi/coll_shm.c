@@ -28,23 +28,6 @@
 static size_t slot_bytes; /* capacity of a big slot, as the library computes it for p <= 8 */
 #define SMALL_SLOT 224   /* capacity of a small slot (collectives/shm_coll.c) */
 
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    unsigned *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        unsigned c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                         a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-        memcpy(b, c, sizeof(c));
-    }
-}
-
-static void mat_of(unsigned *m, int r, size_t i, int salt)
-{
-    for (int j = 0; j < 4; j++)
-        m[j] = (unsigned)(cu_val(r, 4 * i + (size_t)j, salt) & 7);
-}
-
 /* Element counts of unit-byte units worth testing for big slots of cap
  * bytes, ascending. */
 static int counts_for(size_t unit, size_t cap, int *out)
@@ -156,12 +139,12 @@ static void test_double_bits(MPI_Comm comm, int me, int salt, int n)
 /* The product of the ranks' matrices in rank order, element i. */
 static void mat_ref(unsigned *acc, int p, size_t i, int salt)
 {
-    mat_of(acc, 0, i, salt);
+    cu_mat_of(acc, 0, i, salt);
     for (int q = 1; q < p; q++) {
         unsigned m[4];
-        mat_of(m, q, i, salt);
+        cu_mat_of(m, q, i, salt);
         int len = 1;
-        matmul(acc, m, &len, NULL);
+        cu_matmul(acc, m, &len, NULL);
         memcpy(acc, m, sizeof m);
     }
 }
@@ -173,13 +156,13 @@ static void test_matmul(MPI_Comm comm, int p, int me, int salt, int N)
     MPI_Op op;
     MPICHK(MPI_Type_contiguous(4, MPI_UNSIGNED, &mat));
     MPICHK(MPI_Type_commit(&mat));
-    MPICHK(MPI_Op_create(matmul, 0, &op));
+    MPICHK(MPI_Op_create(cu_matmul, 0, &op));
     unsigned *s = malloc(3 * 4 * sizeof(unsigned) * (size_t)N), *r = s + 4 * N, *all = r + 4 * N;
     unsigned want[4];
     CHECK(s, "malloc");
     for (int root = 0; root < p; root++) {
         for (int i = 0; i < N; i++)
-            mat_of(s + 4 * i, me, (size_t)i, salt + root);
+            cu_mat_of(s + 4 * i, me, (size_t)i, salt + root);
         bool in_place = me == root && root % 2;
         if (in_place)
             memcpy(r, s, 4 * sizeof(unsigned) * (size_t)N);
