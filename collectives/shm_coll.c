@@ -49,7 +49,7 @@
 #include "transport/shm/shm.h"
 
 #define LINE 64
-#define SMALL_DEPTH 64                /* slots per rank in the small ring */
+#define SMALL_DEPTH 256               /* slots per rank in the small ring */
 #define SMALL_STRIDE 256              /* bytes per small slot, header included */
 #define BIG_DEPTH 8                   /* ... in the big ring */
 #define DEFAULT_SLOT (64u << 10)      /* payload bytes per big slot, before the cap */
