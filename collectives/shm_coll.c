@@ -217,12 +217,23 @@ static int share_name(struct bmpi_comm *c, char *name, size_t len)
     return run_sched(&s, bmpi_coll_bcast(&s, name, len, MPI_CHAR, 0));
 }
 
-static int agree(struct bmpi_comm *c, int *ok)
+/* Every rank's ok, combined (all must be 1) at rank 0, which removes the
+ * name before it tells the others: no rank leaves the setup while the file
+ * exists. */
+static int agree_and_unlink(struct bmpi_comm *c, int *ok, const char *name)
 {
     struct bmpi_sched s;
+    int mine = *ok;
     bmpi_sched_init(&s, c);
     bmpi_sched_set_op(&s, bmpi_op_get(MPI_MIN));
-    return run_sched(&s, bmpi_coll_allreduce(&s, MPI_IN_PLACE, ok, 1, MPI_INT));
+    int err = run_sched(&s, bmpi_coll_reduce(&s, c->rank == 0 ? MPI_IN_PLACE : &mine, ok, 1,
+                                             MPI_INT, 0));
+    if (c->rank == 0 && name[0])
+        bmpi_shm_unlink(name);
+    if (err)
+        return err;
+    bmpi_sched_init(&s, c);
+    return run_sched(&s, bmpi_coll_bcast(&s, ok, 1, MPI_INT, 0));
 }
 
 static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
@@ -233,8 +244,8 @@ static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
 }
 
 /* Rank 0 creates the region and names it to the others, everyone maps it,
- * all agree that everyone succeeded, then rank 0 removes the name: from
- * there on a crash leaves no file behind (before, the launcher's cleanup
+ * rank 0 learns whether everyone succeeded, removes the name and tells the
+ * others: from there on a crash leaves no file behind (before, the launcher's cleanup
  * of /dev/shm/bmpi.<nspace>.* does). Any failure (no memory, geometry
  * differing between ranks because the environment does) leaves the
  * communicator on point-to-point, on every rank alike; so does a rank
@@ -272,9 +283,7 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
         }
     }
     ok = usable && r->base != NULL;
-    err = agree(c, &ok);
-    if (c->rank == 0 && name[0])
-        bmpi_shm_unlink(name);
+    err = agree_and_unlink(c, &ok, name);
     if (!err && !ok && bmpi_world.verbose && c->rank == 0)
         fprintf(stderr, "bmpi: shared-memory collectives off on communicator %s: %s\n", c->name,
                 bmpi_err_reason());
