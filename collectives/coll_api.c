@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
+#include "collectives/shm_coll.h"
 #include "runtime/api.h"
 #include "runtime/info.h"
 #include "runtime/p2p.h"
@@ -30,6 +31,18 @@
  * bmpi offers at most MPI_THREAD_SERIALIZED, so a flag is enough. */
 static bool building_persistent;
 
+/* The outcome of a collective, through the communicator's error handler. */
+static int report(struct bmpi_comm *c, int err, const char *fn)
+{
+    if (!err)
+        return MPI_SUCCESS;
+    if (err == MPI_ERR_TRUNCATE)
+        return bmpi_err_comm(c->handle, err, fn,
+                             "a message of the collective was longer than its receive buffer: "
+                             "counts or types do not match across ranks");
+    return bmpi_err_comm(c->handle, err, fn, NULL);
+}
+
 static int launch(struct bmpi_sched *s, int err, MPI_Request *request, struct bmpi_comm *c,
                   const char *fn)
 {
@@ -42,14 +55,19 @@ static int launch(struct bmpi_sched *s, int err, MPI_Request *request, struct bm
     } else {
         err = bmpi_sched_run(s);
     }
-    if (!err)
-        return MPI_SUCCESS;
-    if (err == MPI_ERR_TRUNCATE)
-        return bmpi_err_comm(c->handle, err, fn,
-                             "a message of the collective was longer than its receive buffer: "
-                             "counts or types do not match across ranks");
-    return bmpi_err_comm(c->handle, err, fn, NULL);
+    return report(c, err, fn);
 }
+
+/* Blocking calls try the shared-memory path first (shm_coll.h); a call it
+ * declines goes on to the point-to-point schedule. */
+#define TRY_SHM(c, request, fn, call)                                                              \
+    do {                                                                                           \
+        if (!(request)) {                                                                          \
+            int e_ = (call);                                                                       \
+            if (e_ != BMPI_SHMCOLL_DECLINED)                                                       \
+                return report(c, e_, fn);                                                          \
+        }                                                                                          \
+    } while (0)
 
 static int check_request(MPI_Comm comm, const char *fn, MPI_Request *request, bool nonblocking)
 {
@@ -110,6 +128,7 @@ static int barrier(MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_intracomm(comm, fn, &c));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_barrier(c));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_barrier(s), request, c, fn);
 }
@@ -135,6 +154,7 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
     CHECK(check_root(c, fn, root));
     CHECK(check_not_in_place(c, fn, buf, "the buffer"));
     CHECK(bmpi_check_buffer(comm, fn, buf, count, type));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_bcast(c, buf, (size_t)count, type, root));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_bcast(s, buf, (size_t)count, type, root), request, c, fn);
 }
@@ -176,6 +196,7 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MP
         CHECK(bmpi_check_buffer(comm, fn, sbuf, count, type));
     struct bmpi_op *o;
     CHECK(check_op(c, fn, op, type, &o));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_reduce(c, sbuf, rbuf, (size_t)count, type, o, root));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     return launch(s, bmpi_coll_reduce(s, sbuf, rbuf, (size_t)count, type, root), request, c, fn);
@@ -212,6 +233,7 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
     }
     struct bmpi_op *o;
     CHECK(check_op(c, fn, op, type, &o));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_allreduce(c, sbuf, rbuf, (size_t)count, type, o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     return launch(s, bmpi_coll_allreduce(s, sbuf, rbuf, (size_t)count, type), request, c, fn);
@@ -438,6 +460,8 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
     CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
     if (sbuf != MPI_IN_PLACE)
         CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
+    TRY_SHM(c, request, fn,
+            bmpi_shmcoll_allgather(c, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_allgather(s, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype),
                   request, c, fn);
@@ -507,6 +531,8 @@ static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
         CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
         CHECK(check_alias(c, fn, sbuf, rbuf, rcount));
     }
+    TRY_SHM(c, request, fn,
+            bmpi_shmcoll_alltoall(c, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_alltoall(s, sbuf, (size_t)scount, stype, rbuf, (size_t)rcount, rtype),
                   request, c, fn);

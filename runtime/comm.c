@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/shm_coll.h"
 #include "runtime/api.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
@@ -59,6 +60,7 @@ static struct bmpi_comm *comm_new(struct bmpi_group *g, uint32_t context_id)
 
 static void comm_free(struct bmpi_comm *c)
 {
+    bmpi_shmcoll_free(c);
     bmpi_match_ctx_put(c->pt2pt);
     bmpi_match_ctx_put(c->coll);
     bmpi_errhandler_release(c->errhandler);

@@ -16,6 +16,7 @@
 #include "runtime/group.h"
 
 struct bmpi_match_ctx;
+struct bmpi_shmcoll;
 
 struct bmpi_comm {
     MPI_Comm handle;
@@ -31,6 +32,7 @@ struct bmpi_comm {
     void *topo;  /* owned by runtime/topo.c */
     void *info;
     uint32_t coll_seq; /* tags successive collectives apart */
+    struct bmpi_shmcoll *shmcoll; /* owned by collectives/shm_coll.c; NULL until first used */
 
     /* Intercommunicators (runtime/intercomm.c): the group that ranks of
      * point-to-point calls name, and an intracommunicator over the local

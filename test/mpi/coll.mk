@@ -2,7 +2,7 @@
 # runs its program at several rank counts once per algorithm, forcing it
 # with the BMPI_COLL_* variables (docs/collectives.md).
 check_PROGRAMS += test/mpi/coll_reduce test/mpi/coll_data test/mpi/coll_scan test/mpi/coll_ops \
-	test/mpi/coll_storm
+	test/mpi/coll_storm test/mpi/coll_shm
 test_mpi_coll_reduce_SOURCES = test/mpi/coll_reduce.c test/mpi/coll_util.h
 test_mpi_coll_reduce_LDADD = libbmpi.la
 test_mpi_coll_data_SOURCES = test/mpi/coll_data.c test/mpi/coll_util.h
@@ -13,10 +13,12 @@ test_mpi_coll_ops_SOURCES = test/mpi/coll_ops.c test/mpi/coll_util.h
 test_mpi_coll_ops_LDADD = libbmpi.la
 test_mpi_coll_storm_SOURCES = test/mpi/coll_storm.c test/mpi/coll_util.h
 test_mpi_coll_storm_LDADD = libbmpi.la
+test_mpi_coll_shm_SOURCES = test/mpi/coll_shm.c test/mpi/coll_util.h
+test_mpi_coll_shm_LDADD = libbmpi.la
 TESTS += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh \
-	test/mpi/coll_storm.sh
+	test/mpi/coll_storm.sh test/mpi/coll_shm.sh
 EXTRA_DIST += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh \
-	test/mpi/coll_storm.sh
+	test/mpi/coll_storm.sh test/mpi/coll_shm.sh
 check_PROGRAMS += test/mpi/coll_persist
 test_mpi_coll_persist_SOURCES = test/mpi/coll_persist.c test/mpi/coll_util.h
 test_mpi_coll_persist_LDADD = libbmpi.la

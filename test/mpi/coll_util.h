@@ -77,6 +77,27 @@ static inline int cu_val(int r, size_t i, int salt)
                  1000) - 500;
 }
 
+/* A non-commutative op for the tests: 2x2 unsigned matrices (an element
+ * is 4 unsigned), inout = in * inout, so rank order shows in the result. */
+static inline void cu_matmul(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    unsigned *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        unsigned c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                         a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        memcpy(b, c, sizeof(c));
+    }
+}
+
+/* The matrix of rank r, element i: small entries, so products stay exact
+ * modulo 2^32 and differ when the order does. */
+static inline void cu_mat_of(unsigned *m, int r, size_t i, int salt)
+{
+    for (int j = 0; j < 4; j++)
+        m[j] = (unsigned)(cu_val(r, 4 * i + (size_t)j, salt) & 7);
+}
+
 static inline void cu_init(int *argc, char ***argv, const char *prog)
 {
     cu_prog = prog;

@@ -1,0 +1,801 @@
+/*
+ * The shared-memory path of the blocking collectives (shm_coll.h,
+ * docs/collectives.md "Shared-memory path").
+ *
+ * A communicator whose ranks are all on this node gets, on its first
+ * eligible collective, one region mapped by all of them:
+ *
+ *   line 0              header (geometry, checked by every rank that maps it)
+ *   lines 1 .. 2p       done[ring][r]: calls of that ring rank r has finished
+ *   per ring, per rank  the rank's slots, written only by that rank
+ *
+ * There are two rings: a deep one of small slots (a few lines each, so
+ * latency-bound calls stream far ahead and a reader's next slot is close
+ * by) and a shallow one of big slots (64 KiB by default). A call uses the
+ * small ring if its data fits there, else the big one.
+ *
+ * Every call on a ring has a number n, the same on all ranks (they call
+ * collectives in the same order and all decide alike). A rank that
+ * contributes data writes it into slot n % depth of its own ring and then
+ * stores the slot's seq = n + 1 with release semantics; readers spin on
+ * seq (acquire), read, and finally store done = n + 1. Before reusing a
+ * slot for n, a writer needs every rank's done >= n - depth + 1 (the last
+ * use of that slot is over); it keeps a cached minimum and looks at the
+ * counters only when the cache says the slot might still be in use. So a
+ * bcast root, or a reduce leaf, writes and returns: up to depth calls run
+ * ahead of the slowest rank without waiting.
+ *
+ * Reductions fold the p contributions in rank order, the same on every
+ * rank, so allreduce gives identical bits everywhere and non-commutative
+ * ops keep the canonical order.
+ *
+ * Waiting keeps calling bmpi_progress(), so point-to-point traffic and
+ * nonblocking collectives move while a rank waits here, and it follows the
+ * progress engine's idle policy (yield when oversubscribed).
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "collectives/coll.h"
+#include "collectives/shm_coll.h"
+#include "runtime/error.h"
+#include "runtime/progress.h"
+#include "runtime/world.h"
+#include "transport/shm/shm.h"
+
+#define LINE 64
+#define SMALL_DEPTH 256               /* slots per rank in the small ring */
+#define SMALL_STRIDE 256              /* bytes per small slot, header included */
+#define BIG_DEPTH 8                   /* ... in the big ring */
+#define DEFAULT_SLOT (64u << 10)      /* payload bytes per big slot, before the cap */
+#define MIN_SLOT 1024                 /* below this the path is not worth a region */
+#define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
+#define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
+
+enum { SMALL, BIG, NRINGS };
+
+struct region_hdr {
+    uint64_t magic;
+    uint64_t nranks, big_bytes;
+};
+
+struct slot {
+    uint64_t seq;   /* number of the call that wrote it + 1; stored last */
+    uint64_t bytes; /* payload bytes of the call, stored first */
+    uint64_t ready; /* while a big payload is written: the call's number + 1
+                     * (low 32 bits) << 32 | bytes written so far */
+    uint64_t pad;
+    char data[];    /* payload; small payloads share the line with seq */
+};
+#define SLOT_HDR 32
+
+/* Big payloads are written and read in chunks, so that a reader copies or
+ * folds one chunk while the writer fills the next. */
+#define CHUNK (8u << 10)
+
+struct ring {
+    int id;            /* SMALL or BIG */
+    unsigned depth;    /* slots per rank */
+    size_t stride;     /* between slots */
+    size_t slot_bytes; /* payload capacity of a slot */
+    size_t off;        /* of rank 0's first slot */
+    uint64_t n;        /* calls on this ring so far */
+    uint64_t min_done; /* every rank's done was at least this when last looked at */
+};
+
+struct bmpi_shmcoll {
+    char *base; /* NULL: this communicator does not take the path */
+    size_t len;
+    struct ring ring[NRINGS];
+};
+
+/* One call on the path: the communicator's region and the ring it uses. */
+struct call {
+    struct bmpi_shmcoll *r;
+    struct ring *g;
+    int p, me;
+};
+
+/* Communicators that tried and cannot use the path point here. */
+static struct bmpi_shmcoll unusable;
+
+static struct {
+    bool read;
+    bool on;
+    size_t slot;
+    bool forced[BMPI_COLL_NCOLLS];
+} cfg;
+
+/* The BMPI_COLL_<NAME> variable that forces a point-to-point algorithm
+ * (select.c reads the same ones); the shm path stays out of its way. */
+static const char *const force_env[BMPI_COLL_NCOLLS] = {
+    [BMPI_COLL_BARRIER] = "BMPI_COLL_BARRIER",     [BMPI_COLL_BCAST] = "BMPI_COLL_BCAST",
+    [BMPI_COLL_REDUCE] = "BMPI_COLL_REDUCE",       [BMPI_COLL_ALLREDUCE] = "BMPI_COLL_ALLREDUCE",
+    [BMPI_COLL_ALLGATHER] = "BMPI_COLL_ALLGATHER", [BMPI_COLL_ALLTOALL] = "BMPI_COLL_ALLTOALL",
+};
+
+static size_t parse_size(const char *v, size_t dflt)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v)
+        return dflt;
+    if (*end == 'k' || *end == 'K')
+        x <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        x <<= 20;
+    return (size_t)x;
+}
+
+static void read_config(void)
+{
+    cfg.read = true;
+    const char *v = getenv("BMPI_COLL_SHM");
+    cfg.on = !(v && !strcmp(v, "0"));
+    v = getenv("BMPI_COLL_SHM_SLOT");
+    cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
+    for (int id = 0; id < BMPI_COLL_NCOLLS; id++) {
+        const char *f = force_env[id] ? getenv(force_env[id]) : NULL;
+        cfg.forced[id] = f && *f && strcmp(f, "auto") != 0;
+    }
+}
+
+/* Payload bytes per big slot for p ranks: the configured size, lowered so
+ * the region stays under REGION_CAP; 0 if that leaves too little. */
+static size_t big_bytes_for(int p)
+{
+    size_t cap = REGION_CAP / ((size_t)p * BIG_DEPTH) - SLOT_HDR;
+    size_t s = cfg.slot < cap ? cfg.slot : cap;
+    s &= ~(size_t)(LINE - 1);
+    return s >= MIN_SLOT ? s : 0;
+}
+
+/* --- the region ------------------------------------------------------------ */
+
+static void ring_init(struct ring *g, int id, unsigned depth, size_t stride, size_t off)
+{
+    *g = (struct ring){.id = id, .depth = depth, .stride = stride, .off = off,
+                       .slot_bytes = stride - SLOT_HDR};
+}
+
+/* Where everything is for p ranks and big slots of big_bytes. */
+static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
+{
+    size_t off = LINE * (size_t)(1 + NRINGS * p);
+    ring_init(&r->ring[SMALL], SMALL, SMALL_DEPTH, SMALL_STRIDE, off);
+    off += (size_t)p * SMALL_DEPTH * SMALL_STRIDE;
+    ring_init(&r->ring[BIG], BIG, BIG_DEPTH, SHM_ALIGN(SLOT_HDR + big_bytes, LINE), off);
+    r->ring[BIG].slot_bytes = big_bytes;
+    r->len = off + (size_t)p * BIG_DEPTH * r->ring[BIG].stride;
+}
+
+static uint64_t *done_of(const struct call *k, int rank)
+{
+    return (uint64_t *)(k->r->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
+}
+
+/* rank's slot for call n of the ring */
+static struct slot *slot_at(const struct call *k, int rank, uint64_t n)
+{
+    const struct ring *g = k->g;
+    size_t idx = (size_t)rank * g->depth + n % g->depth;
+    return (struct slot *)(k->r->base + g->off + idx * g->stride);
+}
+
+static struct slot *slot_of(const struct call *k, int rank)
+{
+    return slot_at(k, rank, k->g->n);
+}
+
+static bool all_on_this_node(const struct bmpi_comm *c)
+{
+    for (int i = 0; i < c->size; i++)
+        if (bmpi_world.peers[bmpi_comm_world_rank(c, i)].nodeid != bmpi_world.nodeid)
+            return false;
+    return true;
+}
+
+/* A point-to-point schedule run to completion (setup only). */
+static int run_sched(struct bmpi_sched *s, int err)
+{
+    if (err) {
+        bmpi_sched_destroy(s);
+        return err;
+    }
+    return bmpi_sched_run(s);
+}
+
+static int share_name(struct bmpi_comm *c, char *name, size_t len)
+{
+    struct bmpi_sched s;
+    bmpi_sched_init(&s, c);
+    return run_sched(&s, bmpi_coll_bcast(&s, name, len, MPI_CHAR, 0));
+}
+
+/* Every rank's ok, combined (all must be 1) at rank 0, which removes the
+ * name before it tells the others: no rank leaves the setup while the file
+ * exists. */
+static int agree_and_unlink(struct bmpi_comm *c, int *ok, const char *name)
+{
+    struct bmpi_sched s;
+    int mine = *ok;
+    bmpi_sched_init(&s, c);
+    bmpi_sched_set_op(&s, bmpi_op_get(MPI_MIN));
+    int err = run_sched(&s, bmpi_coll_reduce(&s, c->rank == 0 ? MPI_IN_PLACE : &mine, ok, 1,
+                                             MPI_INT, 0));
+    if (c->rank == 0 && name[0])
+        bmpi_shm_unlink(name);
+    if (err)
+        return err;
+    bmpi_sched_init(&s, c);
+    return run_sched(&s, bmpi_coll_bcast(&s, ok, 1, MPI_INT, 0));
+}
+
+static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
+{
+    const struct region_hdr *h = (const struct region_hdr *)r->base;
+    return len == r->len && h->magic == REGION_MAGIC && h->nranks == (uint64_t)p &&
+           h->big_bytes == r->ring[BIG].slot_bytes;
+}
+
+/* Rank 0 creates the region and names it to the others, everyone maps it,
+ * rank 0 learns whether everyone succeeded, removes the name and tells the
+ * others: from there on a crash leaves no file behind (before, the launcher's cleanup
+ * of /dev/shm/bmpi.<nspace>.* does). Any failure (no memory, geometry
+ * differing between ranks because the environment does) leaves the
+ * communicator on point-to-point, on every rank alike; so does a rank
+ * that cannot keep the region (usable false). */
+static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
+{
+    char name[256] = "";
+    int ok = 0, err;
+    if (c->rank == 0) {
+        char suffix[48];
+        snprintf(suffix, sizeof suffix, ".coll%d.%u", bmpi_world.rank, (unsigned)c->context_id);
+        void *base;
+        if (bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix) ||
+            bmpi_shm_create(name, r->len, &base)) {
+            name[0] = 0;
+        } else {
+            r->base = base;
+            struct region_hdr *h = base;
+            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes};
+        }
+    }
+    if ((err = share_name(c, name, sizeof name)))
+        goto out;
+    if (c->rank != 0 && name[0]) {
+        void *base;
+        size_t len;
+        if (bmpi_shm_attach(name, &base, &len) == BMPI_OK) {
+            r->base = base;
+            if (!geometry_matches(r, len, c->size)) {
+                munmap(base, len);
+                r->base = NULL;
+                bmpi_err_set(MPI_ERR_OTHER, "shm collectives: region %s has another geometry "
+                             "(BMPI_COLL_SHM_SLOT differs between ranks?)", name);
+            }
+        }
+    }
+    ok = usable && r->base != NULL;
+    err = agree_and_unlink(c, &ok, name);
+    if (!err && !ok && bmpi_world.verbose && c->rank == 0)
+        fprintf(stderr, "bmpi: shared-memory collectives off on communicator %s: %s\n", c->name,
+                bmpi_err_reason());
+out:
+    if ((err || !ok) && r->base) {
+        munmap(r->base, r->len);
+        r->base = NULL;
+    }
+    return err;
+}
+
+static int setup(struct bmpi_comm *c, size_t big_bytes)
+{
+    c->shmcoll = &unusable;
+    if (!all_on_this_node(c))
+        return BMPI_OK;
+    struct bmpi_shmcoll *r = calloc(1, sizeof(*r));
+    struct bmpi_shmcoll tmp = {0};
+    struct bmpi_shmcoll *use = r ? r : &tmp; /* out of memory: take part in the agreement, saying no */
+    layout(use, c->size, big_bytes);
+    int err = map_region(c, use, r != NULL);
+    if (!err && r && r->base)
+        c->shmcoll = r;
+    else
+        free(r);
+    return err;
+}
+
+/* The ring for slots of bytes: the small one if they fit there. */
+static void use_ring(struct call *k, size_t bytes)
+{
+    k->g = &k->r->ring[bytes <= k->r->ring[SMALL].slot_bytes ? SMALL : BIG];
+}
+
+/* Sets k up if this call takes the shm path (k->g NULL if not), creating
+ * the region on first use. bytes is what one slot must hold. */
+static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, struct call *k)
+{
+    k->g = NULL;
+    if (!cfg.read)
+        read_config();
+    if (c->size < 2 || !cfg.on || cfg.forced[id] || c->shmcoll == &unusable)
+        return BMPI_OK;
+    struct bmpi_shmcoll *r = c->shmcoll;
+    if (!r) {
+        size_t big_bytes = big_bytes_for(c->size);
+        if (big_bytes == 0 || bytes > big_bytes)
+            return BMPI_OK; /* set up on the first call that fits */
+        int err = setup(c, big_bytes);
+        if (err || c->shmcoll == &unusable)
+            return err;
+        r = c->shmcoll;
+    }
+    if (bytes > r->ring[BIG].slot_bytes)
+        return BMPI_OK;
+    *k = (struct call){r, NULL, c->size, c->rank};
+    use_ring(k, bytes);
+    return BMPI_OK;
+}
+
+void bmpi_shmcoll_free(struct bmpi_comm *c)
+{
+    struct bmpi_shmcoll *r = c->shmcoll;
+    c->shmcoll = NULL;
+    if (!r || r == &unusable)
+        return;
+    munmap(r->base, r->len);
+    free(r);
+}
+
+/* --- slots ----------------------------------------------------------------- */
+
+static void idle_wait(unsigned *idle)
+{
+    if (bmpi_progress())
+        *idle = 0;
+    else
+        bmpi_progress_idle(idle);
+}
+
+/* This rank's slot for the call ahead of the current one (0: the current
+ * one), once every rank is done with its previous use. */
+static struct slot *claim_ahead(const struct call *k, unsigned ahead)
+{
+    struct ring *g = k->g;
+    uint64_t n = g->n + ahead;
+    if (n >= g->depth && g->min_done < n - g->depth + 1) {
+        uint64_t need = n - g->depth + 1;
+        unsigned idle = 0;
+        for (;;) {
+            uint64_t m = UINT64_MAX;
+            for (int i = 0; i < k->p; i++) {
+                uint64_t d = __atomic_load_n(done_of(k, i), __ATOMIC_ACQUIRE);
+                m = d < m ? d : m;
+            }
+            g->min_done = m;
+            if (m >= need)
+                break;
+            idle_wait(&idle);
+        }
+    }
+    return slot_at(k, k->me, n);
+}
+
+static struct slot *claim(const struct call *k)
+{
+    return claim_ahead(k, 0);
+}
+
+static void post(const struct call *k, struct slot *s, size_t bytes)
+{
+    s->bytes = bytes;
+    __atomic_store_n(&s->seq, k->g->n + 1, __ATOMIC_RELEASE);
+}
+
+/* The tag of the current call in a slot's ready word. A stale word is from
+ * a call a multiple of the ring's depth earlier, so 32 bits tell them apart
+ * whatever the count. */
+static uint64_t ready_tag(const struct call *k)
+{
+    return (uint64_t)(uint32_t)(k->g->n + 1) << 32;
+}
+
+/* Rank w's slot of the current call once it holds at least upto bytes of
+ * the payload, or all of it (s->bytes is valid then). */
+static const struct slot *await_bytes(const struct call *k, int w, size_t upto)
+{
+    const struct slot *s = slot_of(k, w);
+    uint64_t want = k->g->n + 1, tag = ready_tag(k);
+    unsigned idle = 0;
+    for (;;) {
+        if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == want)
+            return s;
+        uint64_t r = __atomic_load_n(&s->ready, __ATOMIC_ACQUIRE);
+        if ((r & ~(uint64_t)UINT32_MAX) == tag && (r & UINT32_MAX) >= upto)
+            return s;
+        idle_wait(&idle);
+    }
+}
+
+/* Rank w's slot of the current call, once w has posted all of it. */
+static const struct slot *await(const struct call *k, int w)
+{
+    return await_bytes(k, w, SIZE_MAX);
+}
+
+/* Done reading every slot of this call: writers may reuse them. */
+static void finish(const struct call *k)
+{
+    uint64_t n = ++k->g->n;
+    __atomic_store_n(done_of(k, k->me), n, __ATOMIC_RELEASE);
+}
+
+static void pack(void *dst, const void *buf, size_t count, const struct bmpi_datatype *dt)
+{
+    if (bmpi_dt_is_contig(dt))
+        memcpy(dst, (const char *)buf + bmpi_dt_true_lb(dt), count * bmpi_dt_size(dt));
+    else
+        bmpi_dt_pack_all(buf, count, dt, dst);
+}
+
+static void pack_chunks(const struct call *k, struct slot *s, const void *buf, size_t count,
+                        const struct bmpi_datatype *dt, size_t bytes)
+{
+    uint64_t tag = ready_tag(k);
+    const char *src = (const char *)buf + bmpi_dt_true_lb(dt);
+    struct bmpi_dt_cursor cur;
+    bool contig = bmpi_dt_is_contig(dt);
+    if (!contig)
+        bmpi_dt_cursor_init(&cur, (void *)(uintptr_t)buf, count, dt);
+    for (size_t off = 0; off < bytes; off += CHUNK) {
+        size_t len = bytes - off < CHUNK ? bytes - off : CHUNK;
+        if (contig)
+            memcpy(s->data + off, src + off, len);
+        else
+            bmpi_dt_pack(&cur, s->data + off, len);
+        __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
+    }
+}
+
+/* Writes this rank's data into its slot and posts it. */
+static void contribute(const struct call *k, const void *buf, size_t count,
+                       const struct bmpi_datatype *dt)
+{
+    struct slot *s = claim(k);
+    size_t bytes = count * bmpi_dt_size(dt);
+    s->bytes = bytes;
+    if (bytes > CHUNK)
+        pack_chunks(k, s, buf, count, dt, bytes);
+    else
+        pack(s->data, buf, count, dt);
+    post(k, s, bytes);
+}
+
+/* More data than the receive buffer holds is truncation, as on
+ * point-to-point (only what fits is copied). */
+static int check_fit(size_t len, size_t room)
+{
+    if (len > room)
+        return bmpi_err_set(MPI_ERR_TRUNCATE, "shm collective: %zu bytes into a buffer of %zu",
+                            len, room);
+    return BMPI_OK;
+}
+
+/* Copies len bytes of data into (buf, count, dt). */
+static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const char *data,
+                  size_t len)
+{
+    size_t room = count * bmpi_dt_size(dt);
+    size_t n = len < room ? len : room;
+    if (bmpi_dt_is_contig(dt)) {
+        memcpy((char *)buf + bmpi_dt_true_lb(dt), data, n);
+    } else {
+        struct bmpi_dt_cursor cur;
+        bmpi_dt_cursor_init(&cur, buf, count, dt);
+        bmpi_dt_unpack(&cur, data, n);
+    }
+    return check_fit(len, room);
+}
+
+/* Rank w's payload into (buf, count, dt), each chunk as soon as w has
+ * written it. */
+static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
+                         const struct bmpi_datatype *dt)
+{
+    size_t room = count * bmpi_dt_size(dt);
+    /* a receiver of at most one chunk waits for the whole payload */
+    const struct slot *s = room <= CHUNK ? await(k, w) : await_bytes(k, w, CHUNK);
+    size_t len = s->bytes, n = len < room ? len : room;
+    char *dst = (char *)buf + bmpi_dt_true_lb(dt);
+    struct bmpi_dt_cursor cur;
+    bool contig = bmpi_dt_is_contig(dt);
+    if (!contig)
+        bmpi_dt_cursor_init(&cur, buf, count, dt);
+    for (size_t off = 0; off < n; off += CHUNK) {
+        size_t clen = n - off < CHUNK ? n - off : CHUNK;
+        await_bytes(k, w, off + clen);
+        if (contig)
+            memcpy(dst + off, s->data + off, clen);
+        else
+            bmpi_dt_unpack(&cur, s->data + off, clen);
+    }
+    return check_fit(len, room);
+}
+
+/* count elements of dt, times (0 or more) over: false on overflow. */
+static bool total_bytes(const struct bmpi_datatype *dt, size_t count, size_t times, size_t *bytes)
+{
+    size_t b;
+    if (!bmpi_dt_total(dt, count, &b) || (times && b > SIZE_MAX / times))
+        return false;
+    *bytes = b * (times ? times : 1);
+    return true;
+}
+
+/* --- the collectives ----------------------------------------------------------- */
+
+int bmpi_shmcoll_barrier(struct bmpi_comm *c)
+{
+    struct call k;
+    int err = path_for(c, BMPI_COLL_BARRIER, 0, &k);
+    if (err || !k.g)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    post(&k, claim(&k), 0);
+    for (int i = 0; i < k.p; i++)
+        await(&k, i);
+    finish(&k);
+    return BMPI_OK;
+}
+
+int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    size_t bytes;
+    struct call k = {0};
+    int err = total_bytes(dt, count, 0, &bytes) ? path_for(c, BMPI_COLL_BCAST, bytes, &k) : 0;
+    if (err || !k.g)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    if (k.me == root)
+        contribute(&k, buf, count, dt);
+    else
+        err = unpack_chunks(&k, root, buf, count, dt);
+    finish(&k);
+    return err;
+}
+
+/* Elements [lo, lo + n) of rank i's contribution to a reduction, laid out
+ * as the type says (contiguous: at the type's origin): own (this rank's
+ * send buffer) or the rank's slot, once they are written. */
+static const char *contribution(const struct call *k, int i, const void *own, MPI_Aint lb,
+                                size_t size, size_t lo, size_t n)
+{
+    if (i == k->me && own)
+        return (const char *)own + lo * size;
+    return await_bytes(k, i, (lo + n) * size)->data - lb + lo * size;
+}
+
+/* Reductions go element range by element range of about CHUNK bytes, so
+ * they start on the first chunk of a big payload while it is written. */
+static size_t chunk_elems(size_t size)
+{
+    return size >= CHUNK ? 1 : CHUNK / size;
+}
+
+/* rbuf = x0 op (x1 op (... op x(p-1))) for elements [first, first + count)
+ * (rbuf is the origin of element 0): the rank order of the standard,
+ * folded from the top so the user function always gets the lower ranks'
+ * data as invec, straight from their slots; every rank computes the same
+ * expression, so all get the same bits. The first step starts from this
+ * rank's own data when it may (it is x(p-1), or x(p-2) and the op
+ * commutes: a op b == b op a exactly), which saves a pass over a slot. */
+static void fold_range(const struct call *k, const void *own, void *rbuf, size_t first,
+                       size_t count, MPI_Datatype type, const struct bmpi_datatype *dt,
+                       const struct bmpi_op *op)
+{
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
+    int top = k->p - 1, next = k->p - 2;
+    if (own && k->me == next && bmpi_op_commutative(op)) {
+        top = next;
+        next = k->p - 1;
+    }
+    for (size_t lo = first; lo < first + count; lo += step) {
+        size_t n = first + count - lo < step ? first + count - lo : step;
+        char *acc = (char *)rbuf + lo * size;
+        memcpy(acc + lb, contribution(k, top, own, lb, size, lo, n) + lb, n * size);
+        bmpi_op_apply(op, contribution(k, next, own, lb, size, lo, n), acc, n, type);
+        for (int i = k->p - 3; i >= 0; i--)
+            bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, type);
+    }
+}
+
+#define TWO_PHASE_MIN (16u << 10) /* bytes from which reductions take two phases */
+
+/* Whether a reduction of count elements, bytes in all, takes two phases:
+ * big enough that sharing the folding pays for a second round of slots.
+ * A reduce at 2 ranks stays in one, where the leaf returns at once. */
+static bool two_phases(size_t count, size_t bytes, int p, bool rooted)
+{
+    return bytes >= TWO_PHASE_MIN && count >= (size_t)p && (!rooted || p > 2);
+}
+
+/* Elements [i * count / p, (i + 1) * count / p): rank i's segment. */
+static size_t seg_lo(size_t count, int i, int p)
+{
+    return count * (size_t)i / (size_t)p;
+}
+
+/* A big reduction in two calls of the ring, so the ranks share the
+ * folding instead of each doing all of it: in the first (everyone has
+ * posted its contribution already) each rank folds its own segment into
+ * its slot of the next call; in the second it posts that slot, and the
+ * ranks that want the result (all for allreduce, the root for reduce)
+ * copy every segment into rbuf. Each element is still folded once, in
+ * rank order. */
+static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t count,
+                            MPI_Datatype type, const struct bmpi_datatype *dt,
+                            const struct bmpi_op *op, bool want_result)
+{
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t size = bmpi_dt_size(dt);
+    size_t lo = seg_lo(count, k->me, k->p), n = seg_lo(count, k->me + 1, k->p) - lo;
+    struct slot *t = claim_ahead(k, 1);
+    fold_range(k, own, t->data - lb - lo * size, lo, n, type, dt, op);
+    finish(k);
+    post(k, t, n * size);
+    for (int i = 0; i < k->p && want_result; i++) {
+        size_t ilo = seg_lo(count, i, k->p), in = seg_lo(count, i + 1, k->p) - ilo;
+        memcpy((char *)rbuf + lb + ilo * size, await(k, i)->data, in * size);
+    }
+    finish(k);
+}
+
+/* The root of a reduce with a commutative op may combine in any order:
+ * it starts from its own data, already in rbuf when in place, and applies
+ * each other slot once. */
+static void fold_commutative(const struct call *k, const void *own, void *rbuf, size_t count,
+                             MPI_Datatype type, const struct bmpi_datatype *dt,
+                             const struct bmpi_op *op)
+{
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
+    for (size_t lo = 0; lo < count; lo += step) {
+        size_t n = count - lo < step ? count - lo : step;
+        char *acc = (char *)rbuf + lo * size;
+        if (own)
+            memcpy(acc + lb, (const char *)own + lb + lo * size, n * size);
+        for (int i = k->p - 1; i >= 0; i--)
+            if (i != k->me)
+                bmpi_op_apply(op, contribution(k, i, NULL, lb, size, lo, n), acc, n, type);
+    }
+}
+
+/* Reductions take the path for contiguous types only: the slots then hold
+ * the data exactly as the type lays it out, and ops apply to them in place. */
+static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
+                       const struct bmpi_datatype *dt, struct call *k)
+{
+    size_t bytes;
+    k->g = NULL;
+    if (!bmpi_dt_is_contig(dt) || !total_bytes(dt, count, 0, &bytes))
+        return BMPI_OK;
+    return path_for(c, id, bytes, k);
+}
+
+int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
+                        MPI_Datatype type, struct bmpi_op *op, int root)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    struct call k;
+    int err = reduce_path(c, BMPI_COLL_REDUCE, count, dt, &k);
+    if (err || !k.g)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    if (two_phases(count, count * bmpi_dt_size(dt), k.p, true)) {
+        contribute(&k, own ? own : rbuf, count, dt);
+        fold_two_phases(&k, own, rbuf, count, type, dt, op, k.me == root);
+        return BMPI_OK;
+    }
+    if (k.me != root) {
+        contribute(&k, sbuf, count, dt);
+    } else if (bmpi_op_commutative(op)) {
+        fold_commutative(&k, own, rbuf, count, type, dt, op);
+    } else {
+        if (!own) /* the fold overwrites rbuf: keep a copy */
+            contribute(&k, rbuf, count, dt);
+        fold_range(&k, own, rbuf, 0, count, type, dt, op);
+    }
+    finish(&k);
+    return BMPI_OK;
+}
+
+int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype type, struct bmpi_op *op)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    struct call k;
+    int err = reduce_path(c, BMPI_COLL_ALLREDUCE, count, dt, &k);
+    if (err || !k.g)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    contribute(&k, own ? own : rbuf, count, dt);
+    if (two_phases(count, count * bmpi_dt_size(dt), k.p, false)) {
+        fold_two_phases(&k, own, rbuf, count, type, dt, op, true);
+        return BMPI_OK;
+    }
+    fold_range(&k, own, rbuf, 0, count, type, dt, op);
+    finish(&k);
+    return BMPI_OK;
+}
+
+int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
+                           MPI_Datatype stype, void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
+    size_t block;
+    struct call k = {0};
+    int err = total_bytes(rdt, rcount, 0, &block) ? path_for(c, BMPI_COLL_ALLGATHER, block, &k)
+                                                   : 0;
+    if (err || !k.g)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    bool in_place = sbuf == MPI_IN_PLACE;
+    if (in_place)
+        contribute(&k, bmpi_coll_ofs(rbuf, rcount * (size_t)k.me, rtype), rcount, rdt);
+    else
+        contribute(&k, sbuf, scount, bmpi_dt_get(stype));
+    for (int i = 0; i < k.p; i++) {
+        if (in_place && i == k.me)
+            continue;
+        const struct slot *s = await(&k, i);
+        int e = unpack(bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt, s->data,
+                       s->bytes);
+        err = err ? err : e;
+    }
+    finish(&k);
+    return err;
+}
+
+int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, MPI_Datatype stype,
+                          void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
+    size_t p = (size_t)c->size, block, all;
+    bool in_place = sbuf == MPI_IN_PLACE;
+    struct call k = {0};
+    int err = 0;
+    /* In place, this rank's blocks go to its slot before any of them is
+     * overwritten, so all p must fit one slot; so must they at 2 ranks,
+     * where rounds would run one after the other and point-to-point's
+     * single copy each way is faster. */
+    if (total_bytes(rdt, rcount, 0, &block) && total_bytes(rdt, rcount, p, &all))
+        err = path_for(c, BMPI_COLL_ALLTOALL, in_place || p == 2 ? all : block, &k);
+    if (err || !k.g)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
+    /* When the p blocks of a rank do not fit a slot, the call goes in
+     * rounds, each carrying the blocks for as many destinations as fit. */
+    size_t cap = k.r->ring[BIG].slot_bytes, per = all <= cap ? p : cap / block;
+    use_ring(&k, per * block);
+    const void *src = in_place ? rbuf : sbuf;
+    size_t scnt = in_place ? rcount : scount;
+    MPI_Datatype st = in_place ? rtype : stype;
+    for (size_t d0 = 0; d0 < p; d0 += per) {
+        size_t nd = p - d0 < per ? p - d0 : per, me = (size_t)k.me;
+        contribute(&k, bmpi_coll_ofs(src, scnt * d0, st), scnt * nd, bmpi_dt_get(st));
+        for (size_t i = 0; me >= d0 && me < d0 + nd && i < p; i++) {
+            const struct slot *s = await(&k, (int)i);
+            size_t blk = s->bytes / nd;
+            int e = unpack(bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt,
+                           s->data + (me - d0) * blk, blk);
+            err = err ? err : e;
+        }
+        finish(&k);
+    }
+    return err;
+}
