@@ -691,11 +691,32 @@ int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
     return BMPI_OK;
 }
 
+int bmpi_send_immediate(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                        struct bmpi_comm *comm, uint32_t context_id)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    if (dest == MPI_PROC_NULL || !bmpi_dt_is_contig(dt) || ensure_queues())
+        return BMPI_TL_EAGAIN;
+    int world_peer = bmpi_comm_world_rank(comm, dest);
+    struct bmpi_tl *tl = peer_tl(world_peer);
+    size_t bytes = count * bmpi_dt_size(dt);
+    struct bmpi_envelope env = {context_id, comm->rank, tag};
+    /* Earlier messages to this peer still queued keep their place. */
+    if (bytes > tl->caps.eager_limit || bytes + sizeof(env) > tl->caps.max_am ||
+        p2p.matched[world_peer].head)
+        return BMPI_TL_EAGAIN;
+    struct iovec iov = {(char *)buf + bmpi_dt_true_lb(dt), bytes};
+    return tl->ops->am_send(tl, world_peer, BMPI_AM_EAGER, &env, sizeof(env), &iov, bytes ? 1 : 0);
+}
+
 int bmpi_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
               struct bmpi_comm *comm, uint32_t context_id)
 {
+    int rc = bmpi_send_immediate(buf, count, type, dest, tag, comm, context_id);
+    if (rc != BMPI_TL_EAGAIN)
+        return rc;
     struct bmpi_request *req;
-    int rc = bmpi_isend(buf, count, type, dest, tag, comm, context_id, BMPI_SEND_STANDARD, &req);
+    rc = bmpi_isend(buf, count, type, dest, tag, comm, context_id, BMPI_SEND_STANDARD, &req);
     return rc ? rc : bmpi_request_wait(req, MPI_STATUS_IGNORE);
 }
 
