@@ -90,7 +90,7 @@ static void shm_read_config(struct shm_config *c)
     c->fp_max = (uint32_t)env_size("BMPI_SHM_FASTPATH_MAX", 16, 0, 4096);
     /* a ring holds at least two of the largest messages */
     size_t ring_min = pow2_ceil(2 * (c->max_am + SHM_LINE));
-    c->ring_size = pow2_ceil(env_size("BMPI_SHM_RING_SIZE", 256 << 10, ring_min, 1u << 30));
+    c->ring_size = pow2_ceil(env_size("BMPI_SHM_RING_SIZE", 512 << 10, ring_min, 1u << 30));
     c->nsmall = (uint32_t)env_size("BMPI_SHM_SMALL_CELLS", 64, 1, 1 << 16);
     c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
     c->small_size = SHM_SMALL_CELL;
