@@ -28,6 +28,11 @@
  * the transport's max_am allows): the staging buffer of a non-contiguous
  * send stays bounded. */
 #define FRAG_MAX (256u * 1024u)
+/* Contiguous RGET receives of at least this many bytes over a transport
+ * with BMPI_TL_RMA_CPU are copied by both sides, split at a page boundary
+ * so that the two copies never touch the same page. */
+#define COOP_MIN (64u * 1024u)
+#define COOP_ALIGN 4096u
 /* How long MPI_Finalize keeps progressing transports that still report
  * data in flight once every send has completed. */
 #define DRAIN_IN_FLIGHT_S 2.0
@@ -44,6 +49,8 @@ struct pending {
         struct bmpi_rts rts;
         struct bmpi_ctl ctl;
         struct bmpi_cts cts;
+        struct bmpi_putreq putreq;
+        struct bmpi_putfin putfin;
     } hdr;
     struct iovec iov;
     void *owned;               /* payload copy owned by this entry */
@@ -420,13 +427,47 @@ static void rget_next(struct bmpi_request *req)
             return;
         }
     }
-    if (req->pending_ops > 0)
+    if (req->pending_ops > 0 || req->put_pending)
         return;
     if (req->done_bytes < want && req->status.MPI_ERROR == MPI_SUCCESS)
         return;
     struct bmpi_ctl fin = {req->remote_req};
     send_ctl(req->world_peer, BMPI_AM_FIN, &fin, sizeof(fin));
     finish_recv(req, req->status.MPI_SOURCE, req->status.MPI_TAG);
+}
+
+/* Ask the sender to write the first half of the message into the receive
+ * buffer itself while this side pulls the rest: on a transport whose RMA
+ * is a CPU copy, that puts the sender's idle core to work. The message
+ * cannot complete before the sender answers PUTFIN, so small messages,
+ * whose pull is over sooner than a round trip, are not split. */
+static void ask_sender_to_put(struct bmpi_request *req, struct bmpi_tl *tl, size_t want)
+{
+    struct bmpi_putreq pr = {
+        .sreq = req->remote_req,
+        .rreq = bmpi_request_id(req),
+        .raddr = (uint64_t)(uintptr_t)contig_base(req),
+        .len = (want / 2) & ~(size_t)(COOP_ALIGN - 1),
+    };
+    size_t klen = sizeof(pr.rkey);
+    if (tl->ops->rkey_pack(tl, NULL, pr.rkey, &klen) != BMPI_OK)
+        return;
+    pr.rkey_len = (uint32_t)klen;
+    if (send_ctl(req->world_peer, BMPI_AM_PUTREQ, &pr, BMPI_PUTREQ_FIXED_LEN + klen) != BMPI_OK)
+        return;
+    req->put_pending = true;
+    req->done_bytes = pr.len;
+}
+
+static void rget_start(struct bmpi_request *req)
+{
+    struct bmpi_tl *tl = peer_tl(req->world_peer);
+    const unsigned coop = BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU;
+    size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
+    if (want >= COOP_MIN && (tl->caps.flags & coop) == coop && !(tl->caps.flags & BMPI_TL_NEEDS_MR) &&
+        bmpi_dt_is_contig(req->dt))
+        ask_sender_to_put(req, tl, want);
+    rget_next(req);
 }
 
 /* A receive matched a message: take it in according to its protocol. */
@@ -456,7 +497,7 @@ static void start_matched(struct bmpi_request *req, int world_src, uint8_t am_id
         req->rget_raddr = rts->raddr;
         req->rkey_len = rts->rkey_len;
         memcpy(req->rkey, rts->rkey, rts->rkey_len);
-        rget_next(req);
+        rget_start(req);
         return;
     case BMPI_AM_RNDV: {
         req->bytes = rts->len;
@@ -498,6 +539,7 @@ int bmpi_recv_start(struct bmpi_request *req)
     req->cancelled = false;
     req->bounce = NULL;
     req->pending_ops = 0;
+    req->put_pending = false;
     bmpi_status_empty(&req->status);
     if (req->peer == MPI_PROC_NULL) {
         bmpi_status_set(&req->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
@@ -608,6 +650,40 @@ static void deliver_fin(const struct bmpi_ctl *fin)
     send_done(req);
 }
 
+/* The receiver's part of a shared RGET is written: see whether it is all in. */
+static void deliver_putfin(const struct bmpi_putfin *f)
+{
+    struct bmpi_request *req = bmpi_request_from_id(f->rreq);
+    if (f->status != BMPI_OK && req->status.MPI_ERROR == MPI_SUCCESS)
+        req->status.MPI_ERROR = f->status;
+    req->put_pending = false;
+    rget_next(req);
+}
+
+static void put_done(void *ctx, int status)
+{
+    struct bmpi_request *req = ctx;
+    struct bmpi_putfin fin = {req->remote_req, status};
+    send_ctl(req->world_peer, BMPI_AM_PUTFIN, &fin, sizeof(fin));
+}
+
+/* The receiver of an RGET asks this side to write the first part. The
+ * send completes only on the receiver's FIN, which follows PUTFIN, so the
+ * buffer stays valid throughout. */
+static void deliver_putreq(const struct bmpi_putreq *pr)
+{
+    struct bmpi_request *req = bmpi_request_from_id(pr->sreq);
+    struct bmpi_tl *tl = peer_tl(req->world_peer);
+    req->remote_req = pr->rreq;
+    int rc = pr->len <= req->bytes
+                 ? tl->ops->put(tl, req->world_peer, contig_base(req), req->memh, pr->len, pr->raddr,
+                                pr->rkey, pr->rkey_len, put_done, req)
+                 : bmpi_err_set(MPI_ERR_INTERN, "PUTREQ for %llu bytes of a %zu-byte message",
+                                (unsigned long long)pr->len, req->bytes);
+    if (rc != BMPI_OK)
+        put_done(req, rc);
+}
+
 void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
                      size_t len)
 {
@@ -629,6 +705,12 @@ void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, c
         break;
     case BMPI_AM_FRAG:
         deliver_frag(hdr, payload, len);
+        break;
+    case BMPI_AM_PUTREQ:
+        deliver_putreq(hdr);
+        break;
+    case BMPI_AM_PUTFIN:
+        deliver_putfin(hdr);
         break;
     default:
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",

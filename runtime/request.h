@@ -65,6 +65,7 @@ struct bmpi_request {
     void *bounce;        /* bounded staging buffer for non-contiguous data */
     size_t staged;       /* bytes of the chunk being pulled into bounce */
     int pending_ops;     /* outstanding gets */
+    bool put_pending;    /* RGET receive: the sender still writes its part */
     uint64_t rget_raddr;
     size_t rkey_len;
 

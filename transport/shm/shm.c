@@ -181,7 +181,7 @@ static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
         .max_am = p->cfg.max_am,
         .eager_limit = p->cfg.eager_limit,
         .rma_limit = 0,
-        .flags = p->cma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT) : 0,
+        .flags = p->cma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU) : 0,
         .latency_us = 0.2,
         .bandwidth_mbs = 8000.0,
     };
