@@ -529,7 +529,6 @@ static struct bmpi_match_ctx *match_ctx_of(const struct bmpi_request *req)
 static void start_from_unexpected(struct bmpi_request *req, struct bmpi_unexpected *u)
 {
     start_matched(req, u->world_src, u->am_id, &u->rts, u->data, u->len);
-    free(u->data);
     free(u);
 }
 
@@ -573,23 +572,22 @@ int bmpi_recv_cancel(struct bmpi_request *req)
 static void keep_unexpected(struct bmpi_match_ctx *m, int world_src, uint8_t am_id,
                             const struct bmpi_rts *rts, const void *data, size_t len)
 {
-    struct bmpi_unexpected *u = malloc(sizeof(*u));
-    void *copy = len ? malloc(len) : NULL;
-    if (!u || (len && !copy)) {
+    /* One allocation for the entry and its data: a receiver that falls
+     * behind a stream of small messages pays one malloc/free per message. */
+    struct bmpi_unexpected *u = malloc(sizeof(*u) + len);
+    if (!u) {
         /* Nothing sane can continue: the message cannot be kept. */
-        free(u);
-        free(copy);
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI progress",
                       "out of memory keeping an unexpected message of %zu bytes from rank %d", len, world_src);
         return;
     }
+    u->data = len ? u + 1 : NULL;
     if (len)
-        memcpy(copy, data, len);
+        memcpy(u->data, data, len);
     u->world_src = world_src;
     u->am_id = am_id;
     u->rts = *rts;
     u->len = len;
-    u->data = copy;
     bmpi_match_add_unexpected(m, u);
 }
 
