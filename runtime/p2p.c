@@ -31,7 +31,7 @@
 /* Contiguous RGET receives of at least this many bytes over a transport
  * with BMPI_TL_RMA_CPU are copied by both sides, split at a page boundary
  * so that the two copies never touch the same page. */
-#define COOP_MIN (64u * 1024u)
+#define COOP_MIN (32u * 1024u)
 #define COOP_ALIGN 4096u
 /* How long MPI_Finalize keeps progressing transports that still report
  * data in flight once every send has completed. */
@@ -440,7 +440,8 @@ static void rget_next(struct bmpi_request *req)
  * buffer itself while this side pulls the rest: on a transport whose RMA
  * is a CPU copy, that puts the sender's idle core to work. The message
  * cannot complete before the sender answers PUTFIN, so small messages,
- * whose pull is over sooner than a round trip, are not split. */
+ * whose pull is over sooner than a round trip, are not split, and neither
+ * are receives of a rank with sends of its own open (see rget_start). */
 static void ask_sender_to_put(struct bmpi_request *req, struct bmpi_tl *tl, size_t want)
 {
     struct bmpi_putreq pr = {
@@ -464,8 +465,10 @@ static void rget_start(struct bmpi_request *req)
     struct bmpi_tl *tl = peer_tl(req->world_peer);
     const unsigned coop = BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU;
     size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
-    if (want >= COOP_MIN && (tl->caps.flags & coop) == coop && !(tl->caps.flags & BMPI_TL_NEEDS_MR) &&
-        bmpi_dt_is_contig(req->dt))
+    /* With sends of our own still open (bidirectional traffic), the peer's
+     * core is busy pulling them: asking it for more only delays this one. */
+    if (want >= COOP_MIN && p2p.sends_open == 0 && (tl->caps.flags & coop) == coop &&
+        !(tl->caps.flags & BMPI_TL_NEEDS_MR) && bmpi_dt_is_contig(req->dt))
         ask_sender_to_put(req, tl, want);
     rget_next(req);
 }
