@@ -139,7 +139,6 @@ void bmpi_match_finalize(void)
             while (m->unexp_head) {
                 struct bmpi_unexpected *u = m->unexp_head;
                 m->unexp_head = u->next;
-                free(u->data);
                 free(u);
             }
             free(m);

@@ -23,7 +23,7 @@ struct bmpi_unexpected {
     uint8_t am_id;
     struct bmpi_rts rts; /* envelope and rendezvous details */
     size_t len;          /* eager bytes held in data */
-    void *data;
+    void *data;          /* right after this struct, in the same allocation */
 };
 
 struct bmpi_match_ctx {

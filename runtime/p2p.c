@@ -28,6 +28,11 @@
  * the transport's max_am allows): the staging buffer of a non-contiguous
  * send stays bounded. */
 #define FRAG_MAX (256u * 1024u)
+/* Contiguous RGET receives of at least this many bytes over a transport
+ * with BMPI_TL_RMA_CPU are copied by both sides, split at a page boundary
+ * so that the two copies never touch the same page. */
+#define COOP_MIN (32u * 1024u)
+#define COOP_ALIGN 4096u
 /* How long MPI_Finalize keeps progressing transports that still report
  * data in flight once every send has completed. */
 #define DRAIN_IN_FLIGHT_S 2.0
@@ -44,6 +49,8 @@ struct pending {
         struct bmpi_rts rts;
         struct bmpi_ctl ctl;
         struct bmpi_cts cts;
+        struct bmpi_putreq putreq;
+        struct bmpi_putfin putfin;
     } hdr;
     struct iovec iov;
     void *owned;               /* payload copy owned by this entry */
@@ -420,13 +427,50 @@ static void rget_next(struct bmpi_request *req)
             return;
         }
     }
-    if (req->pending_ops > 0)
+    if (req->pending_ops > 0 || req->put_pending)
         return;
     if (req->done_bytes < want && req->status.MPI_ERROR == MPI_SUCCESS)
         return;
     struct bmpi_ctl fin = {req->remote_req};
     send_ctl(req->world_peer, BMPI_AM_FIN, &fin, sizeof(fin));
     finish_recv(req, req->status.MPI_SOURCE, req->status.MPI_TAG);
+}
+
+/* Ask the sender to write the first half of the message into the receive
+ * buffer itself while this side pulls the rest: on a transport whose RMA
+ * is a CPU copy, that puts the sender's idle core to work. The message
+ * cannot complete before the sender answers PUTFIN, so small messages,
+ * whose pull is over sooner than a round trip, are not split, and neither
+ * are receives of a rank with sends of its own open (see rget_start). */
+static void ask_sender_to_put(struct bmpi_request *req, struct bmpi_tl *tl, size_t want)
+{
+    struct bmpi_putreq pr = {
+        .sreq = req->remote_req,
+        .rreq = bmpi_request_id(req),
+        .raddr = (uint64_t)(uintptr_t)contig_base(req),
+        .len = (want / 2) & ~(size_t)(COOP_ALIGN - 1),
+    };
+    size_t klen = sizeof(pr.rkey);
+    if (tl->ops->rkey_pack(tl, NULL, pr.rkey, &klen) != BMPI_OK)
+        return;
+    pr.rkey_len = (uint32_t)klen;
+    if (send_ctl(req->world_peer, BMPI_AM_PUTREQ, &pr, BMPI_PUTREQ_FIXED_LEN + klen) != BMPI_OK)
+        return;
+    req->put_pending = true;
+    req->done_bytes = pr.len;
+}
+
+static void rget_start(struct bmpi_request *req)
+{
+    struct bmpi_tl *tl = peer_tl(req->world_peer);
+    const unsigned coop = BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU;
+    size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
+    /* With sends of our own still open (bidirectional traffic), the peer's
+     * core is busy pulling them: asking it for more only delays this one. */
+    if (want >= COOP_MIN && p2p.sends_open == 0 && (tl->caps.flags & coop) == coop &&
+        !(tl->caps.flags & BMPI_TL_NEEDS_MR) && bmpi_dt_is_contig(req->dt))
+        ask_sender_to_put(req, tl, want);
+    rget_next(req);
 }
 
 /* A receive matched a message: take it in according to its protocol. */
@@ -456,7 +500,7 @@ static void start_matched(struct bmpi_request *req, int world_src, uint8_t am_id
         req->rget_raddr = rts->raddr;
         req->rkey_len = rts->rkey_len;
         memcpy(req->rkey, rts->rkey, rts->rkey_len);
-        rget_next(req);
+        rget_start(req);
         return;
     case BMPI_AM_RNDV: {
         req->bytes = rts->len;
@@ -488,7 +532,6 @@ static struct bmpi_match_ctx *match_ctx_of(const struct bmpi_request *req)
 static void start_from_unexpected(struct bmpi_request *req, struct bmpi_unexpected *u)
 {
     start_matched(req, u->world_src, u->am_id, &u->rts, u->data, u->len);
-    free(u->data);
     free(u);
 }
 
@@ -498,6 +541,7 @@ int bmpi_recv_start(struct bmpi_request *req)
     req->cancelled = false;
     req->bounce = NULL;
     req->pending_ops = 0;
+    req->put_pending = false;
     bmpi_status_empty(&req->status);
     if (req->peer == MPI_PROC_NULL) {
         bmpi_status_set(&req->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
@@ -531,23 +575,22 @@ int bmpi_recv_cancel(struct bmpi_request *req)
 static void keep_unexpected(struct bmpi_match_ctx *m, int world_src, uint8_t am_id,
                             const struct bmpi_rts *rts, const void *data, size_t len)
 {
-    struct bmpi_unexpected *u = malloc(sizeof(*u));
-    void *copy = len ? malloc(len) : NULL;
-    if (!u || (len && !copy)) {
+    /* One allocation for the entry and its data: a receiver that falls
+     * behind a stream of small messages pays one malloc/free per message. */
+    struct bmpi_unexpected *u = malloc(sizeof(*u) + len);
+    if (!u) {
         /* Nothing sane can continue: the message cannot be kept. */
-        free(u);
-        free(copy);
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI progress",
                       "out of memory keeping an unexpected message of %zu bytes from rank %d", len, world_src);
         return;
     }
+    u->data = len ? u + 1 : NULL;
     if (len)
-        memcpy(copy, data, len);
+        memcpy(u->data, data, len);
     u->world_src = world_src;
     u->am_id = am_id;
     u->rts = *rts;
     u->len = len;
-    u->data = copy;
     bmpi_match_add_unexpected(m, u);
 }
 
@@ -608,6 +651,40 @@ static void deliver_fin(const struct bmpi_ctl *fin)
     send_done(req);
 }
 
+/* The receiver's part of a shared RGET is written: see whether it is all in. */
+static void deliver_putfin(const struct bmpi_putfin *f)
+{
+    struct bmpi_request *req = bmpi_request_from_id(f->rreq);
+    if (f->status != BMPI_OK && req->status.MPI_ERROR == MPI_SUCCESS)
+        req->status.MPI_ERROR = f->status;
+    req->put_pending = false;
+    rget_next(req);
+}
+
+static void put_done(void *ctx, int status)
+{
+    struct bmpi_request *req = ctx;
+    struct bmpi_putfin fin = {req->remote_req, status};
+    send_ctl(req->world_peer, BMPI_AM_PUTFIN, &fin, sizeof(fin));
+}
+
+/* The receiver of an RGET asks this side to write the first part. The
+ * send completes only on the receiver's FIN, which follows PUTFIN, so the
+ * buffer stays valid throughout. */
+static void deliver_putreq(const struct bmpi_putreq *pr)
+{
+    struct bmpi_request *req = bmpi_request_from_id(pr->sreq);
+    struct bmpi_tl *tl = peer_tl(req->world_peer);
+    req->remote_req = pr->rreq;
+    int rc = pr->len <= req->bytes
+                 ? tl->ops->put(tl, req->world_peer, contig_base(req), req->memh, pr->len, pr->raddr,
+                                pr->rkey, pr->rkey_len, put_done, req)
+                 : bmpi_err_set(MPI_ERR_INTERN, "PUTREQ for %llu bytes of a %zu-byte message",
+                                (unsigned long long)pr->len, req->bytes);
+    if (rc != BMPI_OK)
+        put_done(req, rc);
+}
+
 void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
                      size_t len)
 {
@@ -629,6 +706,12 @@ void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, c
         break;
     case BMPI_AM_FRAG:
         deliver_frag(hdr, payload, len);
+        break;
+    case BMPI_AM_PUTREQ:
+        deliver_putreq(hdr);
+        break;
+    case BMPI_AM_PUTFIN:
+        deliver_putfin(hdr);
         break;
     default:
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
@@ -691,11 +774,32 @@ int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
     return BMPI_OK;
 }
 
+int bmpi_send_immediate(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                        struct bmpi_comm *comm, uint32_t context_id)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    if (dest == MPI_PROC_NULL || !bmpi_dt_is_contig(dt) || ensure_queues())
+        return BMPI_TL_EAGAIN;
+    int world_peer = bmpi_comm_world_rank(comm, dest);
+    struct bmpi_tl *tl = peer_tl(world_peer);
+    size_t bytes = count * bmpi_dt_size(dt);
+    struct bmpi_envelope env = {context_id, comm->rank, tag};
+    /* Earlier messages to this peer still queued keep their place. */
+    if (bytes > tl->caps.eager_limit || bytes + sizeof(env) > tl->caps.max_am ||
+        p2p.matched[world_peer].head)
+        return BMPI_TL_EAGAIN;
+    struct iovec iov = {(char *)buf + bmpi_dt_true_lb(dt), bytes};
+    return tl->ops->am_send(tl, world_peer, BMPI_AM_EAGER, &env, sizeof(env), &iov, bytes ? 1 : 0);
+}
+
 int bmpi_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
               struct bmpi_comm *comm, uint32_t context_id)
 {
+    int rc = bmpi_send_immediate(buf, count, type, dest, tag, comm, context_id);
+    if (rc != BMPI_TL_EAGAIN)
+        return rc;
     struct bmpi_request *req;
-    int rc = bmpi_isend(buf, count, type, dest, tag, comm, context_id, BMPI_SEND_STANDARD, &req);
+    rc = bmpi_isend(buf, count, type, dest, tag, comm, context_id, BMPI_SEND_STANDARD, &req);
     return rc ? rc : bmpi_request_wait(req, MPI_STATUS_IGNORE);
 }
 

@@ -60,6 +60,13 @@ int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count,
 /* Report the error in a completed operation's status. */
 int bmpi_report_status(struct bmpi_comm *c, const char *fn, const MPI_Status *st);
 
+/* A blocking standard send of contiguous data small enough for one eager
+ * active message, handed to the transport at once with no request.
+ * BMPI_TL_EAGAIN: not taken (too large, non-contiguous, MPI_PROC_NULL,
+ * earlier messages still queued, transport full); use the general path. */
+int bmpi_send_immediate(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                        struct bmpi_comm *comm, uint32_t context_id);
+
 /* Blocking conveniences for collectives and tests. */
 int bmpi_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
               struct bmpi_comm *comm, uint32_t context_id);

@@ -96,6 +96,11 @@ static int isend_mode(const struct p2p_args *a, enum bmpi_send_mode mode, MPI_Re
         err = check_request_out(a->comm, a->fn, request);
     if (err)
         return err;
+    if (!request && mode != BMPI_SEND_SYNC) {
+        err = bmpi_send_immediate(a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id);
+        if (err != BMPI_TL_EAGAIN)
+            return err ? bmpi_err_comm(a->comm, err, a->fn, NULL) : MPI_SUCCESS;
+    }
     struct bmpi_request *req;
     err = bmpi_isend(a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, mode, &req);
     if (err)

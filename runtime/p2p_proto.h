@@ -10,6 +10,12 @@
  *           streams FRAGs (for transports without RMA and for
  *           non-contiguous send buffers), bounded in size and pipelined
  *
+ * A large RGET over a transport whose get/put are copies made by the
+ * calling CPU (BMPI_TL_RMA_CPU: shm's CMA) is shared between both sides:
+ * the receiver sends PUTREQ with its buffer, the sender put()s the first
+ * part into it and answers PUTFIN, while the receiver pulls the rest; FIN
+ * goes once both parts are in. Two cores copy instead of one.
+ *
  * Headers are host-endian: all ranks of a job share one architecture.
  */
 #ifndef BMPI_RUNTIME_P2P_PROTO_H
@@ -27,6 +33,8 @@ enum bmpi_am_id {
     BMPI_AM_FIN, /* RGET data pulled */
     BMPI_AM_CTS, /* RNDV matched: send the fragments */
     BMPI_AM_FRAG,
+    BMPI_AM_PUTREQ, /* RGET matched: put the first part into my buffer */
+    BMPI_AM_PUTFIN, /* that part is written (or failed) */
     BMPI_AM_MAX
 };
 
@@ -58,6 +66,23 @@ struct bmpi_ctl {
 struct bmpi_cts {
     uint64_t sreq;
     uint64_t rreq;
+};
+
+/* PUTREQ: where the sender writes bytes [0, len) of its message. */
+struct bmpi_putreq {
+    uint64_t sreq;
+    uint64_t rreq;
+    uint64_t raddr;
+    uint64_t len;
+    uint32_t rkey_len;
+    uint8_t rkey[64]; /* only rkey_len bytes travel */
+};
+
+#define BMPI_PUTREQ_FIXED_LEN offsetof(struct bmpi_putreq, rkey)
+
+struct bmpi_putfin {
+    uint64_t rreq;
+    int32_t status; /* BMPI_OK or an MPI error class */
 };
 
 struct bmpi_frag {

@@ -37,11 +37,20 @@ void bmpi_progress_idle(unsigned *idle_rounds)
     nanosleep(&nap, NULL);
 }
 
+/* Poll only the transports up to this many times in a row while they
+ * report nothing: what completes a wait arrives through them, and every
+ * trip through the runtime's own queues in between delays seeing it. */
+#define TL_POLLS_PER_PASS 16
+
 void bmpi_progress_wait(volatile bool *flag)
 {
     unsigned idle = 0;
     while (!*flag) {
-        if (bmpi_progress())
+        int events = 0;
+        for (int k = 0; k < TL_POLLS_PER_PASS && !events; k++)
+            events = bmpi_tl_progress();
+        events += bmpi_p2p_progress() + bmpi_coll_progress();
+        if (events)
             idle = 0;
         else
             bmpi_progress_idle(&idle);

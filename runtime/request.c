@@ -24,7 +24,7 @@ struct bmpi_request *bmpi_request_new(enum bmpi_req_kind kind)
         requests.free_list = req->next;
     else if (!(req = malloc(sizeof(*req))))
         return NULL;
-    memset(req, 0, sizeof(*req));
+    memset(req, 0, offsetof(struct bmpi_request, rkey));
     req->kind = kind;
     req->handle = MPI_REQUEST_NULL;
     req->type = MPI_DATATYPE_NULL;

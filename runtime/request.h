@@ -64,12 +64,11 @@ struct bmpi_request {
     size_t done_bytes;
     uint64_t remote_req; /* the peer's request id for CTS/FRAG/FIN */
     void *memh;          /* registration of a RGET send */
-    struct bmpi_dt_cursor cursor;
     void *bounce;        /* bounded staging buffer for non-contiguous data */
     size_t staged;       /* bytes of the chunk being pulled into bounce */
     int pending_ops;     /* outstanding gets */
+    bool put_pending;    /* RGET receive: the sender still writes its part */
     uint64_t rget_raddr;
-    uint8_t rkey[64];
     size_t rkey_len;
 
     /* queues (posted receives, pending sends) */
@@ -84,6 +83,12 @@ struct bmpi_request {
     MPI_Grequest_free_function *gf;
     MPI_Grequest_cancel_function *gc;
     void *gstate;
+
+    /* Large and written before they are read (the cursor by
+     * bmpi_dt_cursor_init, rkey with rkey_len), so bmpi_request_new leaves
+     * them alone: zeroing them cost more than the rest of a small send. */
+    uint8_t rkey[64];
+    struct bmpi_dt_cursor cursor;
 };
 
 struct bmpi_request *bmpi_request_new(enum bmpi_req_kind kind);

@@ -31,6 +31,9 @@
 #define BMPI_TL_RMA_GET  0x1u /* get() reads a peer's registered memory */
 #define BMPI_TL_RMA_PUT  0x2u /* put() writes a peer's registered memory */
 #define BMPI_TL_NEEDS_MR 0x4u /* local buffers must be registered for RMA */
+/* get()/put() are copies made by the calling CPU (CMA): a transfer split
+ * between both sides runs on two cores. */
+#define BMPI_TL_RMA_CPU  0x8u
 
 /* Exclusivity: when several transports reach a peer, the highest wins. */
 enum bmpi_tl_exclusivity {

@@ -90,7 +90,7 @@ static void shm_read_config(struct shm_config *c)
     c->fp_max = (uint32_t)env_size("BMPI_SHM_FASTPATH_MAX", 16, 0, 4096);
     /* a ring holds at least two of the largest messages */
     size_t ring_min = pow2_ceil(2 * (c->max_am + SHM_LINE));
-    c->ring_size = pow2_ceil(env_size("BMPI_SHM_RING_SIZE", 256 << 10, ring_min, 1u << 30));
+    c->ring_size = pow2_ceil(env_size("BMPI_SHM_RING_SIZE", 512 << 10, ring_min, 1u << 30));
     c->nsmall = (uint32_t)env_size("BMPI_SHM_SMALL_CELLS", 64, 1, 1 << 16);
     c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
     c->small_size = SHM_SMALL_CELL;
@@ -181,7 +181,7 @@ static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
         .max_am = p->cfg.max_am,
         .eager_limit = p->cfg.eager_limit,
         .rma_limit = 0,
-        .flags = p->cma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT) : 0,
+        .flags = p->cma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU) : 0,
         .latency_us = 0.2,
         .bandwidth_mbs = 8000.0,
     };
@@ -484,6 +484,23 @@ static struct shm_cell *cell_alloc(struct shm_priv *p, size_t need)
     return NULL;
 }
 
+/* Push the lines of a just-written entry from this core's cache to the
+ * shared L3 (CLDEMOTE, a NOP on CPUs without it), so the receiver's
+ * copy-out hits L3 instead of snooping each line out of this core. That
+ * helps a message someone waits for (pingpong 1-4 KiB: 4-13% faster) but
+ * cost a streaming sender about half its bandwidth when done always, so
+ * only entries that answer the peer (it sent to us since we last sent to
+ * it) are demoted. */
+static inline void ring_demote(const struct shm_entry *e, uint64_t need)
+{
+#if defined(__x86_64__)
+    for (uint64_t o = 0; o < need; o += SHM_LINE)
+        __asm__ volatile("cldemote (%0)" ::"r"((const char *)e + o) : "memory");
+#else
+    (void)e, (void)need;
+#endif
+}
+
 static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, size_t hdr_len,
                             const struct iovec *iov, int iovcnt, size_t total)
 {
@@ -513,6 +530,9 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
     memcpy(d, hdr, hdr_len);
     iov_copy(d + hdr_len, iov, iovcnt);
     __atomic_store_n(&e->flag, pos + 1, __ATOMIC_RELEASE);
+    if (s->answering && need >= SHM_DEMOTE_MIN && need <= SHM_DEMOTE_MAX)
+        ring_demote(e, need);
+    s->answering = false;
     s->wr_pos = pos + need;
     return BMPI_OK;
 }
@@ -735,6 +755,7 @@ static inline int poll_ring(struct shm_peer *s)
         }
         uint32_t len = e->len, hdr_len = e->hdr_len;
         const uint8_t *d = (const uint8_t *)(e + 1);
+        s->answering = true;
         bmpi_am_deliver(s->world_rank, e->am_id, d, hdr_len, d + hdr_len, len);
         s->rd_pos = pos + SHM_ALIGN(SHM_ENTRY_HDR + hdr_len + len, SHM_LINE);
         __atomic_store_n(&s->in->tail, s->rd_pos, __ATOMIC_RELEASE);
