@@ -362,7 +362,7 @@ static void finish_recv(struct bmpi_request *req, int src, int tag)
 /* Copy (at most capacity bytes of) data into the receive buffer at offset. */
 static void deliver_bytes(struct bmpi_request *req, size_t offset, const void *data, size_t len)
 {
-    if (offset >= req->capacity)
+    if (offset >= req->capacity || len == 0) /* a zero-byte payload may be NULL */
         return;
     if (len > req->capacity - offset)
         len = req->capacity - offset;

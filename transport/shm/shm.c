@@ -95,6 +95,7 @@ static void shm_read_config(struct shm_config *c)
     c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
     c->small_size = SHM_SMALL_CELL;
     c->cma = env_switch("BMPI_SHM_CMA");
+    c->shared_copy = env_switch("BMPI_SHM_SHARED_COPY") != 0;
 }
 
 /* ---- completions of get/put ------------------------------------------------ */
@@ -181,7 +182,8 @@ static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
         .max_am = p->cfg.max_am,
         .eager_limit = p->cfg.eager_limit,
         .rma_limit = 0,
-        .flags = p->cma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU) : 0,
+        .flags = !p->cma ? 0
+                 : BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | (p->cfg.shared_copy ? BMPI_TL_RMA_CPU : 0),
         .latency_us = 0.2,
         .bandwidth_mbs = 8000.0,
     };

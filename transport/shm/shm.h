@@ -181,6 +181,7 @@ struct shm_config {
     uint32_t nsmall, nlarge;
     size_t small_size;
     int cma; /* -1 auto, 0 off, 1 on */
+    bool shared_copy; /* let the runtime split a large copy between both ranks' cores */
 };
 
 struct shm_priv {
