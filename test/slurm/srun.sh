@@ -133,7 +133,10 @@ for p in p2p_storm p2p_fanin p2p_truncate coll_data comm_split intercomm; do
 done
 
 # ---- (c) abort -----------------------------------------------------------------
-before=$(ls /dev/shm | grep -c '^bmpi\.')
+# Slurm names a step's PMIx namespace slurm.pmix.<job>.<step>, and bmpi's
+# segments carry it; other tests running in parallel have their own.
+job_segments() { ls /dev/shm | grep '^bmpi\.slurm\.' || true; }
+before=$(job_segments | wc -l)
 marker=bmpi-srun-crash-$$
 run -n 3 "$bin/crash" abort "$marker" >"$dir/crash.out" 2>&1
 rc=$?
@@ -141,7 +144,7 @@ rc=$?
 sleep 1
 left=$(pgrep -f "$marker" | head -3)
 [ -z "$left" ] || fail "processes left after MPI_Abort: $left"
-after=$(ls /dev/shm | grep -c '^bmpi\.')
-[ "$after" -le "$before" ] || fail "/dev/shm segments left after MPI_Abort: $(ls /dev/shm | grep '^bmpi\.')"
+after=$(job_segments | wc -l)
+[ "$after" -le "$before" ] || fail "/dev/shm segments left after MPI_Abort: $(job_segments)"
 echo "ok: MPI_Abort under srun: exit $rc, nothing left"
 echo "PASS: bmpi under srun --mpi=pmix"
