@@ -69,7 +69,20 @@ done
 [ -S "$sock" ] || fail "munged did not start: $(tail -3 "$dir/munge/log" "$dir/munge/out" 2>/dev/null)"
 
 # ---- slurm ------------------------------------------------------------------
-port=$((20000 + $$ % 20000))
+# Two ports below the kernel's ephemeral range that nothing listens on or
+# is connected from (another test's connection can hold any port).
+free_ports() {
+    local p
+    for _ in $(seq 100); do
+        p=$((10000 + RANDOM % 20000))
+        ss -Htan "( sport = :$p or sport = :$((p + 1)) )" 2>/dev/null | grep -q . || {
+            echo "$p"
+            return
+        }
+    done
+    echo $((10000 + $$ % 20000))
+}
+port=$(free_ports)
 export SLURM_CONF=$dir/slurm.conf
 cat >"$SLURM_CONF" <<EOF
 ClusterName=bmpitest
@@ -99,15 +112,20 @@ NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOF
 slurmctld -D -i -f "$SLURM_CONF" >"$dir/slurmctld.out" 2>&1 &
-pids="$pids $!"
+ctld=$!
+pids="$pids $ctld"
 slurmd -D -N localhost -f "$SLURM_CONF" >"$dir/slurmd.out" 2>&1 &
 pids="$pids $!"
+# sinfo waits for a dead controller until its message timeout: bound each
+# call, and stop at once if slurmctld has exited (a port taken meanwhile).
+idle() { timeout 3 sinfo -h -o %t 2>/dev/null | grep -q idle; }
 for _ in $(seq 100); do
-    sinfo -h -o %t 2>/dev/null | grep -q idle && break
+    idle && break
+    kill -0 "$ctld" 2>/dev/null ||
+        fail "slurmctld exited: $(tail -n 3 "$dir/slurmctld.log" 2>/dev/null)"
     sleep 0.2
 done
-sinfo -h -o %t 2>/dev/null | grep -q idle ||
-    fail "Slurm did not come up: $(tail -5 "$dir/slurmctld.log" "$dir/slurmd.log" 2>/dev/null)"
+idle || fail "Slurm did not come up: $(tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" 2>/dev/null)"
 
 srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix plugin (srun --mpi=list)"
 
