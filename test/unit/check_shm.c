@@ -867,10 +867,13 @@ static void kill_after_attach_rank(void *argp)
     while (nrecv < 40)
         tl.ops->progress(&tl);
     /* rank 2 is dead or about to be (it only reaps as a zombie when the
-     * test collects it); its rings were unlinked when they were mapped */
+     * test collects it); its rings are unlinked by the rank that maps them,
+     * and the other survivor may not have got there yet on a loaded
+     * machine: wait for that, up to 5 s, before calling a file left over */
     while (!__atomic_load_n(&sh->value[2], __ATOMIC_ACQUIRE))
         usleep(1000);
-    usleep(20 * 1000);
+    for (int ms = 0; ms < 5000 && count_shm_files(nspace) != 0; ms++)
+        usleep(1000);
     REQUIRE(count_shm_files(nspace) == 0, "a SIGKILLed rank left %d file(s) in /dev/shm",
             count_shm_files(nspace));
     rank_close();
