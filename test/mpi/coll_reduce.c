@@ -49,25 +49,6 @@ static void reduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int
     }
 }
 
-/* --- the non-commutative op: 2x2 unsigned matrices, inout = in * inout --- */
-
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    unsigned *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        unsigned c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                         a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-        memcpy(b, c, sizeof(c));
-    }
-}
-
-static void mat_of(unsigned *m, int r, size_t i) /* the matrix of rank r, element i */
-{
-    for (int j = 0; j < 4; j++)
-        m[j] = (unsigned)(cu_val(r, 4 * i + (size_t)j, 77) & 7);
-}
-
 /* --- references --- */
 
 enum { SUM, MAX, MIN, PROD, BXOR };
@@ -216,20 +197,20 @@ static void test_comm(MPI_Comm comm, const char *what)
             MPI_Op op;
             MPICHK(MPI_Type_contiguous(4, MPI_UNSIGNED, &mat));
             MPICHK(MPI_Type_commit(&mat));
-            MPICHK(MPI_Op_create(matmul, 0, &op));
+            MPICHK(MPI_Op_create(cu_matmul, 0, &op));
             int commute = 1;
             MPICHK(MPI_Op_commutative(op, &commute));
             CHECK(commute == 0, "MPI_Op_commutative");
             unsigned *ma = malloc(16 * (size_t)(n + 1)), *mb = malloc(16 * (size_t)(n + 1)),
                      *ref = malloc(16 * (size_t)(n + 1));
             for (int i = 0; i < n; i++) {
-                mat_of(ma + 4 * i, me, (size_t)i);
+                cu_mat_of(ma + 4 * i, me, (size_t)i, 77);
                 unsigned acc[4], m[4];
-                mat_of(acc, p - 1, (size_t)i);
+                cu_mat_of(acc, p - 1, (size_t)i, 77);
                 for (int r = p - 2; r >= 0; r--) {
-                    mat_of(m, r, (size_t)i);
+                    cu_mat_of(m, r, (size_t)i, 77);
                     int one = 1;
-                    matmul(m, acc, &one, &mat);
+                    cu_matmul(m, acc, &one, &mat);
                 }
                 memcpy(ref + 4 * i, acc, 16);
             }

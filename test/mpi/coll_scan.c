@@ -26,33 +26,17 @@ static void wait_or_test(MPI_Request *rq)
         }                                                                                          \
     } while (0)
 
-/* Non-commutative and associative: the product of 2x2 unsigned matrices
- * (an element of the type mat), inout = in * inout. */
+/* The type of one 2x2 unsigned matrix, for cu_matmul (coll_util.h). */
 static MPI_Datatype mat;
-static void lin(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    unsigned *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        unsigned c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                         a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-        memcpy(b, c, sizeof(c));
-    }
-}
-static void mat_of(unsigned *m, int r, size_t e, int salt)
-{
-    for (int j = 0; j < 4; j++)
-        m[j] = (unsigned)(cu_val(r, 4 * e + (size_t)j, salt) & 7);
-}
 /* Does m equal the product of ranks from..to's matrices e, in rank order? */
 static int mat_ok(const unsigned *m, int from, int to, size_t e, int salt)
 {
     unsigned acc[4], x[4];
-    mat_of(acc, to, e, salt);
+    cu_mat_of(acc, to, e, salt);
     for (int r = to - 1; r >= from; r--) {
         int one = 1;
-        mat_of(x, r, e, salt);
-        lin(x, acc, &one, &mat);
+        cu_mat_of(x, r, e, salt);
+        cu_matmul(x, acc, &one, &mat);
     }
     return memcmp(acc, m, sizeof(acc)) == 0;
 }
@@ -63,7 +47,7 @@ static void test_comm(MPI_Comm comm, const char *what)
     MPICHK(MPI_Comm_size(comm, &p));
     MPICHK(MPI_Comm_rank(comm, &me));
     MPI_Op linop;
-    MPICHK(MPI_Op_create(lin, 0, &linop));
+    MPICHK(MPI_Op_create(cu_matmul, 0, &linop));
     MPICHK(MPI_Type_contiguous(4, MPI_UNSIGNED, &mat));
     MPICHK(MPI_Type_commit(&mat));
     const int counts[] = {0, 1, 7, 1000, 1 << 16};
@@ -80,7 +64,7 @@ static void test_comm(MPI_Comm comm, const char *what)
                 MPI_Datatype t = o ? mat : MPI_INT;
                 for (size_t i = 0; i < tot; i++) {
                     if (o)
-                        mat_of((unsigned *)a + 4 * i, me, i, 51);
+                        cu_mat_of((unsigned *)a + 4 * i, me, i, 51);
                     else
                         a[i] = cu_val(me, i, 50);
                 }
@@ -114,7 +98,7 @@ static void test_comm(MPI_Comm comm, const char *what)
             for (int o = 0; o < 2; o++) {
                 for (size_t i = 0; i < t2; i++) {
                     if (o)
-                        mat_of((unsigned *)c + 4 * i, me, i, 61);
+                        cu_mat_of((unsigned *)c + 4 * i, me, i, 61);
                     else
                         c[i] = cu_val(me, i, 60);
                 }
@@ -146,7 +130,7 @@ static void test_comm(MPI_Comm comm, const char *what)
                     MPI_Datatype t = o ? mat : MPI_INT;
                     for (int i = 0; i < n; i++) {
                         if (o)
-                            mat_of((unsigned *)a + 4 * i, me, (size_t)i, 71);
+                            cu_mat_of((unsigned *)a + 4 * i, me, (size_t)i, 71);
                         else
                             a[i] = cu_val(me, (size_t)i, 70);
                     }
