@@ -144,6 +144,9 @@ enum bmpi_coll_id {
  * the default for p ranks, bytes (see select.c for what bytes counts) and
  * count elements. An index into the collective's algorithm names. */
 int bmpi_coll_select(enum bmpi_coll_id id, int p, size_t bytes, size_t count, bool commute);
+/* Whether BMPI_COLL_<NAME> of this collective is set to anything but
+ * "auto" (the shared-memory path then stays out of the schedules' way). */
+bool bmpi_coll_overridden(enum bmpi_coll_id id);
 
 /* --- algorithms: append the steps of one collective to s ------------------ */
 /* Buffers and types as the MPI call has them, MPI_IN_PLACE already sorted

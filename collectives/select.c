@@ -41,15 +41,21 @@ static struct {
     int forced[BMPI_COLL_NCOLLS];
 } sel;
 
+bool bmpi_coll_overridden(enum bmpi_coll_id id)
+{
+    const char *v = getenv(table[id].env);
+    return v && *v && strcmp(v, "auto") != 0;
+}
+
 static int forced(enum bmpi_coll_id id)
 {
     if (sel.read[id])
         return sel.forced[id];
     sel.read[id] = true;
     sel.forced[id] = -1;
-    const char *v = getenv(table[id].env);
-    if (!v || !*v || !strcmp(v, "auto"))
+    if (!bmpi_coll_overridden(id))
         return -1;
+    const char *v = getenv(table[id].env);
     for (int i = 0; i < table[id].n; i++)
         if (!strcmp(v, table[id].names[i]))
             return sel.forced[id] = i;

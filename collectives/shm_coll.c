@@ -111,14 +111,6 @@ static struct {
     bool forced[BMPI_COLL_NCOLLS];
 } cfg;
 
-/* The BMPI_COLL_<NAME> variable that forces a point-to-point algorithm
- * (select.c reads the same ones); the shm path stays out of its way. */
-static const char *const force_env[BMPI_COLL_NCOLLS] = {
-    [BMPI_COLL_BARRIER] = "BMPI_COLL_BARRIER",     [BMPI_COLL_BCAST] = "BMPI_COLL_BCAST",
-    [BMPI_COLL_REDUCE] = "BMPI_COLL_REDUCE",       [BMPI_COLL_ALLREDUCE] = "BMPI_COLL_ALLREDUCE",
-    [BMPI_COLL_ALLGATHER] = "BMPI_COLL_ALLGATHER", [BMPI_COLL_ALLTOALL] = "BMPI_COLL_ALLTOALL",
-};
-
 static size_t parse_size(const char *v, size_t dflt)
 {
     char *end;
@@ -139,10 +131,8 @@ static void read_config(void)
     cfg.on = !(v && !strcmp(v, "0"));
     v = getenv("BMPI_COLL_SHM_SLOT");
     cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
-    for (int id = 0; id < BMPI_COLL_NCOLLS; id++) {
-        const char *f = force_env[id] ? getenv(force_env[id]) : NULL;
-        cfg.forced[id] = f && *f && strcmp(f, "auto") != 0;
-    }
+    for (int id = 0; id < BMPI_COLL_NCOLLS; id++)
+        cfg.forced[id] = bmpi_coll_overridden(id); /* a forced algorithm is a schedule's */
 }
 
 /* Payload bytes per big slot for p ranks: the configured size, lowered so
