@@ -70,43 +70,45 @@ struct side {
 
 /* Send ours and receive theirs at once, so that neither leader waits for
  * the other to receive first. */
-static int swap(const struct bridge *b, const void *out, void *in, size_t bytes, int tag)
+static int swap(const struct bridge *b, const void *out, size_t out_bytes, void *in,
+                size_t in_bytes, int tag)
 {
     struct bmpi_request *rreq, *sreq;
-    int err = bmpi_irecv(in, bytes, MPI_BYTE, b->peer, tag, b->comm, b->cid, &rreq);
+    int err = bmpi_irecv(in, in_bytes, MPI_BYTE, b->peer, tag, b->comm, b->cid, &rreq);
     if (err)
         return err;
-    err = bmpi_isend(out, bytes, MPI_BYTE, b->peer, tag, b->comm, b->cid, BMPI_SEND_STANDARD, &sreq);
+    err = bmpi_isend(out, out_bytes, MPI_BYTE, b->peer, tag, b->comm, b->cid, BMPI_SEND_STANDARD,
+                     &sreq);
     int rerr = bmpi_request_wait(rreq, MPI_STATUS_IGNORE);
     if (!err)
         err = bmpi_request_wait(sreq, MPI_STATUS_IGNORE);
     return err ? err : rerr;
 }
 
-/* A blocking collective on an intracommunicator, from inside the runtime. */
+/* Run a blocking collective built on the stack from inside the runtime
+ * (err: how building it went). */
+static int run_built(struct bmpi_sched *s, int err)
+{
+    if (err) {
+        bmpi_sched_destroy(s);
+        return err;
+    }
+    return bmpi_sched_run(s);
+}
+
 static int local_allreduce_band(struct bmpi_comm *local, uint64_t *mask)
 {
     struct bmpi_sched s;
     bmpi_sched_init(&s, local);
     bmpi_sched_set_op(&s, bmpi_op_get(MPI_BAND));
-    int err = bmpi_coll_allreduce(&s, MPI_IN_PLACE, mask, BMPI_CTX_WORDS, MPI_UINT64_T);
-    if (err) {
-        bmpi_sched_destroy(&s);
-        return err;
-    }
-    return bmpi_sched_run(&s);
+    return run_built(&s, bmpi_coll_allreduce(&s, MPI_IN_PLACE, mask, BMPI_CTX_WORDS, MPI_UINT64_T));
 }
 
 static int local_bcast(struct bmpi_comm *local, void *buf, size_t bytes, int root)
 {
     struct bmpi_sched s;
     bmpi_sched_init(&s, local);
-    int err = bmpi_coll_bcast(&s, buf, bytes, MPI_BYTE, root);
-    if (err) {
-        bmpi_sched_destroy(&s);
-        return err;
-    }
-    return bmpi_sched_run(&s);
+    return run_built(&s, bmpi_coll_bcast(&s, buf, bytes, MPI_BYTE, root));
 }
 
 /*
@@ -124,7 +126,7 @@ static int agree_across(struct bmpi_comm *local, int leader, const struct bridge
     bmpi_ctx_free_mask(ours->mask);
     int err = local_allreduce_band(local, ours->mask);
     if (!err && local->rank == leader)
-        err = swap(b, ours, theirs, sizeof(*theirs), b->header_tag);
+        err = swap(b, ours, sizeof(*ours), theirs, sizeof(*theirs), b->header_tag);
     /* a failed leader still broadcasts, so no member waits forever: the
      * error travels as nranks < 0 */
     if (err && local->rank == leader)
@@ -138,19 +140,10 @@ static int agree_across(struct bmpi_comm *local, int leader, const struct bridge
     if (bytes && !(*their_ranks = malloc(bytes)))
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the remote group");
     if (bytes || ours->nranks) {
-        if (local->rank == leader) {
-            /* both sides send, even an empty list, so the swap pairs up */
-            struct bmpi_request *rreq, *sreq;
-            if (!(err = bmpi_irecv(*their_ranks, bytes, MPI_BYTE, b->peer, b->ranks_tag, b->comm,
-                                   b->cid, &rreq))) {
-                err = bmpi_isend(ranks, (size_t)ours->nranks * sizeof(int), MPI_BYTE, b->peer,
-                                 b->ranks_tag, b->comm, b->cid, BMPI_SEND_STANDARD, &sreq);
-                int rerr = bmpi_request_wait(rreq, MPI_STATUS_IGNORE);
-                if (!err)
-                    err = bmpi_request_wait(sreq, MPI_STATUS_IGNORE);
-                err = err ? err : rerr;
-            }
-        }
+        /* both sides send, even an empty list, so the swap pairs up */
+        if (local->rank == leader)
+            err = swap(b, ranks, (size_t)ours->nranks * sizeof(int), *their_ranks, bytes,
+                       b->ranks_tag);
         if (bytes && !err)
             err = local_bcast(local, *their_ranks, bytes, leader);
     }
