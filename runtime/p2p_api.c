@@ -207,13 +207,18 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 }
 
 /* Receive and send at once, after checking both halves. */
+/* Both halves of a send-receive pair (the same communicator). */
+static int check_halves(const struct p2p_args *s, const struct p2p_args *r, struct bmpi_comm **c)
+{
+    int err = check_p2p(s, c);
+    return err ? err : check_p2p(r, c);
+}
+
 static int sendrecv_checked(const struct p2p_args *s, const struct p2p_args *r, size_t send_count,
                             MPI_Datatype send_type, MPI_Status *status)
 {
     struct bmpi_comm *c;
-    int err = check_p2p(s, &c);
-    if (!err)
-        err = check_p2p(r, &c);
+    int err = check_halves(s, r, &c);
     if (err)
         return err;
     struct bmpi_request *rreq, *sreq;
@@ -320,9 +325,7 @@ static int isendrecv_checked(const struct p2p_args *s, const struct p2p_args *r,
 static int check_pair(const struct p2p_args *s, const struct p2p_args *r, MPI_Request *request)
 {
     struct bmpi_comm *c;
-    int err = check_p2p(s, &c);
-    if (!err)
-        err = check_p2p(r, &c);
+    int err = check_halves(s, r, &c);
     if (!err && !request)
         err = bmpi_err_comm(s->comm, MPI_ERR_ARG, s->fn, "request is NULL");
     return err;

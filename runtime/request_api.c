@@ -219,6 +219,15 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
     return err;
 }
 
+/* Every request of the array that takes part has completed. */
+static bool all_complete(int count, struct bmpi_request **objs)
+{
+    for (int i = 0; i < count; i++)
+        if (objs[i] && !objs[i]->complete)
+            return false;
+    return true;
+}
+
 BMPI_API(MPI_Testall)
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
@@ -230,10 +239,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
     int err = lookup_all(count, array_of_requests, "MPI_Testall", objs);
     if (!err) {
         bmpi_progress();
-        *flag = 1;
-        for (int i = 0; i < count; i++)
-            if (objs[i] && !objs[i]->complete)
-                *flag = 0;
+        *flag = all_complete(count, objs);
         if (*flag)
             err = retire_all(count, array_of_requests, objs, array_of_statuses, "MPI_Testall");
     }
@@ -432,10 +438,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
     int err = lookup_all(count, (MPI_Request *)array_of_requests, fn, objs);
     if (!err) {
         bmpi_progress();
-        *flag = 1;
-        for (int i = 0; i < count; i++)
-            if (objs[i] && !objs[i]->complete)
-                *flag = 0;
+        *flag = all_complete(count, objs);
         for (int i = 0; *flag && array_of_statuses != MPI_STATUSES_IGNORE && i < count; i++)
             peek_status(objs[i], &array_of_statuses[i]);
     }
