@@ -4,6 +4,7 @@
 # OFI_COUNTS.
 #   ofi_setup PROVIDER
 #   ofi_run PROGRAM [ARGS...]
+#   ofi_socket_battery   (after ofi_setup: everything a socket provider runs)
 ofi_setup() {
     prov=$1
     if ! grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h" 2>/dev/null; then
@@ -62,6 +63,25 @@ ofi_run_mpi() {
     fi
     echo "note: $prog fails with the default transports too; not an ofi failure"
 }
+# The whole battery over a socket provider (tcp;ofi_rxm or net): all pairs,
+# oneself included, with ofi_sanity and the test/mpi programs, then the
+# transport's fallback paths forced one by one.
+ofi_socket_battery() {
+    ofi_run "$top_builddir/test/ofi/ofi_sanity"
+    for p in $(ofi_mpi_programs); do
+        ofi_run_mpi "$p"
+    done
+    # Without RMA the runtime streams fragments: force that path too.
+    BMPI_OFI_RMA=0 OFI_COUNTS="2 3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+    # Tiny pools and a small max_am: the transport pushes back all the time.
+    BMPI_OFI_TX_BUFS=2 BMPI_OFI_RX_BUFS=2 BMPI_OFI_MAX_AM=4096 OFI_COUNTS="2 4" \
+        ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+    # Without FI_MULTI_RECV: one message per posted receive buffer, few of them.
+    BMPI_OFI_MULTI_RECV=0 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+    # As for a provider that requires local registrations (FI_MR_LOCAL).
+    BMPI_OFI_MR_LOCAL=1 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+}
+
 # libfabric's shm provider names its segment /dev/shm/<pid>:<n>:<n> and
 # removes it at close or on SIGTERM, but not when the rank _exit()s after
 # MPI_Abort. Remove those of processes that are gone (ours: a program that

@@ -5,17 +5,5 @@
 set -u
 . "$top_srcdir/test/ofi/lib.sh"
 ofi_setup net
-ofi_run "$top_builddir/test/ofi/ofi_sanity"
-for p in $(ofi_mpi_programs); do
-    ofi_run_mpi "$p"
-done
-# Without RMA the runtime streams fragments: force that path too.
-BMPI_OFI_RMA=0 OFI_COUNTS="2 3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
-# Tiny pools and a small max_am: the transport pushes back all the time.
-BMPI_OFI_TX_BUFS=2 BMPI_OFI_RX_BUFS=2 BMPI_OFI_MAX_AM=4096 OFI_COUNTS="2 4" \
-    ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
-# Without FI_MULTI_RECV: one message per posted receive buffer, few of them.
-BMPI_OFI_MULTI_RECV=0 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
-# As for a provider that requires local registrations (FI_MR_LOCAL).
-BMPI_OFI_MR_LOCAL=1 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+ofi_socket_battery
 echo "ok: ofi over net"
