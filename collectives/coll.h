@@ -94,6 +94,9 @@ void bmpi_sched_recv(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype
 void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t count,
                        MPI_Datatype type);
 /* Typed copy: the packed streams of both sides, the shorter length. */
+void bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
+                    size_t dcount, MPI_Datatype dtype);
+/* The same as a step of the schedule. */
 void bmpi_sched_copy(struct bmpi_sched *s, const void *src, size_t scount, MPI_Datatype stype,
                      void *dst, size_t dcount, MPI_Datatype dtype);
 void bmpi_sched_fence(struct bmpi_sched *s);

@@ -179,32 +179,33 @@ void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type)
     return p ? p - lo : NULL;
 }
 
-static void do_copy(const struct bmpi_sched_step *st)
+void bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
+                    size_t dcount, MPI_Datatype dtype)
 {
-    struct bmpi_datatype *sdt = bmpi_dt_get(st->type), *ddt = bmpi_dt_get(st->dtype);
-    size_t sbytes = st->count * bmpi_dt_size(sdt), dbytes = st->dcount * bmpi_dt_size(ddt);
+    struct bmpi_datatype *sdt = bmpi_dt_get(stype), *ddt = bmpi_dt_get(dtype);
+    size_t sbytes = scount * bmpi_dt_size(sdt), dbytes = dcount * bmpi_dt_size(ddt);
     size_t n = sbytes < dbytes ? sbytes : dbytes;
     if (n == 0)
         return;
     bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
-    const char *src = (const char *)st->src + (sc ? bmpi_dt_true_lb(sdt) : 0);
-    char *dst = (char *)st->dst + (dc ? bmpi_dt_true_lb(ddt) : 0);
+    const char *src = (const char *)sbuf + (sc ? bmpi_dt_true_lb(sdt) : 0);
+    char *dst = (char *)dbuf + (dc ? bmpi_dt_true_lb(ddt) : 0);
     if (sc && dc) {
         memmove(dst, src, n);
     } else if (dc) {
         struct bmpi_dt_cursor c;
-        bmpi_dt_cursor_init(&c, (void *)(uintptr_t)st->src, st->count, sdt);
+        bmpi_dt_cursor_init(&c, (void *)(uintptr_t)sbuf, scount, sdt);
         bmpi_dt_pack(&c, dst, n);
     } else if (sc) {
         struct bmpi_dt_cursor c;
-        bmpi_dt_cursor_init(&c, st->dst, st->dcount, ddt);
+        bmpi_dt_cursor_init(&c, dbuf, dcount, ddt);
         bmpi_dt_unpack(&c, src, n);
     } else {
         /* Both scattered: through a bounded bounce buffer. */
         char bounce[4096];
         struct bmpi_dt_cursor cs, cd;
-        bmpi_dt_cursor_init(&cs, (void *)(uintptr_t)st->src, st->count, sdt);
-        bmpi_dt_cursor_init(&cd, st->dst, st->dcount, ddt);
+        bmpi_dt_cursor_init(&cs, (void *)(uintptr_t)sbuf, scount, sdt);
+        bmpi_dt_cursor_init(&cd, dbuf, dcount, ddt);
         while (n > 0) {
             size_t k = bmpi_dt_pack(&cs, bounce, n < sizeof(bounce) ? n : sizeof(bounce));
             if (k == 0)
@@ -213,6 +214,11 @@ static void do_copy(const struct bmpi_sched_step *st)
             n -= k;
         }
     }
+}
+
+static void do_copy(const struct bmpi_sched_step *st)
+{
+    bmpi_coll_copy(st->src, st->count, st->type, st->dst, st->dcount, st->dtype);
 }
 
 /* Retire completed sends/receives among the issued steps. */

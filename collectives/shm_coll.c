@@ -25,6 +25,14 @@
  * bcast root, or a reduce leaf, writes and returns: up to depth calls run
  * ahead of the slowest rank without waiting.
  *
+ * Calls that move big blocks (bcast, allgather, alltoall, and a reduce
+ * at 2 ranks, from BMPI_COLL_SHM_DIRECT bytes; direct_pays() says which)
+ * are direct when every rank has CMA: a rank posts where its data is
+ * instead of the data, the others copy it straight into their receive
+ * buffers with process_vm_readv (one copy instead of two, and none
+ * through lines the other core owns), and the rank returns once every
+ * rank has finished the call.
+ *
  * Reductions fold the p contributions in rank order, the same on every
  * rank, so allreduce gives identical bits everywhere and non-commutative
  * ops keep the canonical order.
@@ -40,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "collectives/coll.h"
 #include "collectives/shm_coll.h"
@@ -54,6 +63,7 @@
 #define BIG_DEPTH 8                   /* ... in the big ring */
 #define DEFAULT_SLOT (64u << 10)      /* payload bytes per big slot, before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
+#define DEFAULT_DIRECT (16u << 10)    /* bytes per block from which calls are direct */
 #define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
 
@@ -91,6 +101,7 @@ struct ring {
 struct bmpi_shmcoll {
     char *base; /* NULL: this communicator does not take the path */
     size_t len;
+    bool cma;   /* every rank can read every other's memory: direct calls */
     struct ring ring[NRINGS];
 };
 
@@ -108,6 +119,7 @@ static struct {
     bool read;
     bool on;
     size_t slot;
+    size_t direct_min; /* 0: never direct */
     bool forced[BMPI_COLL_NCOLLS];
 } cfg;
 
@@ -131,6 +143,8 @@ static void read_config(void)
     cfg.on = !(v && !strcmp(v, "0"));
     v = getenv("BMPI_COLL_SHM_SLOT");
     cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
+    v = getenv("BMPI_COLL_SHM_DIRECT");
+    cfg.direct_min = v && *v ? parse_size(v, DEFAULT_DIRECT) : DEFAULT_DIRECT;
     for (int id = 0; id < BMPI_COLL_NCOLLS; id++)
         cfg.forced[id] = bmpi_coll_overridden(id); /* a forced algorithm is a schedule's */
 }
@@ -190,6 +204,17 @@ static bool all_on_this_node(const struct bmpi_comm *c)
     return true;
 }
 
+/* Whether this rank reaches every rank of c with shm's single copy. */
+static bool cma_to_all(const struct bmpi_comm *c)
+{
+    for (int i = 0; i < c->size; i++) {
+        const struct bmpi_tl *tl = bmpi_world.peers[bmpi_comm_world_rank(c, i)].tl;
+        if (i != c->rank && (tl->ops != &bmpi_tl_shm_ops || !(tl->caps.flags & BMPI_TL_RMA_GET)))
+            return false;
+    }
+    return true;
+}
+
 /* A point-to-point schedule run to completion (setup only). */
 static int run_sched(struct bmpi_sched *s, int err)
 {
@@ -207,7 +232,7 @@ static int share_name(struct bmpi_comm *c, char *name, size_t len)
     return run_sched(&s, bmpi_coll_bcast(&s, name, len, MPI_CHAR, 0));
 }
 
-/* Every rank's ok, combined (all must be 1) at rank 0, which removes the
+/* Every rank's ok, combined (the smallest wins) at rank 0, which removes the
  * name before it tells the others: no rank leaves the setup while the file
  * exists. */
 static int agree_and_unlink(struct bmpi_comm *c, int *ok, const char *name)
@@ -234,8 +259,8 @@ static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
 }
 
 /* Rank 0 creates the region and names it to the others, everyone maps it,
- * rank 0 learns whether everyone succeeded, removes the name and tells the
- * others: from there on a crash leaves no file behind (before, the launcher's cleanup
+ * rank 0 learns whether everyone succeeded (and can use CMA), removes the
+ * name and tells the others: from there on a crash leaves no file behind (before, the launcher's cleanup
  * of /dev/shm/bmpi.<nspace>.* does). Any failure (no memory, geometry
  * differing between ranks because the environment does) leaves the
  * communicator on point-to-point, on every rank alike; so does a rank
@@ -272,8 +297,10 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
             }
         }
     }
-    ok = usable && r->base != NULL;
+    enum { NO_REGION, REGION, REGION_AND_CMA };
+    ok = !usable || !r->base ? NO_REGION : cma_to_all(c) ? REGION_AND_CMA : REGION;
     err = agree_and_unlink(c, &ok, name);
+    r->cma = ok == REGION_AND_CMA;
     if (!err && !ok && bmpi_world.verbose && c->rank == 0)
         fprintf(stderr, "bmpi: shared-memory collectives off on communicator %s: %s\n", c->name,
                 bmpi_err_reason());
@@ -354,27 +381,30 @@ static void idle_wait(unsigned *idle)
         bmpi_progress_idle(idle);
 }
 
+/* Until every rank has finished the first need calls of the ring. */
+static void await_done(const struct call *k, uint64_t need)
+{
+    struct ring *g = k->g;
+    unsigned idle = 0;
+    while (g->min_done < need) {
+        uint64_t m = UINT64_MAX;
+        for (int i = 0; i < k->p; i++) {
+            uint64_t d = __atomic_load_n(done_of(k, i), __ATOMIC_ACQUIRE);
+            m = d < m ? d : m;
+        }
+        g->min_done = m;
+        if (m < need)
+            idle_wait(&idle);
+    }
+}
+
 /* This rank's slot for the call ahead of the current one (0: the current
  * one), once every rank is done with its previous use. */
 static struct slot *claim_ahead(const struct call *k, unsigned ahead)
 {
-    struct ring *g = k->g;
-    uint64_t n = g->n + ahead;
-    if (n >= g->depth && g->min_done < n - g->depth + 1) {
-        uint64_t need = n - g->depth + 1;
-        unsigned idle = 0;
-        for (;;) {
-            uint64_t m = UINT64_MAX;
-            for (int i = 0; i < k->p; i++) {
-                uint64_t d = __atomic_load_n(done_of(k, i), __ATOMIC_ACQUIRE);
-                m = d < m ? d : m;
-            }
-            g->min_done = m;
-            if (m >= need)
-                break;
-            idle_wait(&idle);
-        }
-    }
+    uint64_t n = k->g->n + ahead;
+    if (n >= k->g->depth)
+        await_done(k, n - k->g->depth + 1);
     return slot_at(k, k->me, n);
 }
 
@@ -519,6 +549,122 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
     return check_fit(len, room);
 }
 
+/* --- direct calls ----------------------------------------------------------- */
+
+/* What a rank posts in a direct call: where its data is. pid 0: the rank
+ * could not stage it (no memory), and the call fails on every rank. */
+struct exposed {
+    uint64_t addr, bytes;
+    uint64_t dst; /* reduce: where the root wants the result */
+    int32_t pid;
+}; /* 32 bytes: it shares the slot's first line with seq */
+
+/* Whether a call moving blocks of block bytes between p ranks is worth
+ * doing direct, as measured on 2 cores (docs/collectives.md): always at
+ * 2 ranks; with more, a bcast only from 16 times the threshold (a root
+ * that waits for every reader loses to the slots' pipelining below) and
+ * an alltoall while a rank reads at most DIRECT_SPAN in all (beyond it,
+ * pairwise point-to-point with both sides copying wins). */
+#define DIRECT_SPAN (512u << 10)
+static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
+{
+    if (!cfg.direct_min || block < cfg.direct_min)
+        return false;
+    if (p == 2)
+        return true;
+    if (id == BMPI_COLL_BCAST)
+        return block / 16 >= cfg.direct_min;
+    return id == BMPI_COLL_ALLTOALL && block <= DIRECT_SPAN / (size_t)p;
+}
+
+/* Sets k up if a call moving blocks of block bytes goes direct (k->g NULL
+ * if not); its slots then hold a struct exposed. Blocks need not fit a
+ * slot. Depends only on values every rank shares. */
+static int direct_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t block, struct call *k)
+{
+    k->g = NULL;
+    if (!direct_pays(id, c->size, block))
+        return BMPI_OK;
+    int err = path_for(c, id, sizeof(struct exposed), k);
+    if (!err && k->g && !k->r->cma)
+        k->g = NULL;
+    return err;
+}
+
+static void post_exposed(const struct call *k, const struct exposed *e)
+{
+    struct slot *s = claim(k);
+    memcpy(s->data, e, sizeof *e);
+    post(k, s, sizeof *e);
+}
+
+/* Posts where this rank's count elements of dt are, and returns it. A
+ * non-contiguous type is packed into *staged first (free it once
+ * finish_direct returned). */
+static struct exposed expose(const struct call *k, const void *buf, size_t count,
+                             const struct bmpi_datatype *dt, void **staged)
+{
+    size_t bytes = count * bmpi_dt_size(dt);
+    struct exposed e = {(uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt), bytes, 0, getpid()};
+    *staged = NULL;
+    if (!bmpi_dt_is_contig(dt)) {
+        *staged = malloc(bytes ? bytes : 1);
+        if (*staged)
+            bmpi_dt_pack_all(buf, count, dt, *staged);
+        e = (struct exposed){(uintptr_t)*staged, bytes, 0, *staged ? getpid() : 0};
+    }
+    post_exposed(k, &e);
+    return e;
+}
+
+/* What rank w exposed in this call. */
+static int exposed_by(const struct call *k, int w, struct exposed *e)
+{
+    memcpy(e, await(k, w)->data, sizeof *e);
+    if (!e->pid)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "shm collective: rank %d could not stage its data", w);
+    return BMPI_OK;
+}
+
+/* n bytes at addr in process pid into (buf, count, dt). */
+static int read_into(int pid, uint64_t addr, size_t n, void *buf, size_t count,
+                     const struct bmpi_datatype *dt)
+{
+    if (bmpi_dt_is_contig(dt))
+        return bmpi_shm_cma_read(pid, (char *)buf + bmpi_dt_true_lb(dt), addr, n);
+    char *tmp = malloc(n ? n : 1);
+    if (!tmp)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "shm collective: no memory to stage %zu bytes", n);
+    int err = bmpi_shm_cma_read(pid, tmp, addr, n);
+    if (!err)
+        unpack(buf, count, dt, tmp, n);
+    free(tmp);
+    return err;
+}
+
+/* Copies block i of the nblocks equal blocks rank w exposed into
+ * (buf, count, dt), truncating like unpack. */
+static int fetch(const struct call *k, int w, size_t i, size_t nblocks, void *buf, size_t count,
+                 const struct bmpi_datatype *dt)
+{
+    struct exposed e;
+    int err = exposed_by(k, w, &e);
+    if (err)
+        return err;
+    size_t len = e.bytes / nblocks, room = count * bmpi_dt_size(dt), n = len < room ? len : room;
+    err = read_into((int)e.pid, e.addr + i * len, n, buf, count, dt);
+    return err ? err : check_fit(len, room);
+}
+
+/* Ends a direct call: once every rank has finished it, nobody reads what
+ * this rank exposed any more. */
+static void finish_direct(struct call *k, void *staged)
+{
+    finish(k);
+    await_done(k, k->g->n);
+    free(staged);
+}
+
 /* count elements of dt, times (0 or more) over: false on overflow. */
 static bool total_bytes(const struct bmpi_datatype *dt, size_t count, size_t times, size_t *bytes)
 {
@@ -544,12 +690,75 @@ int bmpi_shmcoll_barrier(struct bmpi_comm *c)
     return BMPI_OK;
 }
 
+/* Where the two ranks of a bcast split the copy: a page boundary near the
+ * middle, so the two copies never touch the same page. */
+static size_t split_point(size_t len)
+{
+    return (len / 2) & ~(size_t)4095;
+}
+
+/* The root of a bcast between two ranks writes the upper part of the
+ * message straight into the other rank's buffer, if that is contiguous,
+ * while the other rank reads the lower part: both cores copy. */
+static int bcast_pair_root(struct call *k, void *buf, size_t count, const struct bmpi_datatype *dt)
+{
+    void *staged;
+    struct exposed src = expose(k, buf, count, dt, &staged), dst;
+    int err = exposed_by(k, 1 - k->me, &dst);
+    size_t cut = split_point(src.bytes), end = src.bytes < dst.bytes ? src.bytes : dst.bytes;
+    if (!err && src.pid && dst.addr && end > cut)
+        err = bmpi_shm_cma_write((int)dst.pid, (const char *)(uintptr_t)src.addr + cut,
+                                 dst.addr + cut, end - cut);
+    finish_direct(k, staged);
+    return err;
+}
+
+/* The other rank: posts where the message goes (0: not contiguous, the
+ * root writes nothing) and reads the lower part, or all of it. */
+static int bcast_pair_leaf(struct call *k, void *buf, size_t count, const struct bmpi_datatype *dt)
+{
+    size_t room = count * bmpi_dt_size(dt);
+    struct exposed dst = {0, room, 0, getpid()}, src;
+    if (bmpi_dt_is_contig(dt))
+        dst.addr = (uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt);
+    post_exposed(k, &dst);
+    int err = exposed_by(k, 1 - k->me, &src);
+    if (!err) {
+        size_t n = dst.addr ? split_point(src.bytes) : src.bytes;
+        err = read_into((int)src.pid, src.addr, n < room ? n : room, buf, count, dt);
+    }
+    finish_direct(k, NULL);
+    return err ? err : check_fit(src.bytes, room);
+}
+
+static int bcast_direct(struct call *k, void *buf, size_t count, const struct bmpi_datatype *dt,
+                        int root)
+{
+    void *staged;
+    if (k->p == 2)
+        return k->me == root ? bcast_pair_root(k, buf, count, dt)
+                             : bcast_pair_leaf(k, buf, count, dt);
+    if (k->me != root) {
+        int err = fetch(k, root, 0, 1, buf, count, dt);
+        finish(k);
+        return err;
+    }
+    expose(k, buf, count, dt, &staged);
+    finish_direct(k, staged);
+    return BMPI_OK;
+}
+
 int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root)
 {
     struct bmpi_datatype *dt = bmpi_dt_get(type);
     size_t bytes;
     struct call k = {0};
-    int err = total_bytes(dt, count, 0, &bytes) ? path_for(c, BMPI_COLL_BCAST, bytes, &k) : 0;
+    if (!total_bytes(dt, count, 0, &bytes))
+        return BMPI_SHMCOLL_DECLINED;
+    int err = direct_path(c, BMPI_COLL_BCAST, bytes, &k);
+    if (!err && k.g)
+        return bcast_direct(&k, buf, count, dt, root);
+    err = err ? err : path_for(c, BMPI_COLL_BCAST, bytes, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     if (k.me == root)
@@ -679,11 +888,97 @@ static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
     return path_for(c, id, bytes, k);
 }
 
+/* A reduce between two ranks goes direct from this many times the direct
+ * threshold (128 KiB by default). Below, the slot path is faster: its leaf
+ * writes into its slot and returns without waiting, so calls in a row
+ * overlap. */
+#define PAIR_REDUCE_FACTOR 8
+
+/* Elements the root of a pair reduce folds, from the first on; the leaf,
+ * which also has to write its part into the root's buffer, folds the rest. */
+static size_t root_share(size_t count)
+{
+    return count - count * 2 / 5;
+}
+
+/* The root's part: the leaf's elements come straight into rbuf, or
+ * through a staging buffer when rbuf holds the root's own. */
+static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rbuf, size_t n,
+                          MPI_Datatype type, const struct bmpi_op *op)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t bytes = n * bmpi_dt_size(dt);
+    if (sbuf != MPI_IN_PLACE) {
+        int err = bmpi_shm_cma_read(leaf->pid, (char *)rbuf + lb, leaf->addr, bytes);
+        if (!err)
+            bmpi_op_apply(op, sbuf, rbuf, n, type);
+        return err;
+    }
+    char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "shm reduce: no memory to stage %zu bytes", bytes);
+    int err = bmpi_shm_cma_read(leaf->pid, tmp, leaf->addr, bytes);
+    if (!err)
+        bmpi_op_apply(op, tmp - lb, rbuf, n, type);
+    free(tmp);
+    return err;
+}
+
+/* The leaf's part, elements [first, first + n): the root's elements are
+ * folded with the leaf's own and written into the root's rbuf. */
+static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t first, size_t n,
+                          MPI_Datatype type, const struct bmpi_op *op)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t size = bmpi_dt_size(dt), bytes = n * size;
+    char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "shm reduce: no memory to stage %zu bytes", bytes);
+    int err = bmpi_shm_cma_read(root->pid, tmp, root->addr + first * size, bytes);
+    if (!err) {
+        bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, type);
+        err = bmpi_shm_cma_write(root->pid, tmp, root->dst + first * size, bytes);
+    }
+    free(tmp);
+    return err;
+}
+
+/* A reduce between two ranks with a commutative op, direct: each folds
+ * part of the message reading the other's buffer, so both cores work and
+ * every element crosses between them once. */
+static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t count,
+                       MPI_Datatype type, const struct bmpi_op *op, int root)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    const void *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    struct exposed mine = {(uintptr_t)own + (uintptr_t)lb, count * bmpi_dt_size(dt),
+                           k->me == root ? (uintptr_t)rbuf + (uintptr_t)lb : 0, getpid()};
+    struct exposed other;
+    size_t cut = root_share(count);
+    post_exposed(k, &mine);
+    int err = exposed_by(k, 1 - k->me, &other);
+    if (!err)
+        err = k->me == root ? fold_root_part(&other, sbuf, rbuf, cut, type, op)
+                            : fold_leaf_part(&other, sbuf, cut, count - cut, type, op);
+    finish_direct(k, NULL);
+    return err;
+}
+
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         MPI_Datatype type, struct bmpi_op *op, int root)
 {
     struct bmpi_datatype *dt = bmpi_dt_get(type);
     struct call k;
+    size_t bytes;
+    if (c->size == 2 && bmpi_op_commutative(op) && bmpi_dt_is_contig(dt) &&
+        total_bytes(dt, count, 0, &bytes) && bytes / PAIR_REDUCE_FACTOR > 0) {
+        int err = direct_path(c, BMPI_COLL_REDUCE, bytes / PAIR_REDUCE_FACTOR, &k);
+        if (err || k.g)
+            return err ? err : reduce_pair(&k, sbuf, rbuf, count, type, op, root);
+    }
     int err = reduce_path(c, BMPI_COLL_REDUCE, count, dt, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
@@ -725,14 +1020,41 @@ int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, si
     return BMPI_OK;
 }
 
+/* Each rank exposes its block where it is (in rbuf when in place) and
+ * copies every other rank's block from there. */
+static int allgather_direct(struct call *k, const void *sbuf, size_t scount, MPI_Datatype stype,
+                            void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
+    void *mine = bmpi_coll_ofs(rbuf, rcount * (size_t)k->me, rtype), *staged;
+    int err = BMPI_OK;
+    if (sbuf == MPI_IN_PLACE) {
+        expose(k, mine, rcount, rdt, &staged);
+    } else {
+        expose(k, sbuf, scount, bmpi_dt_get(stype), &staged);
+        bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
+    }
+    for (int j = 1; j < k->p; j++) { /* from the next rank on, so readers spread out */
+        int i = (k->me + j) % k->p;
+        int e = fetch(k, i, 0, 1, bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt);
+        err = err ? err : e;
+    }
+    finish_direct(k, staged);
+    return err;
+}
+
 int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
                            MPI_Datatype stype, void *rbuf, size_t rcount, MPI_Datatype rtype)
 {
     struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
     size_t block;
     struct call k = {0};
-    int err = total_bytes(rdt, rcount, 0, &block) ? path_for(c, BMPI_COLL_ALLGATHER, block, &k)
-                                                   : 0;
+    if (!total_bytes(rdt, rcount, 0, &block))
+        return BMPI_SHMCOLL_DECLINED;
+    int err = direct_path(c, BMPI_COLL_ALLGATHER, block, &k);
+    if (!err && k.g)
+        return allgather_direct(&k, sbuf, scount, stype, rbuf, rcount, rtype);
+    err = err ? err : path_for(c, BMPI_COLL_ALLGATHER, block, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     bool in_place = sbuf == MPI_IN_PLACE;
@@ -752,6 +1074,27 @@ int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
     return err;
 }
 
+/* Each rank exposes its send buffer; every rank copies its block from
+ * each of them. */
+static int alltoall_direct(struct call *k, const void *sbuf, size_t scount, MPI_Datatype stype,
+                           void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
+    size_t p = (size_t)k->p, me = (size_t)k->me;
+    void *staged;
+    int err = BMPI_OK;
+    expose(k, sbuf, scount * p, bmpi_dt_get(stype), &staged);
+    bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
+                   bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
+    for (size_t j = 1; j < p; j++) { /* from the next rank on, so readers spread out */
+        size_t i = (me + j) % p;
+        int e = fetch(k, (int)i, me, p, bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt);
+        err = err ? err : e;
+    }
+    finish_direct(k, staged);
+    return err;
+}
+
 int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, MPI_Datatype stype,
                           void *rbuf, size_t rcount, MPI_Datatype rtype)
 {
@@ -764,8 +1107,13 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
      * overwritten, so all p must fit one slot; so must they at 2 ranks,
      * where rounds would run one after the other and point-to-point's
      * single copy each way is faster. */
-    if (total_bytes(rdt, rcount, 0, &block) && total_bytes(rdt, rcount, p, &all))
-        err = path_for(c, BMPI_COLL_ALLTOALL, in_place || p == 2 ? all : block, &k);
+    if (!total_bytes(rdt, rcount, 0, &block) || !total_bytes(rdt, rcount, p, &all))
+        return BMPI_SHMCOLL_DECLINED;
+    /* In place, a rank's blocks would be overwritten while others read them. */
+    err = in_place ? BMPI_OK : direct_path(c, BMPI_COLL_ALLTOALL, block, &k);
+    if (!err && k.g)
+        return alltoall_direct(&k, sbuf, scount, stype, rbuf, rcount, rtype);
+    err = err ? err : path_for(c, BMPI_COLL_ALLTOALL, in_place || p == 2 ? all : block, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     /* When the p blocks of a rank do not fit a slot, the call goes in

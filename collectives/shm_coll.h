@@ -3,7 +3,9 @@
  * docs/collectives.md, "Shared-memory path"). When every rank of a
  * communicator is on this node and the message fits a slot, MPI_Barrier,
  * Bcast, Reduce, Allreduce, Allgather and Alltoall move their data through
- * a region shared by the communicator's ranks instead of point-to-point.
+ * a region shared by the communicator's ranks instead of point-to-point,
+ * or, for big blocks, copy it straight from the other ranks' buffers
+ * (CMA) after finding in the region where it is.
  *
  * Each function either runs the whole collective and returns BMPI_OK or an
  * MPI error class, or returns BMPI_SHMCOLL_DECLINED at once, having done

@@ -1,9 +1,12 @@
 #!/bin/sh
 # The shared-memory path of the blocking collectives at 1..8 ranks, with the
 # default slots and with small ones (so the counts just above a slot's
-# capacity are cheap), then the same checks on point-to-point only.
+# capacity are cheap), direct (CMA) calls from 1 KiB and never, then the
+# same checks on point-to-point only.
 prog="$top_builddir/test/mpi/coll_shm"
 run() { "$top_srcdir/test/mpi/run-ranks" "$prog" "$@" || exit 1; }
 run 1 2 3 4 8
 BMPI_COLL_SHM_SLOT=2048 run 2 5 6 7
+BMPI_COLL_SHM_DIRECT=1k run 2 3 8
+BMPI_SHM_CMA=0 run 2
 BMPI_COLL_SHM=0 BMPI_COLL_SHM_SLOT=2048 run 3
