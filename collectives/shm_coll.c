@@ -55,6 +55,7 @@
 #include "runtime/error.h"
 #include "runtime/progress.h"
 #include "runtime/world.h"
+#include "transport/shm/cacheline.h"
 #include "transport/shm/shm.h"
 
 #define LINE 64
@@ -413,10 +414,14 @@ static struct slot *claim(const struct call *k)
     return claim_ahead(k, 0);
 }
 
+/* Publishes the slot; a small one is also pushed towards the readers'
+ * cores (cacheline.h). */
 static void post(const struct call *k, struct slot *s, size_t bytes)
 {
     s->bytes = bytes;
     __atomic_store_n(&s->seq, k->g->n + 1, __ATOMIC_RELEASE);
+    if (bytes <= BMPI_DEMOTE_MAX)
+        bmpi_cacheline_demote(s, SLOT_HDR + bytes);
 }
 
 /* The tag of the current call in a slot's ready word. A stale word is from

@@ -1,6 +1,7 @@
 # transport/shm: the shared-memory transport (docs/shm.md)
 libbmpi_core_la_SOURCES += \
 	transport/shm/shm.h \
+	transport/shm/cacheline.h \
 	transport/shm/shm.c \
 	transport/shm/segment.c \
 	transport/shm/cma.c
