@@ -64,7 +64,7 @@
 #define BIG_DEPTH 8                   /* ... in the big ring */
 #define DEFAULT_SLOT (64u << 10)      /* payload bytes per big slot, before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
-#define DEFAULT_DIRECT (16u << 10)    /* bytes per block from which calls are direct */
+#define DEFAULT_DIRECT (8u << 10)     /* unit of direct_factor() */
 #define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
 
@@ -564,22 +564,34 @@ struct exposed {
     int32_t pid;
 }; /* 32 bytes: it shares the slot's first line with seq */
 
-/* Whether a call moving blocks of block bytes between p ranks is worth
- * doing direct, as measured on 2 cores (docs/collectives.md): always at
- * 2 ranks; with more, a bcast only from 16 times the threshold (a root
- * that waits for every reader loses to the slots' pipelining below) and
- * an alltoall while a rank reads at most DIRECT_SPAN in all (beyond it,
- * pairwise point-to-point with both sides copying wins). */
+/* The block bytes from which a call between p ranks goes direct, in
+ * multiples of the threshold (0: never), as measured on 2 cores
+ * (docs/collectives.md). Below, slots are faster: a direct call costs a
+ * system call and a wait for every reader, while through the slots a
+ * bcast root or a reduce leaf writes and returns, so calls in a row
+ * overlap. */
+static size_t direct_factor(enum bmpi_coll_id id, int p)
+{
+    switch (id) {
+    case BMPI_COLL_ALLGATHER: return p == 2 ? 1 : 0;
+    case BMPI_COLL_ALLTOALL: return p == 2 ? 1 : 2;
+    case BMPI_COLL_BCAST: return p == 2 ? 4 : 32;
+    case BMPI_COLL_REDUCE: return p == 2 ? 16 : 0;
+    default: return 0;
+    }
+}
+
+/* An alltoall among more than 2 ranks goes direct only while a rank reads
+ * at most this much in all: beyond, pairwise point-to-point with both
+ * sides copying is faster. */
 #define DIRECT_SPAN (512u << 10)
+
 static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
 {
-    if (!cfg.direct_min || block < cfg.direct_min)
+    size_t f = direct_factor(id, p);
+    if (!f || !cfg.direct_min || block / f < cfg.direct_min)
         return false;
-    if (p == 2)
-        return true;
-    if (id == BMPI_COLL_BCAST)
-        return block / 16 >= cfg.direct_min;
-    return id == BMPI_COLL_ALLTOALL && block <= DIRECT_SPAN / (size_t)p;
+    return p == 2 || id != BMPI_COLL_ALLTOALL || block <= DIRECT_SPAN / (size_t)p;
 }
 
 /* Sets k up if a call moving blocks of block bytes goes direct (k->g NULL
@@ -893,12 +905,6 @@ static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
     return path_for(c, id, bytes, k);
 }
 
-/* A reduce between two ranks goes direct from this many times the direct
- * threshold (128 KiB by default). Below, the slot path is faster: its leaf
- * writes into its slot and returns without waiting, so calls in a row
- * overlap. */
-#define PAIR_REDUCE_FACTOR 8
-
 /* Elements the root of a pair reduce folds, from the first on; the leaf,
  * which also has to write its part into the root's buffer, folds the rest. */
 static size_t root_share(size_t count)
@@ -979,8 +985,8 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     struct call k;
     size_t bytes;
     if (c->size == 2 && bmpi_op_commutative(op) && bmpi_dt_is_contig(dt) &&
-        total_bytes(dt, count, 0, &bytes) && bytes / PAIR_REDUCE_FACTOR > 0) {
-        int err = direct_path(c, BMPI_COLL_REDUCE, bytes / PAIR_REDUCE_FACTOR, &k);
+        total_bytes(dt, count, 0, &bytes)) {
+        int err = direct_path(c, BMPI_COLL_REDUCE, bytes, &k);
         if (err || k.g)
             return err ? err : reduce_pair(&k, sbuf, rbuf, count, type, op, root);
     }
