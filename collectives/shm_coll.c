@@ -1073,9 +1073,9 @@ int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
         contribute(&k, bmpi_coll_ofs(rbuf, rcount * (size_t)k.me, rtype), rcount, rdt);
     else
         contribute(&k, sbuf, scount, bmpi_dt_get(stype));
-    for (int i = 0; i < k.p; i++) {
-        if (in_place && i == k.me)
-            continue;
+    /* this rank's own slot first: it copies while the others still write */
+    for (int j = in_place ? 1 : 0; j < k.p; j++) {
+        int i = (k.me + j) % k.p;
         const struct slot *s = await(&k, i);
         int e = unpack(bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt, s->data,
                        s->bytes);
@@ -1137,7 +1137,8 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
     for (size_t d0 = 0; d0 < p; d0 += per) {
         size_t nd = p - d0 < per ? p - d0 : per, me = (size_t)k.me;
         contribute(&k, bmpi_coll_ofs(src, scnt * d0, st), scnt * nd, bmpi_dt_get(st));
-        for (size_t i = 0; me >= d0 && me < d0 + nd && i < p; i++) {
+        for (size_t j = 0; me >= d0 && me < d0 + nd && j < p; j++) {
+            size_t i = (me + j) % p; /* own slot first, as in allgather */
             const struct slot *s = await(&k, (int)i);
             size_t blk = s->bytes / nd;
             int e = unpack(bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt,
