@@ -470,15 +470,19 @@ static void pack(void *dst, const void *buf, size_t count, const struct bmpi_dat
         bmpi_dt_pack_all(buf, count, dt, dst);
 }
 
+/* Bytes [from, from + bytes) of (buf, count, dt) into the slot, chunk by
+ * chunk, each published in the ready word. */
 static void pack_chunks(const struct call *k, struct slot *s, const void *buf, size_t count,
-                        const struct bmpi_datatype *dt, size_t bytes)
+                        const struct bmpi_datatype *dt, size_t from, size_t bytes)
 {
     uint64_t tag = ready_tag(k);
-    const char *src = (const char *)buf + bmpi_dt_true_lb(dt);
+    const char *src = (const char *)buf + bmpi_dt_true_lb(dt) + from;
     struct bmpi_dt_cursor cur;
     bool contig = bmpi_dt_is_contig(dt);
-    if (!contig)
+    if (!contig) {
         bmpi_dt_cursor_init(&cur, (void *)(uintptr_t)buf, count, dt);
+        bmpi_dt_cursor_seek(&cur, from);
+    }
     for (size_t off = 0; off < bytes; off += CHUNK) {
         size_t len = bytes - off < CHUNK ? bytes - off : CHUNK;
         if (contig)
@@ -489,17 +493,29 @@ static void pack_chunks(const struct call *k, struct slot *s, const void *buf, s
     }
 }
 
+/* Writes bytes [from, from + bytes) of this rank's data into its slot and
+ * posts it. */
+static void contribute_range(const struct call *k, const void *buf, size_t count,
+                             const struct bmpi_datatype *dt, size_t from, size_t bytes)
+{
+    struct slot *s = claim(k);
+    s->bytes = bytes;
+    pack_chunks(k, s, buf, count, dt, from, bytes);
+    post(k, s, bytes);
+}
+
 /* Writes this rank's data into its slot and posts it. */
 static void contribute(const struct call *k, const void *buf, size_t count,
                        const struct bmpi_datatype *dt)
 {
-    struct slot *s = claim(k);
     size_t bytes = count * bmpi_dt_size(dt);
+    if (bytes > CHUNK) {
+        contribute_range(k, buf, count, dt, 0, bytes);
+        return;
+    }
+    struct slot *s = claim(k);
     s->bytes = bytes;
-    if (bytes > CHUNK)
-        pack_chunks(k, s, buf, count, dt, bytes);
-    else
-        pack(s->data, buf, count, dt);
+    pack(s->data, buf, count, dt);
     post(k, s, bytes);
 }
 
@@ -529,20 +545,22 @@ static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const
     return check_fit(len, room);
 }
 
-/* Rank w's payload into (buf, count, dt), each chunk as soon as w has
- * written it. */
+/* Rank w's payload into (buf, count, dt) from byte from on, each chunk as
+ * soon as w has written it. */
 static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
-                         const struct bmpi_datatype *dt)
+                         const struct bmpi_datatype *dt, size_t from)
 {
-    size_t room = count * bmpi_dt_size(dt);
+    size_t room = count * bmpi_dt_size(dt) - from;
     /* a receiver of at most one chunk waits for the whole payload */
     const struct slot *s = room <= CHUNK ? await(k, w) : await_bytes(k, w, CHUNK);
     size_t len = s->bytes, n = len < room ? len : room;
-    char *dst = (char *)buf + bmpi_dt_true_lb(dt);
+    char *dst = (char *)buf + bmpi_dt_true_lb(dt) + from;
     struct bmpi_dt_cursor cur;
     bool contig = bmpi_dt_is_contig(dt);
-    if (!contig)
+    if (!contig) {
         bmpi_dt_cursor_init(&cur, buf, count, dt);
+        bmpi_dt_cursor_seek(&cur, from);
+    }
     for (size_t off = 0; off < n; off += CHUNK) {
         size_t clen = n - off < CHUNK ? n - off : CHUNK;
         await_bytes(k, w, off + clen);
@@ -569,13 +587,14 @@ struct exposed {
  * (docs/collectives.md). Below, slots are faster: a direct call costs a
  * system call and a wait for every reader, while through the slots a
  * bcast root or a reduce leaf writes and returns, so calls in a row
- * overlap. */
+ * overlap. With more than 2 ranks a bcast in rounds of slots beats a root
+ * waiting for p - 1 readers at every size. */
 static size_t direct_factor(enum bmpi_coll_id id, int p)
 {
     switch (id) {
     case BMPI_COLL_ALLGATHER: return p == 2 ? 1 : 0;
     case BMPI_COLL_ALLTOALL: return p == 2 ? 1 : 2;
-    case BMPI_COLL_BCAST: return p == 2 ? 4 : 32;
+    case BMPI_COLL_BCAST: return p == 2 ? 8 : 0;
     case BMPI_COLL_REDUCE: return p == 2 ? 16 : 0;
     default: return 0;
     }
@@ -775,14 +794,29 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatyp
     int err = direct_path(c, BMPI_COLL_BCAST, bytes, &k);
     if (!err && k.g)
         return bcast_direct(&k, buf, count, dt, root);
-    err = err ? err : path_for(c, BMPI_COLL_BCAST, bytes, &k);
+    /* a message bigger than a slot goes in rounds of a slot each */
+    err = err ? err : path_for(c, BMPI_COLL_BCAST, bytes < MIN_SLOT ? bytes : MIN_SLOT, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    if (k.me == root)
-        contribute(&k, buf, count, dt);
-    else
-        err = unpack_chunks(&k, root, buf, count, dt);
-    finish(&k);
+    if (bytes <= k.g->slot_bytes) {
+        if (k.me == root)
+            contribute(&k, buf, count, dt);
+        else
+            err = unpack_chunks(&k, root, buf, count, dt, 0);
+        finish(&k);
+        return err;
+    }
+    use_ring(&k, bytes);
+    for (size_t from = 0; from < bytes; from += k.g->slot_bytes) {
+        size_t len = bytes - from < k.g->slot_bytes ? bytes - from : k.g->slot_bytes;
+        int e = BMPI_OK;
+        if (k.me == root)
+            contribute_range(&k, buf, count, dt, from, len);
+        else
+            e = unpack_chunks(&k, root, buf, count, dt, from);
+        err = err ? err : e;
+        finish(&k);
+    }
     return err;
 }
 
