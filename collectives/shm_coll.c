@@ -1140,6 +1140,27 @@ static int alltoall_direct(struct call *k, const void *sbuf, size_t scount, MPI_
     return err;
 }
 
+/* Alltoall between two ranks through the slots: only the block for the
+ * other rank crosses; this rank's own block is copied locally (in place it
+ * is already there). */
+static int alltoall_pair(struct call *k, const void *sbuf, size_t scount, MPI_Datatype stype,
+                         void *rbuf, size_t rcount, MPI_Datatype rtype)
+{
+    size_t me = (size_t)k->me, other = 1 - me;
+    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    size_t scnt = sbuf == MPI_IN_PLACE ? rcount : scount;
+    MPI_Datatype st = sbuf == MPI_IN_PLACE ? rtype : stype;
+    contribute(k, bmpi_coll_ofs(src, scnt * other, st), scnt, bmpi_dt_get(st));
+    if (sbuf != MPI_IN_PLACE)
+        bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
+                       bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
+    const struct slot *s = await(k, (int)other);
+    int err = unpack(bmpi_coll_ofs(rbuf, rcount * other, rtype), rcount, bmpi_dt_get(rtype),
+                     s->data, s->bytes);
+    finish(k);
+    return err;
+}
+
 int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, MPI_Datatype stype,
                           void *rbuf, size_t rcount, MPI_Datatype rtype)
 {
@@ -1148,19 +1169,20 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
     bool in_place = sbuf == MPI_IN_PLACE;
     struct call k = {0};
     int err = 0;
-    /* In place, this rank's blocks go to its slot before any of them is
-     * overwritten, so all p must fit one slot; so must they at 2 ranks,
-     * where rounds would run one after the other and point-to-point's
-     * single copy each way is faster. */
     if (!total_bytes(rdt, rcount, 0, &block) || !total_bytes(rdt, rcount, p, &all))
         return BMPI_SHMCOLL_DECLINED;
     /* In place, a rank's blocks would be overwritten while others read them. */
     err = in_place ? BMPI_OK : direct_path(c, BMPI_COLL_ALLTOALL, block, &k);
     if (!err && k.g)
         return alltoall_direct(&k, sbuf, scount, stype, rbuf, rcount, rtype);
-    err = err ? err : path_for(c, BMPI_COLL_ALLTOALL, in_place || p == 2 ? all : block, &k);
+    /* In place, this rank's blocks go to its slot before any of them is
+     * overwritten, so all p must fit one slot (at 2 ranks, only the other
+     * rank's block goes through the slot). */
+    err = err ? err : path_for(c, BMPI_COLL_ALLTOALL, p == 2 ? block : in_place ? all : block, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
+    if (p == 2)
+        return alltoall_pair(&k, sbuf, scount, stype, rbuf, rcount, rtype);
     /* When the p blocks of a rank do not fit a slot, the call goes in
      * rounds, each carrying the blocks for as many destinations as fit. */
     size_t cap = k.r->ring[BIG].slot_bytes, per = all <= cap ? p : cap / block;
