@@ -859,8 +859,8 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
     for (size_t lo = first; lo < first + count; lo += step) {
         size_t n = first + count - lo < step ? first + count - lo : step;
         char *acc = (char *)rbuf + lo * size;
-        memcpy(acc + lb, contribution(k, top, own, lb, size, lo, n) + lb, n * size);
-        bmpi_op_apply(op, contribution(k, next, own, lb, size, lo, n), acc, n, type);
+        bmpi_op_apply_into(op, contribution(k, next, own, lb, size, lo, n),
+                           contribution(k, top, own, lb, size, lo, n), acc, n, type);
         for (int i = k->p - 3; i >= 0; i--)
             bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, type);
     }
@@ -919,11 +919,17 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
     for (size_t lo = 0; lo < count; lo += step) {
         size_t n = count - lo < step ? count - lo : step;
         char *acc = (char *)rbuf + lo * size;
-        if (own)
-            memcpy(acc + lb, (const char *)own + lb + lo * size, n * size);
-        for (int i = k->p - 1; i >= 0; i--)
-            if (i != k->me)
-                bmpi_op_apply(op, contribution(k, i, NULL, lb, size, lo, n), acc, n, type);
+        bool first = own != NULL; /* the first other slot goes into acc with own */
+        for (int i = k->p - 1; i >= 0; i--) {
+            if (i == k->me)
+                continue;
+            const char *in = contribution(k, i, NULL, lb, size, lo, n);
+            if (first)
+                bmpi_op_apply_into(op, in, (const char *)own + lo * size, acc, n, type);
+            else
+                bmpi_op_apply(op, in, acc, n, type);
+            first = false;
+        }
     }
 }
 

@@ -122,92 +122,79 @@ static const unsigned op_classes[OP_COUNT] = {
 #define LOOP(expr)                                                                                 \
     do {                                                                                           \
         for (size_t i = 0; i < n; i++)                                                             \
-            b[i] = (expr);                                                                         \
+            o[i] = (expr);                                                                         \
     } while (0)
 
-#define DEF_INT_KERNEL(name, T)                                                                    \
+/* Every kernel comes in two forms with one body OPS over a[i] (in) and
+ * b[i]: inout = in op inout (b reads o), and out = in op src into a third
+ * buffer (bmpi_op_apply_into), which saves a reduction a copy. */
+#define DEF_KERNEL(name, T, OPS)                                                                   \
     static void name(int op, const void *vin, void *vio, size_t n)                                 \
     {                                                                                              \
         const T *restrict a = vin;                                                                 \
-        T *restrict b = vio;                                                                       \
-        switch (op) {                                                                              \
-        case OP_MAX: LOOP(a[i] > b[i] ? a[i] : b[i]); break;                                       \
-        case OP_MIN: LOOP(a[i] < b[i] ? a[i] : b[i]); break;                                       \
-        case OP_SUM: LOOP((T)(a[i] + b[i])); break;                                                \
-        case OP_PROD: LOOP((T)(a[i] * b[i])); break;                                               \
-        case OP_LAND: LOOP((T)(a[i] && b[i])); break;                                              \
-        case OP_LOR: LOOP((T)(a[i] || b[i])); break;                                               \
-        case OP_LXOR: LOOP((T)(!a[i] != !b[i])); break;                                            \
-        case OP_BAND: LOOP((T)(a[i] & b[i])); break;                                               \
-        case OP_BOR: LOOP((T)(a[i] | b[i])); break;                                                \
-        case OP_BXOR: LOOP((T)(a[i] ^ b[i])); break;                                               \
-        }                                                                                          \
-    }
-
-/* Signed overflow in SUM/PROD wraps in every MPI users know; compute in
- * the unsigned twin so that it is defined behaviour here too. */
-#define DEF_SINT_KERNEL(name, T, U)                                                                \
-    static void name(int op, const void *vin, void *vio, size_t n)                                 \
+        T *restrict o = vio;                                                                       \
+        const T *b = o;                                                                            \
+        OPS                                                                                        \
+    }                                                                                              \
+    static void name##_into(int op, const void *vin, const void *vsrc, void *vout, size_t n)       \
     {                                                                                              \
         const T *restrict a = vin;                                                                 \
-        T *restrict b = vio;                                                                       \
-        switch (op) {                                                                              \
-        case OP_MAX: LOOP(a[i] > b[i] ? a[i] : b[i]); break;                                       \
-        case OP_MIN: LOOP(a[i] < b[i] ? a[i] : b[i]); break;                                       \
-        case OP_SUM: LOOP((T)((U)a[i] + (U)b[i])); break;                                          \
-        case OP_PROD: LOOP((T)((U)a[i] * (U)b[i])); break;                                         \
-        case OP_LAND: LOOP((T)(a[i] && b[i])); break;                                              \
-        case OP_LOR: LOOP((T)(a[i] || b[i])); break;                                               \
-        case OP_LXOR: LOOP((T)(!a[i] != !b[i])); break;                                            \
-        case OP_BAND: LOOP((T)(a[i] & b[i])); break;                                               \
-        case OP_BOR: LOOP((T)(a[i] | b[i])); break;                                                \
-        case OP_BXOR: LOOP((T)(a[i] ^ b[i])); break;                                               \
-        }                                                                                          \
+        const T *restrict b = vsrc;                                                                \
+        T *restrict o = vout;                                                                      \
+        OPS                                                                                        \
     }
 
-#define DEF_FLOAT_KERNEL(name, T)                                                                  \
-    static void name(int op, const void *vin, void *vio, size_t n)                                 \
-    {                                                                                              \
-        const T *restrict a = vin;                                                                 \
-        T *restrict b = vio;                                                                       \
-        switch (op) {                                                                              \
-        case OP_MAX: LOOP(a[i] > b[i] ? a[i] : b[i]); break;                                       \
-        case OP_MIN: LOOP(a[i] < b[i] ? a[i] : b[i]); break;                                       \
-        case OP_SUM: LOOP(a[i] + b[i]); break;                                                     \
-        case OP_PROD: LOOP(a[i] * b[i]); break;                                                    \
-        }                                                                                          \
+/* Integers. Signed overflow in SUM/PROD wraps in every MPI users know;
+ * U is the unsigned twin the sum and product are computed in, so that it
+ * is defined behaviour here too. */
+#define INT_OPS(T, U)                                                                              \
+    switch (op) {                                                                                  \
+    case OP_MAX: LOOP(a[i] > b[i] ? a[i] : b[i]); break;                                           \
+    case OP_MIN: LOOP(a[i] < b[i] ? a[i] : b[i]); break;                                           \
+    case OP_SUM: LOOP((T)((U)a[i] + (U)b[i])); break;                                              \
+    case OP_PROD: LOOP((T)((U)a[i] * (U)b[i])); break;                                             \
+    case OP_LAND: LOOP((T)(a[i] && b[i])); break;                                                  \
+    case OP_LOR: LOOP((T)(a[i] || b[i])); break;                                                   \
+    case OP_LXOR: LOOP((T)(!a[i] != !b[i])); break;                                                \
+    case OP_BAND: LOOP((T)(a[i] & b[i])); break;                                                   \
+    case OP_BOR: LOOP((T)(a[i] | b[i])); break;                                                    \
+    case OP_BXOR: LOOP((T)(a[i] ^ b[i])); break;                                                   \
     }
 
-#define DEF_COMPLEX_KERNEL(name, T)                                                                \
-    static void name(int op, const void *vin, void *vio, size_t n)                                 \
-    {                                                                                              \
-        const T *restrict a = vin;                                                                 \
-        T *restrict b = vio;                                                                       \
-        switch (op) {                                                                              \
-        case OP_SUM: LOOP(a[i] + b[i]); break;                                                     \
-        case OP_PROD: LOOP(a[i] * b[i]); break;                                                    \
-        }                                                                                          \
+#define FLOAT_OPS                                                                                  \
+    switch (op) {                                                                                  \
+    case OP_MAX: LOOP(a[i] > b[i] ? a[i] : b[i]); break;                                           \
+    case OP_MIN: LOOP(a[i] < b[i] ? a[i] : b[i]); break;                                           \
+    case OP_SUM: LOOP(a[i] + b[i]); break;                                                         \
+    case OP_PROD: LOOP(a[i] * b[i]); break;                                                        \
     }
 
-DEF_SINT_KERNEL(k_i8, int8_t, uint8_t)
-DEF_INT_KERNEL(k_u8, uint8_t)
-DEF_SINT_KERNEL(k_i16, int16_t, uint16_t)
-DEF_INT_KERNEL(k_u16, uint16_t)
-DEF_SINT_KERNEL(k_i32, int32_t, uint32_t)
-DEF_INT_KERNEL(k_u32, uint32_t)
-DEF_SINT_KERNEL(k_i64, int64_t, uint64_t)
-DEF_INT_KERNEL(k_u64, uint64_t)
-DEF_FLOAT_KERNEL(k_f, float)
-DEF_FLOAT_KERNEL(k_d, double)
-DEF_FLOAT_KERNEL(k_ld, long double)
-DEF_COMPLEX_KERNEL(k_cf, float _Complex)
-DEF_COMPLEX_KERNEL(k_cd, double _Complex)
-DEF_COMPLEX_KERNEL(k_cld, long double _Complex)
+#define COMPLEX_OPS                                                                                \
+    switch (op) {                                                                                  \
+    case OP_SUM: LOOP(a[i] + b[i]); break;                                                         \
+    case OP_PROD: LOOP(a[i] * b[i]); break;                                                        \
+    }
+
+DEF_KERNEL(k_i8, int8_t, INT_OPS(int8_t, uint8_t))
+DEF_KERNEL(k_u8, uint8_t, INT_OPS(uint8_t, uint8_t))
+DEF_KERNEL(k_i16, int16_t, INT_OPS(int16_t, uint16_t))
+DEF_KERNEL(k_u16, uint16_t, INT_OPS(uint16_t, uint16_t))
+DEF_KERNEL(k_i32, int32_t, INT_OPS(int32_t, uint32_t))
+DEF_KERNEL(k_u32, uint32_t, INT_OPS(uint32_t, uint32_t))
+DEF_KERNEL(k_i64, int64_t, INT_OPS(int64_t, uint64_t))
+DEF_KERNEL(k_u64, uint64_t, INT_OPS(uint64_t, uint64_t))
+DEF_KERNEL(k_f, float, FLOAT_OPS)
+DEF_KERNEL(k_d, double, FLOAT_OPS)
+DEF_KERNEL(k_ld, long double, FLOAT_OPS)
+DEF_KERNEL(k_cf, float _Complex, COMPLEX_OPS)
+DEF_KERNEL(k_cd, double _Complex, COMPLEX_OPS)
+DEF_KERNEL(k_cld, long double _Complex, COMPLEX_OPS)
 
 static void k_bool(int op, const void *vin, void *vio, size_t n)
 {
     const _Bool *a = vin;
-    _Bool *b = vio;
+    _Bool *o = vio;
+    const _Bool *b = o;
     switch (op) {
     case OP_LAND: LOOP(a[i] && b[i]); break;
     case OP_LOR: LOOP(a[i] || b[i]); break;
@@ -219,7 +206,8 @@ static void k_bool(int op, const void *vin, void *vio, size_t n)
 static void k_flogical(int op, const void *vin, void *vio, size_t n)
 {
     const int32_t *a = vin;
-    int32_t *b = vio;
+    int32_t *o = vio;
+    const int32_t *b = o;
     switch (op) {
     case OP_LAND: LOOP(a[i] && b[i]); break;
     case OP_LOR: LOOP(a[i] || b[i]); break;
@@ -252,6 +240,29 @@ static kernel_fn kernel_of(enum elem e)
     case E_CLD: return k_cld;
     case E_BOOL: return k_bool;
     case E_FLOGICAL: return k_flogical;
+    default: return NULL;
+    }
+}
+
+typedef void (*kernel_into_fn)(int op, const void *in, const void *src, void *out, size_t n);
+
+static kernel_into_fn kernel_into_of(enum elem e)
+{
+    switch (e) {
+    case E_I8: return k_i8_into;
+    case E_U8: return k_u8_into;
+    case E_I16: return k_i16_into;
+    case E_U16: return k_u16_into;
+    case E_I32: return k_i32_into;
+    case E_U32: return k_u32_into;
+    case E_I64: return k_i64_into;
+    case E_U64: return k_u64_into;
+    case E_F: return k_f_into;
+    case E_D: return k_d_into;
+    case E_LD: return k_ld_into;
+    case E_CF: return k_cf_into;
+    case E_CD: return k_cd_into;
+    case E_CLD: return k_cld_into;
     default: return NULL;
     }
 }
@@ -481,6 +492,24 @@ void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t
             k(op->index, (const char *)iov[i].iov_base + delta, iov[i].iov_base,
               iov[i].iov_len / esize);
     }
+}
+
+void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *src, void *out,
+                        size_t count, MPI_Datatype type)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Aint lb = bmpi_dt_true_lb(dt);
+    size_t bytes = count * bmpi_dt_size(dt);
+    kernel_into_fn k = NULL;
+    if (op->predefined && op->index != OP_REPLACE && op->index != OP_NO_OP)
+        k = kernel_into_of(elem_of(bmpi_dt_basic(dt)).e);
+    if (!k) {
+        memmove((char *)out + lb, (const char *)src + lb, bytes);
+        bmpi_op_apply(op, in, out, count, type);
+        return;
+    }
+    size_t esize = bmpi_dt_size(bmpi_dt_get(bmpi_dt_basic(dt)));
+    k(op->index, (const char *)in + lb, (const char *)src + lb, (char *)out + lb, bytes / esize);
 }
 
 /* --- entry points ------------------------------------------------------------- */

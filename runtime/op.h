@@ -45,4 +45,10 @@ int bmpi_op_check(const struct bmpi_op *op, const struct bmpi_datatype *dt);
 void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t count,
                    MPI_Datatype type);
 
+/* out = in op src for count elements of a contiguous type, all three laid
+ * out alike; out must not overlap in or src. Predefined ops on basic types
+ * compute straight into out; the others copy src to out and apply. */
+void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *src, void *out,
+                        size_t count, MPI_Datatype type);
+
 #endif
