@@ -493,6 +493,11 @@ static int ofi_open(struct bmpi_tl *tl)
         .latency_us = shm ? 0.5 : tcp ? 15 : 2,
         .bandwidth_mbs = shm ? 5000 : tcp ? 1000 : 10000,
     };
+    /* The shm provider's RMA is a copy made by the calling process (CMA),
+     * like bmpi's shm transport: the runtime then splits large messages
+     * between a put by the sender and a get by the receiver. */
+    if (s->rma && shm)
+        tl->caps.flags |= BMPI_TL_RMA_CPU;
     /* get() registers the local buffer itself (runtime passes no memh). */
     if (s->rma && (s->mr_mode & FI_MR_LOCAL))
         tl->caps.flags |= BMPI_TL_NEEDS_MR;
