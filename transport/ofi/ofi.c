@@ -47,7 +47,7 @@
 #define OFI_DEFAULT_MULTI_SIZE (1u << 20) /* ... of this many bytes */
 #define OFI_DEFAULT_RMA_LIMIT (1ul << 30)
 #define OFI_SOCKET_RMA_LIMIT (1ul << 20)    /* providers over TCP sockets: see open */
-#define OFI_SOCKET_RMA_PIECE (192u * 1024u)
+#define OFI_SOCKET_RMA_PIECE (256u * 1024u)
 #define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
 #define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
@@ -506,11 +506,11 @@ static int ofi_open(struct bmpi_tl *tl)
     size_t rma_limit = env_size("BMPI_OFI_RMA_LIMIT", tcp ? OFI_SOCKET_RMA_LIMIT : OFI_DEFAULT_RMA_LIMIT);
     if (max_msg && rma_limit > max_msg)
         rma_limit = max_msg;
-    /* Over TCP sockets a get/put goes out as 192 KiB pieces, two in
-     * flight: with megabytes in flight the data waits in socket buffers
-     * long enough to leave the cache, and both kernel copies run from
-     * memory (16 MiB across simulated hosts: 1.9 GB/s with 1 MiB reads
-     * and nothing bounded, 5.4 GB/s so; docs/ofi.md). */
+    /* Over TCP sockets a get/put goes out as 256 KiB pieces, two in
+     * flight: with megabytes in flight the data waits in socket buffers,
+     * likely long enough to leave the cache (16 MiB across simulated
+     * hosts: 1.3 GB/s with 1 MiB reads and nothing bounded, 5.0 GB/s so;
+     * docs/ofi.md). */
     s->rma_piece = env_size("BMPI_OFI_RMA_PIECE", tcp ? OFI_SOCKET_RMA_PIECE : SIZE_MAX);
     if (s->rma_piece == 0)
         s->rma_piece = SIZE_MAX;
