@@ -612,10 +612,10 @@ static void tx_release(struct ofi_op *op)
  * A get/put of the runtime goes to the provider as fi_read/fi_write pieces
  * of at most rma_piece bytes, posted in order while fewer than
  * rma_bytes_max bytes are in flight (always at least one piece). Over TCP
- * sockets that bound keeps the data in flight small enough to stay in the
- * cache between the kernel's copy into the socket and its copy out of it
- * (docs/ofi.md, "Rendezvous"); elsewhere a get/put is one piece and the
- * bound is off. The get/put completes, from progress, once every piece
+ * sockets that bound keeps little data waiting in the socket buffers, where
+ * it likely leaves the cache between the kernel's copy in and its copy
+ * out (docs/ofi.md, "Rendezvous"); elsewhere a get/put is one piece and
+ * the bound is off. The get/put completes, from progress, once every piece
  * has (with the first error of any). */
 
 static struct ofi_op *rma_op_new(struct ofi_state *s)
