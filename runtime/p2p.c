@@ -451,13 +451,21 @@ static void ask_sender_to_put(struct bmpi_request *req, struct bmpi_tl *tl, size
         .len = (want / 2) & ~(size_t)(COOP_ALIGN - 1),
     };
     size_t klen = sizeof(pr.rkey);
-    if (tl->ops->rkey_pack(tl, NULL, pr.rkey, &klen) != BMPI_OK)
+    /* The sender writes into this buffer: it needs a registration of its
+     * own (ofi's providers check remote keys; shm's is a no-op). */
+    if (tl->ops->mem_reg(tl, contig_base(req), pr.len, &req->memh) != BMPI_OK)
         return;
+    if (tl->ops->rkey_pack(tl, req->memh, pr.rkey, &klen) != BMPI_OK)
+        goto dereg;
     pr.rkey_len = (uint32_t)klen;
     if (send_ctl(req->world_peer, BMPI_AM_PUTREQ, &pr, BMPI_PUTREQ_FIXED_LEN + klen) != BMPI_OK)
-        return;
+        goto dereg;
     req->put_pending = true;
     req->done_bytes = pr.len;
+    return;
+dereg:
+    tl->ops->mem_dereg(tl, req->memh);
+    req->memh = NULL;
 }
 
 static void rget_start(struct bmpi_request *req)
@@ -655,8 +663,11 @@ static void deliver_fin(const struct bmpi_ctl *fin)
 static void deliver_putfin(const struct bmpi_putfin *f)
 {
     struct bmpi_request *req = bmpi_request_from_id(f->rreq);
+    struct bmpi_tl *tl = peer_tl(req->world_peer);
     if (f->status != BMPI_OK && req->status.MPI_ERROR == MPI_SUCCESS)
         req->status.MPI_ERROR = f->status;
+    tl->ops->mem_dereg(tl, req->memh);
+    req->memh = NULL;
     req->put_pending = false;
     rget_next(req);
 }

@@ -80,6 +80,9 @@ ofi_socket_battery() {
     BMPI_OFI_MULTI_RECV=0 BMPI_OFI_RX_BUFS=2 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
     # As for a provider that requires local registrations (FI_MR_LOCAL).
     BMPI_OFI_MR_LOCAL=1 OFI_COUNTS="3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
+    # Tiny RMA pieces and in-flight bound: many pieces per get, most of
+    # them waiting for the bound.
+    BMPI_OFI_RMA_PIECE=4k BMPI_OFI_RMA_INFLIGHT=12k OFI_COUNTS="2 3" ofi_run "$top_builddir/test/ofi/ofi_sanity" 2
 }
 
 # libfabric's shm provider names its segment /dev/shm/<pid>:<n>:<n> and

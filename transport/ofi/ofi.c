@@ -46,7 +46,8 @@
 #define OFI_DEFAULT_MULTI_BUFS 4    /* with FI_MULTI_RECV ... */
 #define OFI_DEFAULT_MULTI_SIZE (1u << 20) /* ... of this many bytes */
 #define OFI_DEFAULT_RMA_LIMIT (1ul << 30)
-#define OFI_SOCKET_RMA_LIMIT (1ul << 20) /* providers over TCP sockets */
+#define OFI_SOCKET_RMA_LIMIT (1ul << 20)    /* providers over TCP sockets: see open */
+#define OFI_SOCKET_RMA_PIECE (256u * 1024u)
 #define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
 #define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
@@ -305,6 +306,29 @@ static void free_pool(struct ofi_pool *pool)
 
 static void ofi_close(struct bmpi_tl *tl);
 
+/* A size for people: "unbounded" for SIZE_MAX. */
+static const char *size_text(size_t n, char *buf, size_t len)
+{
+    if (n == SIZE_MAX)
+        return "unbounded";
+    snprintf(buf, len, "%zu", n);
+    return buf;
+}
+
+static void report_sizes(const struct ofi_state *s, const struct bmpi_tl_caps *caps)
+{
+    char piece[24], inflight[24];
+    fprintf(stderr,
+            "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s, "
+            "rma_limit %zu (pieces %s, in flight %s), receive buffers %d x %zu%s\n",
+            bmpi_world.rank, s->prov, s->mr_mode ? "" : " none", (s->mr_mode & FI_MR_LOCAL) ? " LOCAL" : "",
+            (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
+            (s->mr_mode & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (s->mr_mode & FI_MR_ENDPOINT) ? " ENDPOINT" : "",
+            s->inject_max, caps->max_am, caps->eager_limit, s->rma ? "yes" : "no", caps->rma_limit,
+            size_text(s->rma_piece, piece, sizeof(piece)), size_text(s->rma_bytes_max, inflight, sizeof(inflight)),
+            s->rx.n, s->rx.size, s->multi_recv ? " (FI_MULTI_RECV)" : "");
+}
+
 static int ofi_open(struct bmpi_tl *tl)
 {
     struct ofi_state *s = calloc(1, sizeof(*s));
@@ -475,14 +499,24 @@ static int ofi_open(struct bmpi_tl *tl)
     /* One get moves at most this much: the provider's limit, and 1 GiB
      * anyway (multi-GiB single transfers are where providers' 32-bit
      * corners hide; the runtime pulls larger messages piece by piece).
-     * Over sockets (net, tcp;ofi_rxm) 1 MiB pieces: a 16 MiB message
-     * came 1.2-3.8x faster that way than in one fi_read, in every paired
-     * run on loopback, shared or distinct receive buffers (docs/ofi.md). */
+     * Over sockets 1 MiB, so that a get of another message waits behind
+     * at most 1 MiB of each large one (all go out through one socket). */
     bool shm = strcmp(s->prov, "shm") == 0;
     bool tcp = strstr(s->prov, "tcp") || strstr(s->prov, "sockets") || strcmp(s->prov, "net") == 0;
     size_t rma_limit = env_size("BMPI_OFI_RMA_LIMIT", tcp ? OFI_SOCKET_RMA_LIMIT : OFI_DEFAULT_RMA_LIMIT);
     if (max_msg && rma_limit > max_msg)
         rma_limit = max_msg;
+    /* Over TCP sockets a get/put goes out as 256 KiB pieces, two in
+     * flight: with megabytes in flight the data waits in socket buffers,
+     * likely long enough to leave the cache (16 MiB across simulated
+     * hosts: 1.3 GB/s with 1 MiB reads and nothing bounded, 5.0 GB/s so;
+     * docs/ofi.md). */
+    s->rma_piece = env_size("BMPI_OFI_RMA_PIECE", tcp ? OFI_SOCKET_RMA_PIECE : SIZE_MAX);
+    if (s->rma_piece == 0)
+        s->rma_piece = SIZE_MAX;
+    s->rma_bytes_max = env_size("BMPI_OFI_RMA_INFLIGHT", tcp ? 2 * s->rma_piece : SIZE_MAX);
+    if (s->rma_bytes_max == 0)
+        s->rma_bytes_max = SIZE_MAX;
     tl->caps = (struct bmpi_tl_caps){
         .name = "ofi",
         .exclusivity = BMPI_TL_EXCL_NETWORK,
@@ -493,18 +527,16 @@ static int ofi_open(struct bmpi_tl *tl)
         .latency_us = shm ? 0.5 : tcp ? 15 : 2,
         .bandwidth_mbs = shm ? 5000 : tcp ? 1000 : 10000,
     };
+    /* The shm provider's RMA is a copy made by the calling process (CMA),
+     * like bmpi's shm transport: the runtime then splits large messages
+     * between a put by the sender and a get by the receiver. */
+    if (s->rma && shm)
+        tl->caps.flags |= BMPI_TL_RMA_CPU;
     /* get() registers the local buffer itself (runtime passes no memh). */
     if (s->rma && (s->mr_mode & FI_MR_LOCAL))
         tl->caps.flags |= BMPI_TL_NEEDS_MR;
     if (verbose_here())
-        fprintf(stderr,
-                "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s, "
-                "rma_limit %zu, receive buffers %d x %zu%s\n",
-                bmpi_world.rank, s->prov, s->mr_mode ? "" : " none", (s->mr_mode & FI_MR_LOCAL) ? " LOCAL" : "",
-                (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
-                (s->mr_mode & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (s->mr_mode & FI_MR_ENDPOINT) ? " ENDPOINT" : "",
-                s->inject_max, max_am, eager, s->rma ? "yes" : "no", tl->caps.rma_limit, s->rx.n, s->rx.size,
-                s->multi_recv ? " (FI_MULTI_RECV)" : "");
+        report_sizes(s, &tl->caps);
     return BMPI_OK;
 
 fail_rc_fabric:
@@ -575,6 +607,51 @@ static void tx_release(struct ofi_op *op)
     op->pool->busy--;
 }
 
+/* ------------------------------------------------- RMA in pieces
+ *
+ * A get/put of the runtime goes to the provider as fi_read/fi_write pieces
+ * of at most rma_piece bytes, posted in order while fewer than
+ * rma_bytes_max bytes are in flight (always at least one piece). Over TCP
+ * sockets that bound keeps little data waiting in the socket buffers, where
+ * it likely leaves the cache between the kernel's copy in and its copy
+ * out (docs/ofi.md, "Rendezvous"); elsewhere a get/put is one piece and
+ * the bound is off. The get/put completes, from progress, once every piece
+ * has (with the first error of any). */
+
+static struct ofi_op *rma_op_new(struct ofi_state *s)
+{
+    struct ofi_op *op = s->rma_free;
+    if (op)
+        s->rma_free = op->next;
+    else if (!(op = malloc(sizeof(*op))))
+        return NULL;
+    memset(op, 0, sizeof(*op));
+    return op;
+}
+
+static void rma_op_free(struct ofi_state *s, struct ofi_op *op)
+{
+    op->next = s->rma_free;
+    s->rma_free = op;
+}
+
+/* Nothing more of op goes to the provider: all posted, or it failed. */
+static bool rma_all_posted(const struct ofi_op *op) { return op->posted == op->len || op->status != BMPI_OK; }
+
+static void piece_done(struct ofi_state *s, struct ofi_op *piece, int status)
+{
+    struct ofi_op *op = piece->parent;
+    s->rma_bytes -= piece->len;
+    rma_op_free(s, piece);
+    op->pieces--;
+    if (status != BMPI_OK && op->status == BMPI_OK)
+        op->status = status;
+    /* Only the head of rma_wait posts pieces; while it is still there,
+     * post_waiting moves it on. */
+    if (op->pieces == 0 && rma_all_posted(op) && s->rma_wait.head != op)
+        list_push(&s->rma_done, op);
+}
+
 /* Read the transmit queue: free send buffers and move finished RMA
  * operations to rma_done. Runs no callback of the runtime, so it is safe
  * anywhere (am_send uses it to make the provider progress). */
@@ -600,10 +677,11 @@ static int tx_drain(struct ofi_state *s)
                 send_failed(s, &err, text ? text : "");
                 tx_release(op);
             } else {
-                op->status = bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s of %zu bytes from rank %d failed: %s (%s)",
-                                          s->prov, op->kind == OFI_OP_READ ? "fi_read" : "fi_write", op->len,
-                                          op->peer, text ? text : "", fi_strerror(err.err));
-                list_push(&s->rma_done, op);
+                struct ofi_op *rma = op->parent;
+                piece_done(s, op,
+                           bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s of %zu bytes from rank %d failed: %s (%s)",
+                                        s->prov, rma->kind == OFI_OP_READ ? "fi_read" : "fi_write", rma->len,
+                                        rma->peer, text ? text : "", fi_strerror(err.err)));
             }
             continue;
         }
@@ -616,12 +694,10 @@ static int tx_drain(struct ofi_state *s)
             struct ofi_op *op = comp[i].op_context;
             if (!op)
                 continue;
-            if (op->kind == OFI_OP_SEND) {
+            if (op->kind == OFI_OP_SEND)
                 tx_release(op);
-            } else {
-                op->status = BMPI_OK;
-                list_push(&s->rma_done, op);
-            }
+            else
+                piece_done(s, op, BMPI_OK);
         }
         events += (int)n;
         if (n < OFI_CQ_BATCH)
@@ -630,13 +706,35 @@ static int tx_drain(struct ofi_state *s)
     return events;
 }
 
-static int post_rma(struct ofi_state *s, struct ofi_op *op)
+/* The next piece of op: 0, -FI_EAGAIN (the bound or the provider says
+ * wait) or the provider's error. */
+static int post_piece(struct ofi_state *s, struct ofi_op *op)
 {
+    size_t len = op->len - op->posted;
+    if (len > s->rma_piece)
+        len = s->rma_piece;
+    if (s->rma_bytes && s->rma_bytes + len > s->rma_bytes_max)
+        return -FI_EAGAIN;
+    struct ofi_op *piece = rma_op_new(s);
+    if (!piece)
+        return -FI_ENOMEM;
+    piece->kind = op->kind;
+    piece->parent = op;
+    piece->len = len;
+    void *local = (char *)op->local + op->posted;
+    uint64_t raddr = op->raddr + op->posted;
     void *desc = op->local_mr ? op->local_mr->desc : NULL;
     fi_addr_t dest = s->addrs[op->peer];
-    if (op->kind == OFI_OP_READ)
-        return (int)fi_read(s->ep, op->local, op->len, desc, dest, op->raddr, op->key, op);
-    return (int)fi_write(s->ep, op->local, op->len, desc, dest, op->raddr, op->key, op);
+    ssize_t rc = op->kind == OFI_OP_READ ? fi_read(s->ep, local, len, desc, dest, raddr, op->key, piece)
+                                         : fi_write(s->ep, local, len, desc, dest, raddr, op->key, piece);
+    if (rc) {
+        rma_op_free(s, piece);
+        return (int)rc;
+    }
+    op->posted += len;
+    op->pieces++;
+    s->rma_bytes += len;
+    return 0;
 }
 
 static void rma_release(struct ofi_state *s, struct ofi_op *op)
@@ -644,28 +742,32 @@ static void rma_release(struct ofi_state *s, struct ofi_op *op)
     if (op->local_mr)
         ofi_mr_put(s, op->local_mr);
     op->local_mr = NULL;
-    op->next = s->rma_free;
-    s->rma_free = op;
+    rma_op_free(s, op);
     s->rma_busy--;
 }
 
-/* Post the RMA operations that waited for resources, in order. */
-static int retry_rma(struct ofi_state *s)
+/* Post pieces of the waiting get/put operations, in order, as far as the
+ * bound and the provider allow; returns the pieces posted. */
+static int post_waiting(struct ofi_state *s)
 {
-    int events = 0;
-    while (s->rma_wait.head) {
-        struct ofi_op *op = s->rma_wait.head;
-        int rc = post_rma(s, op);
+    int posted = 0;
+    struct ofi_op *op;
+    while ((op = s->rma_wait.head)) {
+        if (rma_all_posted(op)) {
+            list_pop(&s->rma_wait);
+            if (op->pieces == 0)
+                list_push(&s->rma_done, op);
+            continue;
+        }
+        int rc = post_piece(s, op);
         if (rc == -FI_EAGAIN)
             break;
-        list_pop(&s->rma_wait);
-        events++;
-        if (rc) {
+        if (rc)
             op->status = fi_fail(s, op->kind == OFI_OP_READ ? "fi_read" : "fi_write", rc);
-            list_push(&s->rma_done, op);
-        }
+        else
+            posted++;
     }
-    return events;
+    return posted;
 }
 
 /* Completed RMA operations: their callbacks, which may start new ones. */
@@ -801,7 +903,7 @@ static int ofi_progress(struct bmpi_tl *tl)
             post_recv(s, op);
     }
     if (s->rma_wait.head)
-        events += retry_rma(s);
+        events += post_waiting(s);
     if (s->rma_done.head)
         events += finish_rma(s);
     events += rx_poll(s);
@@ -937,12 +1039,9 @@ static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *lo
     if (rkey_len < need)
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: remote key of %zu bytes, expected %zu", rkey_len, need);
     memcpy(&k, rkey, need);
-    struct ofi_op *op = s->rma_free;
-    if (op)
-        s->rma_free = op->next;
-    else if (!(op = calloc(1, sizeof(*op))))
+    struct ofi_op *op = rma_op_new(s);
+    if (!op)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
-    memset(op, 0, sizeof(*op));
     op->kind = kind;
     op->peer = peer;
     op->local = local;
@@ -967,24 +1066,12 @@ static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *lo
             }
         }
     }
-    /* Order behind operations already waiting for resources. */
-    if (s->rma_wait.head) {
-        list_push(&s->rma_wait, op);
-        return BMPI_OK;
-    }
-    int rc = post_rma(s, op);
-    if (rc == -FI_EAGAIN) {
+    /* In order behind the operations still waiting; what cannot be posted
+     * now is posted from progress, and a failure completes op with it. */
+    list_push(&s->rma_wait, op);
+    if (!post_waiting(s) && s->rma_wait.head == op) {
         tx_drain(s);
-        rc = post_rma(s, op);
-    }
-    if (rc == -FI_EAGAIN) {
-        list_push(&s->rma_wait, op);
-        return BMPI_OK;
-    }
-    if (rc) {
-        rc = fi_fail(s, kind == OFI_OP_READ ? "fi_read" : "fi_write", rc);
-        rma_release(s, op);
-        return rc;
+        post_waiting(s);
     }
     return BMPI_OK;
 }
@@ -1020,7 +1107,7 @@ static void ofi_close(struct bmpi_tl *tl)
         for (long spins = 0; in_flight(s) && spins < 2000000; spins++) {
             tx_drain(s);
             if (s->rma_wait.head)
-                retry_rma(s);
+                post_waiting(s);
             struct ofi_op *op;
             while ((op = list_pop(&s->rma_done)))
                 rma_release(s, op);

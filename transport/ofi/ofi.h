@@ -78,12 +78,16 @@ struct ofi_op {
     struct ofi_pool *pool; /* send and receive buffers: where it belongs */
     void *buf;
     void *desc; /* of buf, under FI_MR_LOCAL */
-    /* RMA */
+    /* RMA: a get/put of the runtime goes to the provider as pieces (one
+     * fi_read/fi_write each, parent pointing at the get/put) */
+    struct ofi_op *parent;
     int peer;
     void *local;
     size_t len;
     uint64_t raddr; /* as the provider wants it: address or offset */
     uint64_t key;
+    size_t posted; /* bytes handed to the provider in pieces */
+    int pieces;    /* pieces not completed yet */
     struct ofi_mr_entry *local_mr; /* taken by get/put under FI_MR_LOCAL */
     bmpi_tl_done_fn done;
     void *ctx;
@@ -137,9 +141,12 @@ struct ofi_state {
 
     /* RMA operations */
     struct ofi_op *rma_free;
-    struct ofi_list rma_wait; /* the provider said EAGAIN: post again */
+    struct ofi_list rma_wait; /* get/put with pieces still to post, in order */
     struct ofi_list rma_done; /* completed, callbacks due from progress */
-    int rma_busy;
+    int rma_busy;             /* get/put not completed yet */
+    size_t rma_piece;         /* largest fi_read/fi_write */
+    size_t rma_bytes;         /* in pieces posted and not completed */
+    size_t rma_bytes_max;     /* more waits (unless nothing is in flight) */
 
     /* A send failed in the provider: reported from progress. */
     char send_err[256];
