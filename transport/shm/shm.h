@@ -36,6 +36,9 @@
  * from 1 to 4 KiB of payload, no better below, slower at 8 KiB. */
 #define SHM_DEMOTE_MIN 1024
 #define SHM_DEMOTE_MAX (4096 + 2 * SHM_LINE)
+/* After an entry of at least this many bytes, the sender claims the lines
+ * of the next one (see ring_claim_next in shm.c). */
+#define SHM_CLAIM_MIN 4096
 #define SHM_ALIGN(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
 
 #define SHM_SEG_MAGIC 0x31676573696d7062ull  /* "bmpiseg1" */
