@@ -445,14 +445,28 @@ static void shm_close(struct bmpi_tl *tl)
 
 /* ---- sending ------------------------------------------------------------------ */
 
-static inline size_t iov_copy(uint8_t *d, const struct iovec *iov, int iovcnt)
+/* Copy the bytes of one part of a message (the am header or a piece of
+ * payload), which start at offset start in it, that fall in [from, to). */
+static inline void copy_part(uint8_t *d, const void *part, size_t start, size_t len, size_t from,
+                             size_t to)
 {
-    size_t n = 0;
+    size_t lo = from > start ? from : start;
+    size_t hi = to < start + len ? to : start + len;
+    if (lo < hi)
+        memcpy(d + lo, (const uint8_t *)part + (lo - start), hi - lo);
+}
+
+/* Copy bytes [from, to) of a message, its am header and then the iov
+ * pieces back to back, to the same offsets from d. */
+static inline void msg_copy(uint8_t *d, const void *hdr, size_t hdr_len, const struct iovec *iov,
+                            int iovcnt, size_t from, size_t to)
+{
+    copy_part(d, hdr, 0, hdr_len, from, to);
+    size_t start = hdr_len;
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(d + n, iov[i].iov_base, iov[i].iov_len);
-        n += iov[i].iov_len;
+        copy_part(d, iov[i].iov_base, start, iov[i].iov_len, from, to);
+        start += iov[i].iov_len;
     }
-    return n;
 }
 
 /* A free cell of this process's pool for need bytes of header + payload. */
@@ -543,14 +557,20 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
         pos += skip;
         off = 0;
     }
+    /* The receiver is polling the entry's first line. Fill the other lines
+     * first, then the first one in a burst of stores ending with the flag:
+     * written in between, the first line would go back and forth between
+     * the cores once for every wait on another line's ownership. */
     struct shm_entry *e = (struct shm_entry *)(s->out_data + off);
+    uint8_t *d = (uint8_t *)(e + 1);
+    size_t in_first = SHM_LINE - SHM_ENTRY_HDR, n = hdr_len + total;
+    if (n > in_first)
+        msg_copy(d, hdr, hdr_len, iov, iovcnt, in_first, n);
     e->len = (uint32_t)total;
     e->hdr_len = (uint16_t)hdr_len;
     e->am_id = am_id;
     e->type = SHM_MSG_AM;
-    uint8_t *d = (uint8_t *)(e + 1);
-    memcpy(d, hdr, hdr_len);
-    iov_copy(d + hdr_len, iov, iovcnt);
+    msg_copy(d, hdr, hdr_len, iov, iovcnt, 0, n < in_first ? n : in_first);
     __atomic_store_n(&e->flag, pos + 1, __ATOMIC_RELEASE);
     s->wr_pos = pos + need;
     if (s->answering && need >= SHM_DEMOTE_MIN && need <= SHM_DEMOTE_MAX)
@@ -660,8 +680,7 @@ static int shm_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
     c->hdr_len = (uint32_t)hdr_len;
     c->len = (uint32_t)total;
     uint8_t *d = (uint8_t *)c + SHM_CELL_HDR;
-    memcpy(d, hdr, hdr_len);
-    iov_copy(d + hdr_len, iov, iovcnt);
+    msg_copy(d, hdr, hdr_len, iov, iovcnt, 0, hdr_len + total);
     shm_queue_push(p, s->blk, c);
     s->nsent++;
     return BMPI_OK;
