@@ -791,7 +791,7 @@ static int poll_queue(struct shm_priv *p)
  * was slower (those that answer are demoted to L3, see ring_demote). */
 static inline void ring_fetch_rest(const struct shm_entry *e, uint64_t need)
 {
-    if (need >= SHM_DEMOTE_MIN)
+    if (need >= SHM_FETCH_MAX)
         return;
     for (uint64_t o = SHM_LINE; o < need; o += SHM_LINE)
         __builtin_prefetch((const char *)e + o, 0, 3);

@@ -32,13 +32,15 @@
 
 #define SHM_LINE 64
 /* Ring entries of this many bytes (header included) sent as an answer are
- * demoted to the shared cache (see ring_demote in shm.c): measured faster
- * from 1 to 4 KiB of payload, no better below, slower at 8 KiB. */
-#define SHM_DEMOTE_MIN 1024
-#define SHM_DEMOTE_MAX (4096 + 2 * SHM_LINE)
+ * demoted to the shared cache (see ring_demote in shm.c). */
+#define SHM_DEMOTE_MIN 128
+#define SHM_DEMOTE_MAX (16384 + 2 * SHM_LINE)
 /* After an entry of at least this many bytes, the sender claims the lines
  * of the next one (see ring_claim_next in shm.c). */
 #define SHM_CLAIM_MIN 4096
+/* The receiver prefetches the rest of entries smaller than this as soon as
+ * it sees their first line (see ring_fetch_rest in shm.c). */
+#define SHM_FETCH_MAX 1024
 #define SHM_ALIGN(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
 
 #define SHM_SEG_MAGIC 0x31676573696d7062ull  /* "bmpiseg1" */
