@@ -503,10 +503,10 @@ static struct shm_cell *cell_alloc(struct shm_priv *p, size_t need)
 /* Push the lines of a just-written entry from this core's cache to the
  * shared L3 (CLDEMOTE, a NOP on CPUs without it), so the receiver's
  * copy-out hits L3 instead of snooping each line out of this core. That
- * helps a message someone waits for (pingpong 1-4 KiB: 4-13% faster) but
- * cost a streaming sender about half its bandwidth when done always, so
- * only entries that answer the peer (it sent to us since we last sent to
- * it) are demoted. */
+ * helps a message someone waits for (pingpong 512 B-16 KiB) but cost a
+ * streaming sender about half its bandwidth when done always, so only
+ * entries that answer the peer (it sent to us since we last sent to it)
+ * are demoted. */
 static inline void ring_demote(const struct shm_entry *e, uint64_t need)
 {
 #if defined(__x86_64__)
@@ -788,7 +788,7 @@ static int poll_queue(struct shm_priv *p)
 /* Start pulling the other lines of an entry whose first line just came
  * in, so that they cross while the runtime matches the message instead of
  * after, when it copies the payload. Small entries only: from 1 KiB on it
- * was slower (those that answer are demoted to L3, see ring_demote). */
+ * was slower. */
 static inline void ring_fetch_rest(const struct shm_entry *e, uint64_t need)
 {
     if (need >= SHM_FETCH_MAX)

@@ -32,11 +32,12 @@
 
 #define SHM_LINE 64
 /* Ring entries of this many bytes (header included) sent as an answer are
- * demoted to the shared cache (see ring_demote in shm.c). */
-#define SHM_DEMOTE_MIN 128
+ * demoted to the shared cache (see ring_demote in shm.c and docs/shm.md,
+ * "Performance notes", for why not below). */
+#define SHM_DEMOTE_MIN 512
 #define SHM_DEMOTE_MAX (16384 + 2 * SHM_LINE)
-/* After an entry of at least this many bytes, the sender claims the lines
- * of the next one (see ring_claim_next in shm.c). */
+/* After an answering entry of at least this many bytes, the sender
+ * claims the lines of the next one (see ring_claim_next in shm.c). */
 #define SHM_CLAIM_MIN 4096
 /* The receiver prefetches the rest of entries smaller than this as soon as
  * it sees their first line (see ring_fetch_rest in shm.c). */
