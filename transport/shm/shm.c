@@ -537,22 +537,26 @@ static inline void ring_claim_next(const struct shm_peer *s, uint64_t need)
 #endif
 }
 
-/* A one-line message from a peer that this rank has not answered yet:
- * take the line the answer will start in into this core's cache for
- * writing now, so that the ownership round trip overlaps with matching
- * the message and the answer's way down from MPI_Send instead of
- * following the answer's stores. The peer polls that line, but having
- * just sent it is busy getting to its receive for a while. Only when the
- * ring, as last seen, has room for a line there. Not for larger messages:
- * when the answer spans more lines, the claimed first one went back to
- * the peer while the others were written (64-128 B slower). */
-static inline void ring_claim_answer(const struct shm_peer *s)
+/* A message from a peer that this rank has not answered yet: take the
+ * lines of the answer's entry, guessed as large as the message, into this
+ * core's cache for writing now, so that the ownership round trips overlap
+ * with matching the message and the answer's way down from MPI_Send
+ * instead of following the answer's stores. The peer will poll the first
+ * of them but, having just sent, is busy getting to its receive for a
+ * while. When the answer spans several lines its first line is left
+ * alone: it is written last (see ring_send), and claimed early it went
+ * back to the peer while the others were written. Only when the ring, as
+ * last seen, has room for that entry. */
+static inline void ring_claim_answer(const struct shm_peer *s, uint64_t need)
 {
 #if defined(__x86_64__)
-    if (s->out && s->wr_pos + SHM_LINE - s->cached_tail <= s->out_mask + 1)
-        __asm__ volatile("prefetchw (%0)" ::"r"(s->out_data + (s->wr_pos & s->out_mask)));
+    if (!s->out || need > SHM_ANSWER_CLAIM_MAX ||
+        s->wr_pos + need - s->cached_tail > s->out_mask + 1)
+        return;
+    for (uint64_t o = need > SHM_LINE ? SHM_LINE : 0; o < need; o += SHM_LINE)
+        __asm__ volatile("prefetchw (%0)" ::"r"(s->out_data + ((s->wr_pos + o) & s->out_mask)));
 #else
-    (void)s;
+    (void)s, (void)need;
 #endif
 }
 
@@ -833,8 +837,8 @@ static inline int poll_ring(struct shm_peer *s)
         const uint8_t *d = (const uint8_t *)(e + 1);
         uint64_t need = SHM_ALIGN(SHM_ENTRY_HDR + hdr_len + len, SHM_LINE);
         ring_fetch_rest(e, need);
-        if (!s->answering && need == SHM_LINE)
-            ring_claim_answer(s);
+        if (!s->answering)
+            ring_claim_answer(s, need);
         s->answering = true;
         bmpi_am_deliver(s->world_rank, e->am_id, d, hdr_len, d + hdr_len, len);
         s->rd_pos = pos + need;

@@ -42,6 +42,9 @@
 /* The receiver prefetches the rest of entries smaller than this as soon as
  * it sees their first line (see ring_fetch_rest in shm.c). */
 #define SHM_FETCH_MAX 1024
+/* A receiver claims the lines of its answer to a message of at most this
+ * many bytes (see ring_claim_answer in shm.c). */
+#define SHM_ANSWER_CLAIM_MAX (16384 + 2 * SHM_LINE)
 #define SHM_ALIGN(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
 
 #define SHM_SEG_MAGIC 0x31676573696d7062ull  /* "bmpiseg1" */
