@@ -517,47 +517,36 @@ static inline void ring_demote(const struct shm_entry *e, uint64_t need)
 #endif
 }
 
-/* Take the lines that the next entry of the same size will fill into
- * this core's cache for writing (PREFETCHW; a NOP on CPUs without it),
- * all but its first line, which the receiver is polling. Otherwise every
- * line written costs a round trip to invalidate the receiver's copy from
- * the last lap, and a sender that waits for an answer would pay those
- * round trips while writing the next message instead of now. Only when
- * the ring, as last seen, has room for that entry: lines the receiver has
- * yet to read stay where they are. */
-static inline void ring_claim_next(const struct shm_peer *s, uint64_t need)
+/* Take lines [from, to) of the entry this rank writes next into the ring
+ * to s into this core's cache for writing (PREFETCHW; a NOP on CPUs
+ * without it), so that the round trips that invalidate the receiver's
+ * copies from the last lap are paid now rather than by the stores. Only
+ * when the ring, as last seen, has room for those bytes: lines the
+ * receiver has yet to read stay where they are. */
+static inline void ring_claim(const struct shm_peer *s, uint64_t from, uint64_t to)
 {
 #if defined(__x86_64__)
-    if (s->wr_pos + need - s->cached_tail > s->out_mask + 1)
+    if (s->wr_pos + to - s->cached_tail > s->out_mask + 1)
         return;
-    for (uint64_t o = SHM_LINE; o < need; o += SHM_LINE)
+    for (uint64_t o = from; o < to; o += SHM_LINE)
         __asm__ volatile("prefetchw (%0)" ::"r"(s->out_data + ((s->wr_pos + o) & s->out_mask)));
 #else
-    (void)s, (void)need;
+    (void)s, (void)from, (void)to;
 #endif
 }
 
-/* A message from a peer that this rank has not answered yet: take the
- * lines of the answer's entry, guessed as large as the message, into this
- * core's cache for writing now, so that the ownership round trips overlap
- * with matching the message and the answer's way down from MPI_Send
- * instead of following the answer's stores. The peer will poll the first
- * of them but, having just sent, is busy getting to its receive for a
- * while. When the answer spans several lines its first line is left
- * alone: it is written last (see ring_send), and claimed early it went
- * back to the peer while the others were written. Only when the ring, as
- * last seen, has room for that entry. */
+/* A message from a peer that this rank has not answered yet: claim the
+ * lines of the answer's entry, guessed as large as the message, so that
+ * their ownership round trips overlap with matching the message and the
+ * answer's way down from MPI_Send. The peer will poll the first of them
+ * but, having just sent, is busy getting to its receive for a while. When
+ * the answer spans several lines its first line is left alone: it is
+ * written last (see ring_send), and claimed early it went back to the
+ * peer while the others were written. */
 static inline void ring_claim_answer(const struct shm_peer *s, uint64_t need)
 {
-#if defined(__x86_64__)
-    if (!s->out || need > SHM_ANSWER_CLAIM_MAX ||
-        s->wr_pos + need - s->cached_tail > s->out_mask + 1)
-        return;
-    for (uint64_t o = need > SHM_LINE ? SHM_LINE : 0; o < need; o += SHM_LINE)
-        __asm__ volatile("prefetchw (%0)" ::"r"(s->out_data + ((s->wr_pos + o) & s->out_mask)));
-#else
-    (void)s, (void)need;
-#endif
+    if (s->out && need <= SHM_ANSWER_CLAIM_MAX)
+        ring_claim(s, need > SHM_LINE ? SHM_LINE : 0, need);
 }
 
 static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, size_t hdr_len,
@@ -598,8 +587,11 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
     s->wr_pos = pos + need;
     if (s->answering && need >= SHM_DEMOTE_MIN && need <= SHM_DEMOTE_MAX)
         ring_demote(e, need);
+    /* An answer: the sender now waits for the next question and will
+     * likely answer it with an entry of the same size. Claim that entry's
+     * lines but the first, which the receiver is about to poll. */
     if (s->answering && need >= SHM_CLAIM_MIN)
-        ring_claim_next(s, need);
+        ring_claim(s, SHM_LINE, need);
     s->answering = false;
     return BMPI_OK;
 }

@@ -37,7 +37,7 @@
 #define SHM_DEMOTE_MIN 512
 #define SHM_DEMOTE_MAX (16384 + 2 * SHM_LINE)
 /* After an answering entry of at least this many bytes, the sender
- * claims the lines of the next one (see ring_claim_next in shm.c). */
+ * claims the lines of the next one (see ring_claim in shm.c). */
 #define SHM_CLAIM_MIN 4096
 /* The receiver prefetches the rest of entries smaller than this as soon as
  * it sees their first line (see ring_fetch_rest in shm.c). */
