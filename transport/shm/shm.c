@@ -445,14 +445,28 @@ static void shm_close(struct bmpi_tl *tl)
 
 /* ---- sending ------------------------------------------------------------------ */
 
-static inline size_t iov_copy(uint8_t *d, const struct iovec *iov, int iovcnt)
+/* Copy the bytes of one part of a message (the am header or a piece of
+ * payload), which start at offset start in it, that fall in [from, to). */
+static inline void copy_part(uint8_t *d, const void *part, size_t start, size_t len, size_t from,
+                             size_t to)
 {
-    size_t n = 0;
+    size_t lo = from > start ? from : start;
+    size_t hi = to < start + len ? to : start + len;
+    if (lo < hi)
+        memcpy(d + lo, (const uint8_t *)part + (lo - start), hi - lo);
+}
+
+/* Copy bytes [from, to) of a message, its am header and then the iov
+ * pieces back to back, to the same offsets from d. */
+static inline void msg_copy(uint8_t *d, const void *hdr, size_t hdr_len, const struct iovec *iov,
+                            int iovcnt, size_t from, size_t to)
+{
+    copy_part(d, hdr, 0, hdr_len, from, to);
+    size_t start = hdr_len;
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(d + n, iov[i].iov_base, iov[i].iov_len);
-        n += iov[i].iov_len;
+        copy_part(d, iov[i].iov_base, start, iov[i].iov_len, from, to);
+        start += iov[i].iov_len;
     }
-    return n;
 }
 
 /* A free cell of this process's pool for need bytes of header + payload. */
@@ -489,10 +503,10 @@ static struct shm_cell *cell_alloc(struct shm_priv *p, size_t need)
 /* Push the lines of a just-written entry from this core's cache to the
  * shared L3 (CLDEMOTE, a NOP on CPUs without it), so the receiver's
  * copy-out hits L3 instead of snooping each line out of this core. That
- * helps a message someone waits for (pingpong 1-4 KiB: 4-13% faster) but
- * cost a streaming sender about half its bandwidth when done always, so
- * only entries that answer the peer (it sent to us since we last sent to
- * it) are demoted. */
+ * helps a message someone waits for (pingpong 512 B-16 KiB) but cost a
+ * streaming sender about half its bandwidth when done always, so only
+ * entries that answer the peer (it sent to us since we last sent to it)
+ * are demoted. */
 static inline void ring_demote(const struct shm_entry *e, uint64_t need)
 {
 #if defined(__x86_64__)
@@ -501,6 +515,38 @@ static inline void ring_demote(const struct shm_entry *e, uint64_t need)
 #else
     (void)e, (void)need;
 #endif
+}
+
+/* Take lines [from, to) of the entry this rank writes next into the ring
+ * to s into this core's cache for writing (PREFETCHW; a NOP on CPUs
+ * without it), so that the round trips that invalidate the receiver's
+ * copies from the last lap are paid now rather than by the stores. Only
+ * when the ring, as last seen, has room for those bytes: lines the
+ * receiver has yet to read stay where they are. */
+static inline void ring_claim(const struct shm_peer *s, uint64_t from, uint64_t to)
+{
+#if defined(__x86_64__)
+    if (s->wr_pos + to - s->cached_tail > s->out_mask + 1)
+        return;
+    for (uint64_t o = from; o < to; o += SHM_LINE)
+        __asm__ volatile("prefetchw (%0)" ::"r"(s->out_data + ((s->wr_pos + o) & s->out_mask)));
+#else
+    (void)s, (void)from, (void)to;
+#endif
+}
+
+/* A message from a peer that this rank has not answered yet: claim the
+ * lines of the answer's entry, guessed as large as the message, so that
+ * their ownership round trips overlap with matching the message and the
+ * answer's way down from MPI_Send. The peer will poll the first of them
+ * but, having just sent, is busy getting to its receive for a while. When
+ * the answer spans several lines its first line is left alone: it is
+ * written last (see ring_send), and claimed early it went back to the
+ * peer while the others were written. */
+static inline void ring_claim_answer(const struct shm_peer *s, uint64_t need)
+{
+    if (s->out && need <= SHM_ANSWER_CLAIM_MAX)
+        ring_claim(s, need > SHM_LINE ? SHM_LINE : 0, need);
 }
 
 static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, size_t hdr_len,
@@ -523,19 +569,30 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
         pos += skip;
         off = 0;
     }
+    /* The receiver is polling the entry's first line. Fill the other lines
+     * first, then the first one in a burst of stores ending with the flag:
+     * written in between, the first line would go back and forth between
+     * the cores once for every wait on another line's ownership. */
     struct shm_entry *e = (struct shm_entry *)(s->out_data + off);
+    uint8_t *d = (uint8_t *)(e + 1);
+    size_t in_first = SHM_LINE - SHM_ENTRY_HDR, n = hdr_len + total;
+    if (n > in_first)
+        msg_copy(d, hdr, hdr_len, iov, iovcnt, in_first, n);
     e->len = (uint32_t)total;
     e->hdr_len = (uint16_t)hdr_len;
     e->am_id = am_id;
     e->type = SHM_MSG_AM;
-    uint8_t *d = (uint8_t *)(e + 1);
-    memcpy(d, hdr, hdr_len);
-    iov_copy(d + hdr_len, iov, iovcnt);
+    msg_copy(d, hdr, hdr_len, iov, iovcnt, 0, n < in_first ? n : in_first);
     __atomic_store_n(&e->flag, pos + 1, __ATOMIC_RELEASE);
+    s->wr_pos = pos + need;
     if (s->answering && need >= SHM_DEMOTE_MIN && need <= SHM_DEMOTE_MAX)
         ring_demote(e, need);
+    /* An answer: the sender now waits for the next question and will
+     * likely answer it with an entry of the same size. Claim that entry's
+     * lines but the first, which the receiver is about to poll. */
+    if (s->answering && need >= SHM_CLAIM_MIN)
+        ring_claim(s, SHM_LINE, need);
     s->answering = false;
-    s->wr_pos = pos + need;
     return BMPI_OK;
 }
 
@@ -571,6 +628,7 @@ static int fp_setup(struct shm_priv *p, int lr)
                     s->world_rank, bmpi_err_reason());
         goto never;
     }
+    bmpi_shm_prefault(a, maplen);
     struct shm_ring_ctl *ctl = a;
     ctl->magic = SHM_RING_MAGIC;
     ctl->size = p->cfg.ring_size;
@@ -637,8 +695,7 @@ static int shm_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
     c->hdr_len = (uint32_t)hdr_len;
     c->len = (uint32_t)total;
     uint8_t *d = (uint8_t *)c + SHM_CELL_HDR;
-    memcpy(d, hdr, hdr_len);
-    iov_copy(d + hdr_len, iov, iovcnt);
+    msg_copy(d, hdr, hdr_len, iov, iovcnt, 0, hdr_len + total);
     shm_queue_push(p, s->blk, c);
     s->nsent++;
     return BMPI_OK;
@@ -666,6 +723,7 @@ static int ring_accept(struct shm_priv *p, int lr, const struct shm_announce *an
     }
     bmpi_shm_unlink(name);
     __atomic_store_n(&ctl->unlinked, 1, __ATOMIC_RELEASE);
+    bmpi_shm_prefault(a, len);
     struct shm_peer *s = &p->peers[lr];
     s->in = ctl;
     s->in_data = (uint8_t *)a + SHM_RING_DATA;
@@ -742,6 +800,18 @@ static int poll_queue(struct shm_priv *p)
     return n;
 }
 
+/* Start pulling the other lines of an entry whose first line just came
+ * in, so that they cross while the runtime matches the message instead of
+ * after, when it copies the payload. Small entries only: from 1 KiB on it
+ * was slower. */
+static inline void ring_fetch_rest(const struct shm_entry *e, uint64_t need)
+{
+    if (need >= SHM_FETCH_MAX)
+        return;
+    for (uint64_t o = SHM_LINE; o < need; o += SHM_LINE)
+        __builtin_prefetch((const char *)e + o, 0, 3);
+}
+
 static inline int poll_ring(struct shm_peer *s)
 {
     int n = 0;
@@ -757,9 +827,13 @@ static inline int poll_ring(struct shm_peer *s)
         }
         uint32_t len = e->len, hdr_len = e->hdr_len;
         const uint8_t *d = (const uint8_t *)(e + 1);
+        uint64_t need = SHM_ALIGN(SHM_ENTRY_HDR + hdr_len + len, SHM_LINE);
+        ring_fetch_rest(e, need);
+        if (!s->answering)
+            ring_claim_answer(s, need);
         s->answering = true;
         bmpi_am_deliver(s->world_rank, e->am_id, d, hdr_len, d + hdr_len, len);
-        s->rd_pos = pos + SHM_ALIGN(SHM_ENTRY_HDR + hdr_len + len, SHM_LINE);
+        s->rd_pos = pos + need;
         __atomic_store_n(&s->in->tail, s->rd_pos, __ATOMIC_RELEASE);
         n++;
     }

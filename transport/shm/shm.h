@@ -32,10 +32,19 @@
 
 #define SHM_LINE 64
 /* Ring entries of this many bytes (header included) sent as an answer are
- * demoted to the shared cache (see ring_demote in shm.c): measured faster
- * from 1 to 4 KiB of payload, no better below, slower at 8 KiB. */
-#define SHM_DEMOTE_MIN 1024
-#define SHM_DEMOTE_MAX (4096 + 2 * SHM_LINE)
+ * demoted to the shared cache (see ring_demote in shm.c and docs/shm.md,
+ * "Performance notes", for why not below). */
+#define SHM_DEMOTE_MIN 512
+#define SHM_DEMOTE_MAX (16384 + 2 * SHM_LINE)
+/* After an answering entry of at least this many bytes, the sender
+ * claims the lines of the next one (see ring_claim in shm.c). */
+#define SHM_CLAIM_MIN 4096
+/* The receiver prefetches the rest of entries smaller than this as soon as
+ * it sees their first line (see ring_fetch_rest in shm.c). */
+#define SHM_FETCH_MAX 1024
+/* A receiver claims the lines of its answer to a message of at most this
+ * many bytes (see ring_claim_answer in shm.c). */
+#define SHM_ANSWER_CLAIM_MAX (16384 + 2 * SHM_LINE)
 #define SHM_ALIGN(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
 
 #define SHM_SEG_MAGIC 0x31676573696d7062ull  /* "bmpiseg1" */
@@ -229,6 +238,9 @@ int bmpi_shm_name(char *buf, size_t len, const char *nspace, uint32_t nodeid, co
 int bmpi_shm_create(const char *name, size_t len, void **addr);
 int bmpi_shm_attach(const char *name, void **addr, size_t *len);
 int bmpi_shm_unlink(const char *name);
+/* Map every page of a mapping now (a fast-path ring): a first touch in
+ * the middle of a message costs microseconds in a VM. */
+void bmpi_shm_prefault(void *addr, size_t len);
 int bmpi_shm_ring_name(struct shm_priv *p, char *buf, size_t len, int sender, int receiver);
 
 /* cma.c */
