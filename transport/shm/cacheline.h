@@ -1,14 +1,22 @@
 /*
- * Handing freshly written cache lines to another core.
+ * Moving cache lines between the cores of a producer and a consumer ahead
+ * of time (docs/shm.md, "Performance notes").
  *
  * A line a producer has just written sits modified in its own core's
  * private cache, and a consumer on another core that reads it waits for a
- * snoop of that cache. CLDEMOTE (Intel, from Sapphire Rapids / Tremont)
- * moves such lines to the shared last-level cache ahead of time, where
- * the consumer finds them sooner. On other processors the instruction is
- * a no-op hint, so no CPU check is needed. It pays for small messages
- * only: demoting kilobytes costs the producer more than the consumer
- * saves (docs/shm.md).
+ * snoop of that cache; a producer that writes a line the consumer read
+ * last waits for that copy to be invalidated. Two hints take these round
+ * trips off the critical path:
+ *  - demote (CLDEMOTE) moves freshly written lines to the shared
+ *    last-level cache, where the consumer finds them sooner. It pays when
+ *    the consumer is waiting for them (a pingpong answer of 512 B-16 KiB,
+ *    a collective's slot of up to 1 KiB) and costs a producer that streams
+ *    ahead of its consumer about half its bandwidth, so callers choose
+ *    sizes and patterns;
+ *  - claim (PREFETCHW) takes a line into this core's cache for writing
+ *    while the producer has nothing better to do.
+ * Both are no-op hints on x86 processors without them, so no CPU check is
+ * needed; elsewhere they compile to nothing.
  */
 #ifndef BMPI_TRANSPORT_SHM_CACHELINE_H
 #define BMPI_TRANSPORT_SHM_CACHELINE_H
@@ -18,19 +26,27 @@
 
 #define BMPI_CACHELINE 64
 
-/* Bytes up to which demoting what was written pays. */
-#define BMPI_DEMOTE_MAX 1024
-
+/* Demotes every line of [p, p + len). */
 static inline void bmpi_cacheline_demote(const void *p, size_t len)
 {
 #if defined(__x86_64__) || defined(__i386__)
     const char *end = (const char *)p + len;
     for (const char *l = (const char *)((uintptr_t)p & ~(uintptr_t)(BMPI_CACHELINE - 1)); l < end;
          l += BMPI_CACHELINE)
-        __asm__ volatile("cldemote %0" ::"m"(*l));
+        __asm__ volatile("cldemote (%0)" ::"r"(l) : "memory");
 #else
     (void)p;
     (void)len;
+#endif
+}
+
+/* Claims the line holding p for writing. */
+static inline void bmpi_cacheline_claim(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("prefetchw (%0)" ::"r"(p));
+#else
+    (void)p;
 #endif
 }
 

@@ -21,6 +21,7 @@
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "runtime/world.h"
+#include "transport/shm/cacheline.h"
 #include "transport/shm/shm.h"
 
 #define SHM_PMIX_KEY "bmpi.shm"
@@ -500,23 +501,6 @@ static struct shm_cell *cell_alloc(struct shm_priv *p, size_t need)
     return NULL;
 }
 
-/* Push the lines of a just-written entry from this core's cache to the
- * shared L3 (CLDEMOTE, a NOP on CPUs without it), so the receiver's
- * copy-out hits L3 instead of snooping each line out of this core. That
- * helps a message someone waits for (pingpong 512 B-16 KiB) but cost a
- * streaming sender about half its bandwidth when done always, so only
- * entries that answer the peer (it sent to us since we last sent to it)
- * are demoted. */
-static inline void ring_demote(const struct shm_entry *e, uint64_t need)
-{
-#if defined(__x86_64__)
-    for (uint64_t o = 0; o < need; o += SHM_LINE)
-        __asm__ volatile("cldemote (%0)" ::"r"((const char *)e + o) : "memory");
-#else
-    (void)e, (void)need;
-#endif
-}
-
 /* Take lines [from, to) of the entry this rank writes next into the ring
  * to s into this core's cache for writing (PREFETCHW; a NOP on CPUs
  * without it), so that the round trips that invalidate the receiver's
@@ -525,14 +509,10 @@ static inline void ring_demote(const struct shm_entry *e, uint64_t need)
  * receiver has yet to read stay where they are. */
 static inline void ring_claim(const struct shm_peer *s, uint64_t from, uint64_t to)
 {
-#if defined(__x86_64__)
     if (s->wr_pos + to - s->cached_tail > s->out_mask + 1)
         return;
     for (uint64_t o = from; o < to; o += SHM_LINE)
-        __asm__ volatile("prefetchw (%0)" ::"r"(s->out_data + ((s->wr_pos + o) & s->out_mask)));
-#else
-    (void)s, (void)from, (void)to;
-#endif
+        bmpi_cacheline_claim(s->out_data + ((s->wr_pos + o) & s->out_mask));
 }
 
 /* A message from a peer that this rank has not answered yet: claim the
@@ -585,8 +565,11 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
     msg_copy(d, hdr, hdr_len, iov, iovcnt, 0, n < in_first ? n : in_first);
     __atomic_store_n(&e->flag, pos + 1, __ATOMIC_RELEASE);
     s->wr_pos = pos + need;
+    /* Demote (cacheline.h) only an answer, an entry the peer waits for
+     * (it sent to us since we last sent to it): done always, it cost a
+     * streaming sender about half its bandwidth. */
     if (s->answering && need >= SHM_DEMOTE_MIN && need <= SHM_DEMOTE_MAX)
-        ring_demote(e, need);
+        bmpi_cacheline_demote(e, need);
     /* An answer: the sender now waits for the next question and will
      * likely answer it with an entry of the same size. Claim that entry's
      * lines but the first, which the receiver is about to poll. */

@@ -32,7 +32,7 @@
 
 #define SHM_LINE 64
 /* Ring entries of this many bytes (header included) sent as an answer are
- * demoted to the shared cache (see ring_demote in shm.c and docs/shm.md,
+ * demoted to the shared cache (see ring_send in shm.c and docs/shm.md,
  * "Performance notes", for why not below). */
 #define SHM_DEMOTE_MIN 512
 #define SHM_DEMOTE_MAX (16384 + 2 * SHM_LINE)
