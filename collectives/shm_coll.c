@@ -940,6 +940,10 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
 
 /* Reductions take the path for contiguous types only: the slots then hold
  * the data exactly as the type lays it out, and ops apply to them in place. */
+/* Reductions bigger than a slot go in rounds of a slot each with more
+ * than 2 ranks (8 ranks, 1 MiB allreduce: 1250-1320 -> 910-935 us); at
+ * 2 ranks point-to-point with both sides copying is faster (1 MiB: 115-150
+ * against 195 us in rounds). */
 static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
                        const struct bmpi_datatype *dt, struct call *k)
 {
@@ -947,7 +951,21 @@ static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
     k->g = NULL;
     if (!bmpi_dt_is_contig(dt) || !total_bytes(dt, count, 0, &bytes))
         return BMPI_OK;
-    return path_for(c, id, bytes, k);
+    return path_for(c, id, c->size > 2 && bytes > MIN_SLOT ? MIN_SLOT : bytes, k);
+}
+
+/* Elements per round of a reduction: as many as fill a big slot (0: an
+ * element does not fit). */
+static size_t round_elems(const struct call *k, const struct bmpi_datatype *dt)
+{
+    size_t size = bmpi_dt_size(dt);
+    return size ? k->r->ring[BIG].slot_bytes / size : SIZE_MAX;
+}
+
+/* Rounds of per elements that count takes; a count of 0 still takes one. */
+static size_t rounds_for(size_t count, size_t per)
+{
+    return count ? (count - 1) / per + 1 : 1;
 }
 
 /* Elements the root of a pair reduce folds, from the first on; the leaf,
@@ -1023,6 +1041,30 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
     return err;
 }
 
+/* One round of a reduce: count elements that fit a slot. own: this
+ * rank's data, NULL when the root's is in rbuf (in place). */
+static void reduce_round(struct call *k, const void *own, void *rbuf, size_t count,
+                         MPI_Datatype type, const struct bmpi_op *op, int root)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    if (two_phases(count, count * bmpi_dt_size(dt), k->p, true)) {
+        contribute(k, own ? own : rbuf, count, dt);
+        fold_two_phases(k, own, rbuf, count, type, dt, op, k->me == root);
+        return;
+    }
+    if (k->me != root) {
+        contribute(k, own, count, dt);
+    } else if (bmpi_op_commutative(op)) {
+        fold_commutative(k, own, rbuf, count, type, dt, op);
+    } else {
+        if (!own) /* the fold overwrites rbuf: keep a copy */
+            contribute(k, rbuf, count, dt);
+        fold_range(k, own, rbuf, 0, count, type, dt, op);
+    }
+    finish(k);
+}
+
+/* Reductions bigger than a slot go in rounds of a slot each. */
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         MPI_Datatype type, struct bmpi_op *op, int root)
 {
@@ -1039,24 +1081,33 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-    if (two_phases(count, count * bmpi_dt_size(dt), k.p, true)) {
-        contribute(&k, own ? own : rbuf, count, dt);
-        fold_two_phases(&k, own, rbuf, count, type, dt, op, k.me == root);
-        return BMPI_OK;
+    size_t per = round_elems(&k, dt);
+    if (per == 0)
+        return BMPI_SHMCOLL_DECLINED;
+    for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
+        size_t n = count - lo < per ? count - lo : per;
+        use_ring(&k, n * bmpi_dt_size(dt));
+        reduce_round(&k, own ? bmpi_coll_ofs(own, lo, type) : NULL,
+                     rbuf ? bmpi_coll_ofs(rbuf, lo, type) : NULL, n, type, op, root);
     }
-    if (k.me != root) {
-        contribute(&k, sbuf, count, dt);
-    } else if (bmpi_op_commutative(op)) {
-        fold_commutative(&k, own, rbuf, count, type, dt, op);
-    } else {
-        if (!own) /* the fold overwrites rbuf: keep a copy */
-            contribute(&k, rbuf, count, dt);
-        fold_range(&k, own, rbuf, 0, count, type, dt, op);
-    }
-    finish(&k);
     return BMPI_OK;
 }
 
+/* One round of an allreduce, as reduce_round. */
+static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t count,
+                            MPI_Datatype type, const struct bmpi_op *op)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    contribute(k, own ? own : rbuf, count, dt);
+    if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
+        fold_two_phases(k, own, rbuf, count, type, dt, op, true);
+        return;
+    }
+    fold_range(k, own, rbuf, 0, count, type, dt, op);
+    finish(k);
+}
+
+/* Allreduces bigger than a slot go in rounds of a slot each. */
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype type, struct bmpi_op *op)
 {
@@ -1066,13 +1117,15 @@ int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, si
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-    contribute(&k, own ? own : rbuf, count, dt);
-    if (two_phases(count, count * bmpi_dt_size(dt), k.p, false)) {
-        fold_two_phases(&k, own, rbuf, count, type, dt, op, true);
-        return BMPI_OK;
+    size_t per = round_elems(&k, dt);
+    if (per == 0)
+        return BMPI_SHMCOLL_DECLINED;
+    for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
+        size_t n = count - lo < per ? count - lo : per;
+        use_ring(&k, n * bmpi_dt_size(dt));
+        allreduce_round(&k, own ? bmpi_coll_ofs(own, lo, type) : NULL,
+                        bmpi_coll_ofs(rbuf, lo, type), n, type, op);
     }
-    fold_range(&k, own, rbuf, 0, count, type, dt, op);
-    finish(&k);
     return BMPI_OK;
 }
 
