@@ -1064,7 +1064,43 @@ static void reduce_round(struct call *k, const void *own, void *rbuf, size_t cou
     finish(k);
 }
 
-/* Reductions bigger than a slot go in rounds of a slot each. */
+/* One round of an allreduce, as reduce_round. */
+static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t count,
+                            MPI_Datatype type, const struct bmpi_op *op)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    contribute(k, own ? own : rbuf, count, dt);
+    if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
+        fold_two_phases(k, own, rbuf, count, type, dt, op, true);
+        return;
+    }
+    fold_range(k, own, rbuf, 0, count, type, dt, op);
+    finish(k);
+}
+
+/* A reduce (an allreduce if root < 0) in rounds of as many elements as
+ * fill a slot; one round if they all fit. */
+static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t count,
+                            MPI_Datatype type, const struct bmpi_op *op, int root)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    size_t per = round_elems(k, dt);
+    if (per == 0)
+        return BMPI_SHMCOLL_DECLINED;
+    for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
+        size_t n = count - lo < per ? count - lo : per;
+        const void *o = own ? bmpi_coll_ofs(own, lo, type) : NULL;
+        void *res = rbuf ? bmpi_coll_ofs(rbuf, lo, type) : NULL;
+        use_ring(k, n * bmpi_dt_size(dt));
+        if (root < 0)
+            allreduce_round(k, o, res, n, type, op);
+        else
+            reduce_round(k, o, res, n, type, op, root);
+    }
+    return BMPI_OK;
+}
+
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         MPI_Datatype type, struct bmpi_op *op, int root)
 {
@@ -1080,34 +1116,9 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     int err = reduce_path(c, BMPI_COLL_REDUCE, count, dt, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-    size_t per = round_elems(&k, dt);
-    if (per == 0)
-        return BMPI_SHMCOLL_DECLINED;
-    for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
-        size_t n = count - lo < per ? count - lo : per;
-        use_ring(&k, n * bmpi_dt_size(dt));
-        reduce_round(&k, own ? bmpi_coll_ofs(own, lo, type) : NULL,
-                     rbuf ? bmpi_coll_ofs(rbuf, lo, type) : NULL, n, type, op, root);
-    }
-    return BMPI_OK;
+    return reduce_in_rounds(&k, sbuf, rbuf, count, type, op, root);
 }
 
-/* One round of an allreduce, as reduce_round. */
-static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t count,
-                            MPI_Datatype type, const struct bmpi_op *op)
-{
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
-    contribute(k, own ? own : rbuf, count, dt);
-    if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
-        fold_two_phases(k, own, rbuf, count, type, dt, op, true);
-        return;
-    }
-    fold_range(k, own, rbuf, 0, count, type, dt, op);
-    finish(k);
-}
-
-/* Allreduces bigger than a slot go in rounds of a slot each. */
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype type, struct bmpi_op *op)
 {
@@ -1116,17 +1127,7 @@ int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, si
     int err = reduce_path(c, BMPI_COLL_ALLREDUCE, count, dt, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-    size_t per = round_elems(&k, dt);
-    if (per == 0)
-        return BMPI_SHMCOLL_DECLINED;
-    for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
-        size_t n = count - lo < per ? count - lo : per;
-        use_ring(&k, n * bmpi_dt_size(dt));
-        allreduce_round(&k, own ? bmpi_coll_ofs(own, lo, type) : NULL,
-                        bmpi_coll_ofs(rbuf, lo, type), n, type, op);
-    }
-    return BMPI_OK;
+    return reduce_in_rounds(&k, sbuf, rbuf, count, type, op, -1);
 }
 
 /* Each rank exposes its block where it is (in rbuf when in place) and
