@@ -580,7 +580,8 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
 /* --- direct calls ----------------------------------------------------------- */
 
 /* What a rank posts in a direct call: where its data is. pid 0: the rank
- * could not stage it (no memory), and the call fails on every rank. */
+ * could not stage it (no memory), and the call fails on every rank that
+ * needs it. */
 struct exposed {
     uint64_t addr, bytes;
     uint64_t dst; /* reduce: where the root wants the result */
@@ -606,8 +607,8 @@ static size_t direct_factor(enum bmpi_coll_id id, int p)
 }
 
 /* An alltoall among more than 2 ranks goes direct only while a rank reads
- * at most this much in all: beyond, pairwise point-to-point with both
- * sides copying is faster. */
+ * at most this much in all: beyond, point-to-point with both sides
+ * copying is faster. */
 #define DIRECT_SPAN (512u << 10)
 
 static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
@@ -639,11 +640,12 @@ static void post_exposed(const struct call *k, const struct exposed *e)
     post(k, s, sizeof *e);
 }
 
-/* Posts where this rank's count elements of dt are, and returns it. A
+/* Posts where this rank's count elements of dt are, into *e too. A
  * non-contiguous type is packed into *staged first (free it once
- * finish_direct returned). */
-static struct exposed expose(const struct call *k, const void *buf, size_t count,
-                             const struct bmpi_datatype *dt, void **staged)
+ * finish_direct returned); without memory for that the rank posts pid 0
+ * and fails the call like the others. */
+static int expose(const struct call *k, const void *buf, size_t count,
+                  const struct bmpi_datatype *dt, void **staged, struct exposed *out)
 {
     size_t bytes = count * bmpi_dt_size(dt);
     struct exposed e = {(uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt), bytes, 0, getpid()};
@@ -655,7 +657,10 @@ static struct exposed expose(const struct call *k, const void *buf, size_t count
         e = (struct exposed){(uintptr_t)*staged, bytes, 0, *staged ? getpid() : 0};
     }
     post_exposed(k, &e);
-    return e;
+    *out = e;
+    return e.pid ? BMPI_OK
+                 : bmpi_err_set(MPI_ERR_NO_MEM, "shm collective: no memory to stage %zu bytes",
+                                bytes);
 }
 
 /* What rank w exposed in this call. */
@@ -744,10 +749,12 @@ static size_t split_point(size_t len)
 static int bcast_pair_root(struct call *k, void *buf, size_t count, const struct bmpi_datatype *dt)
 {
     void *staged;
-    struct exposed src = expose(k, buf, count, dt, &staged), dst;
-    int err = exposed_by(k, 1 - k->me, &dst);
+    struct exposed src, dst;
+    int err = expose(k, buf, count, dt, &staged, &src);
+    int e = exposed_by(k, 1 - k->me, &dst);
     size_t cut = split_point(src.bytes), end = src.bytes < dst.bytes ? src.bytes : dst.bytes;
-    if (!err && src.pid && dst.addr && end > cut)
+    err = err ? err : e;
+    if (!err && dst.addr && end > cut)
         err = bmpi_shm_cma_write((int)dst.pid, (const char *)(uintptr_t)src.addr + cut,
                                  dst.addr + cut, end - cut);
     finish_direct(k, staged);
@@ -772,22 +779,6 @@ static int bcast_pair_leaf(struct call *k, void *buf, size_t count, const struct
     return err ? err : check_fit(src.bytes, room);
 }
 
-static int bcast_direct(struct call *k, void *buf, size_t count, const struct bmpi_datatype *dt,
-                        int root)
-{
-    void *staged;
-    if (k->p == 2)
-        return k->me == root ? bcast_pair_root(k, buf, count, dt)
-                             : bcast_pair_leaf(k, buf, count, dt);
-    if (k->me != root) {
-        int err = fetch(k, root, 0, 1, buf, count, dt);
-        finish(k);
-        return err;
-    }
-    expose(k, buf, count, dt, &staged);
-    finish_direct(k, staged);
-    return BMPI_OK;
-}
 
 int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root)
 {
@@ -797,8 +788,9 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatyp
     if (!total_bytes(dt, count, 0, &bytes))
         return BMPI_SHMCOLL_DECLINED;
     int err = direct_path(c, BMPI_COLL_BCAST, bytes, &k);
-    if (!err && k.g)
-        return bcast_direct(&k, buf, count, dt, root);
+    if (!err && k.g) /* only between 2 ranks (direct_factor) */
+        return k.me == root ? bcast_pair_root(&k, buf, count, dt)
+                            : bcast_pair_leaf(&k, buf, count, dt);
     /* a message bigger than a slot goes in rounds of a slot each */
     err = err ? err : path_for(c, BMPI_COLL_BCAST, bytes < MIN_SLOT ? bytes : MIN_SLOT, &k);
     if (err || !k.g)
@@ -1137,11 +1129,12 @@ static int allgather_direct(struct call *k, const void *sbuf, size_t scount, MPI
 {
     struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
     void *mine = bmpi_coll_ofs(rbuf, rcount * (size_t)k->me, rtype), *staged;
-    int err = BMPI_OK;
+    struct exposed e;
+    int err;
     if (sbuf == MPI_IN_PLACE) {
-        expose(k, mine, rcount, rdt, &staged);
+        err = expose(k, mine, rcount, rdt, &staged, &e);
     } else {
-        expose(k, sbuf, scount, bmpi_dt_get(stype), &staged);
+        err = expose(k, sbuf, scount, bmpi_dt_get(stype), &staged, &e);
         bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
     }
     for (int j = 1; j < k->p; j++) { /* from the next rank on, so readers spread out */
@@ -1192,8 +1185,8 @@ static int alltoall_direct(struct call *k, const void *sbuf, size_t scount, MPI_
     struct bmpi_datatype *rdt = bmpi_dt_get(rtype);
     size_t p = (size_t)k->p, me = (size_t)k->me;
     void *staged;
-    int err = BMPI_OK;
-    expose(k, sbuf, scount * p, bmpi_dt_get(stype), &staged);
+    struct exposed e;
+    int err = expose(k, sbuf, scount * p, bmpi_dt_get(stype), &staged, &e);
     bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
                    bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
     for (size_t j = 1; j < p; j++) { /* from the next rank on, so readers spread out */
