@@ -640,7 +640,17 @@ static void post_exposed(const struct call *k, const struct exposed *e)
     post(k, s, sizeof *e);
 }
 
-/* Posts where this rank's count elements of dt are, into *e too. A
+/* A buffer of bytes to stage data of a direct call in (free it after). */
+static int staging(size_t bytes, char **buf)
+{
+    *buf = malloc(bytes ? bytes : 1);
+    if (!*buf)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "shm collective: no memory to stage %zu bytes",
+                            bytes);
+    return BMPI_OK;
+}
+
+/* Posts where this rank's count elements of dt are, into *out too. A
  * non-contiguous type is packed into *staged first (free it once
  * finish_direct returned); without memory for that the rank posts pid 0
  * and fails the call like the others. */
@@ -649,18 +659,19 @@ static int expose(const struct call *k, const void *buf, size_t count,
 {
     size_t bytes = count * bmpi_dt_size(dt);
     struct exposed e = {(uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt), bytes, 0, getpid()};
+    int err = BMPI_OK;
     *staged = NULL;
     if (!bmpi_dt_is_contig(dt)) {
-        *staged = malloc(bytes ? bytes : 1);
-        if (*staged)
-            bmpi_dt_pack_all(buf, count, dt, *staged);
-        e = (struct exposed){(uintptr_t)*staged, bytes, 0, *staged ? getpid() : 0};
+        char *packed;
+        err = staging(bytes, &packed);
+        if (!err)
+            bmpi_dt_pack_all(buf, count, dt, packed);
+        *staged = packed; /* NULL without memory */
+        e = (struct exposed){(uintptr_t)packed, bytes, 0, err ? 0 : getpid()};
     }
     post_exposed(k, &e);
     *out = e;
-    return e.pid ? BMPI_OK
-                 : bmpi_err_set(MPI_ERR_NO_MEM, "shm collective: no memory to stage %zu bytes",
-                                bytes);
+    return err;
 }
 
 /* What rank w exposed in this call. */
@@ -678,11 +689,11 @@ static int read_into(int pid, uint64_t addr, size_t n, void *buf, size_t count,
 {
     if (bmpi_dt_is_contig(dt))
         return bmpi_shm_cma_read(pid, (char *)buf + bmpi_dt_true_lb(dt), addr, n);
-    char *tmp = malloc(n ? n : 1);
-    if (!tmp)
-        return bmpi_err_set(MPI_ERR_NO_MEM, "shm collective: no memory to stage %zu bytes", n);
-    int err = bmpi_shm_cma_read(pid, tmp, addr, n);
-    if (!err)
+    char *tmp;
+    int err = staging(n, &tmp);
+    if (err)
+        return err;
+    if (!(err = bmpi_shm_cma_read(pid, tmp, addr, n)))
         unpack(buf, count, dt, tmp, n);
     free(tmp);
     return err;
@@ -778,7 +789,6 @@ static int bcast_pair_leaf(struct call *k, void *buf, size_t count, const struct
     finish_direct(k, NULL);
     return err ? err : check_fit(src.bytes, room);
 }
-
 
 int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root)
 {
@@ -981,11 +991,11 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
             bmpi_op_apply(op, sbuf, rbuf, n, type);
         return err;
     }
-    char *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp)
-        return bmpi_err_set(MPI_ERR_NO_MEM, "shm reduce: no memory to stage %zu bytes", bytes);
-    int err = bmpi_shm_cma_read(leaf->pid, tmp, leaf->addr, bytes);
-    if (!err)
+    char *tmp;
+    int err = staging(bytes, &tmp);
+    if (err)
+        return err;
+    if (!(err = bmpi_shm_cma_read(leaf->pid, tmp, leaf->addr, bytes)))
         bmpi_op_apply(op, tmp - lb, rbuf, n, type);
     free(tmp);
     return err;
@@ -999,11 +1009,11 @@ static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t f
     const struct bmpi_datatype *dt = bmpi_dt_get(type);
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), bytes = n * size;
-    char *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp)
-        return bmpi_err_set(MPI_ERR_NO_MEM, "shm reduce: no memory to stage %zu bytes", bytes);
-    int err = bmpi_shm_cma_read(root->pid, tmp, root->addr + first * size, bytes);
-    if (!err) {
+    char *tmp;
+    int err = staging(bytes, &tmp);
+    if (err)
+        return err;
+    if (!(err = bmpi_shm_cma_read(root->pid, tmp, root->addr + first * size, bytes))) {
         bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, type);
         err = bmpi_shm_cma_write(root->pid, tmp, root->dst + first * size, bytes);
     }
