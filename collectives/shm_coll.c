@@ -6,7 +6,8 @@
  * eligible collective, one region mapped by all of them:
  *
  *   line 0              header (geometry, checked by every rank that maps it)
- *   lines 1 .. 2p       done[ring][r]: calls of that ring rank r has finished
+ *   lines 1 .. 2p       done[ring][r]: calls of that ring rank r has finished,
+ *                       and the last direct call in which rank r failed
  *   per ring, per rank  the rank's slots, written only by that rank
  *
  * There are two rings: a deep one of small slots (a few lines each, so
@@ -139,6 +140,8 @@ static size_t parse_size(const char *v, size_t dflt)
 
 static void read_config(void)
 {
+    if (cfg.read)
+        return;
     cfg.read = true;
     const char *v = getenv("BMPI_COLL_SHM");
     cfg.on = !(v && !strcmp(v, "0"));
@@ -179,9 +182,20 @@ static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
     r->len = off + (size_t)p * BIG_DEPTH * r->ring[BIG].stride;
 }
 
+/* A rank's line of done words for one ring, written only by that rank. */
+struct done_line {
+    uint64_t done;   /* calls of the ring this rank has finished */
+    uint64_t failed; /* number + 1 of the last direct call it failed */
+};
+
+static struct done_line *line_of(const struct call *k, int rank)
+{
+    return (struct done_line *)(k->r->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
+}
+
 static uint64_t *done_of(const struct call *k, int rank)
 {
-    return (uint64_t *)(k->r->base + LINE * (size_t)(1 + k->g->id * k->p + rank));
+    return &line_of(k, rank)->done;
 }
 
 /* rank's slot for call n of the ring */
@@ -341,8 +355,7 @@ static void use_ring(struct call *k, size_t bytes)
 static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, struct call *k)
 {
     k->g = NULL;
-    if (!cfg.read)
-        read_config();
+    read_config();
     if (c->size < 2 || !cfg.on || cfg.forced[id] || c->shmcoll == &unusable)
         return BMPI_OK;
     struct bmpi_shmcoll *r = c->shmcoll;
@@ -613,6 +626,7 @@ static size_t direct_factor(enum bmpi_coll_id id, int p)
 
 static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
 {
+    read_config(); /* this may be the process's first collective */
     size_t f = direct_factor(id, p);
     if (!f || !cfg.direct_min || block / f < cfg.direct_min)
         return false;
@@ -713,13 +727,24 @@ static int fetch(const struct call *k, int w, size_t i, size_t nblocks, void *bu
     return err ? err : check_fit(len, room);
 }
 
-/* Ends a direct call: once every rank has finished it, nobody reads what
- * this rank exposed any more. */
-static void finish_direct(struct call *k, void *staged)
+/* Ends a direct call with this rank's result err: once every rank has
+ * finished it, nobody reads what this rank exposed any more. A direct call
+ * writes into other ranks' buffers too (bcast, reduce), so a rank that
+ * failed its part says so before it counts the call done, and the call
+ * fails on every rank. */
+static int finish_direct(struct call *k, void *staged, int err)
 {
-    finish(k);
-    await_done(k, k->g->n);
+    uint64_t n = k->g->n + 1;
+    if (err)
+        __atomic_store_n(&line_of(k, k->me)->failed, n, __ATOMIC_RELAXED);
+    finish(k); /* its release store publishes failed too */
+    await_done(k, n);
     free(staged);
+    for (int i = 0; i < k->p && !err; i++)
+        if (__atomic_load_n(&line_of(k, i)->failed, __ATOMIC_RELAXED) == n)
+            err = bmpi_err_set(MPI_ERR_OTHER,
+                               "shm collective: rank %d failed its part of the call", i);
+    return err;
 }
 
 /* count elements of dt, times (0 or more) over: false on overflow. */
@@ -768,8 +793,7 @@ static int bcast_pair_root(struct call *k, void *buf, size_t count, const struct
     if (!err && dst.addr && end > cut)
         err = bmpi_shm_cma_write((int)dst.pid, (const char *)(uintptr_t)src.addr + cut,
                                  dst.addr + cut, end - cut);
-    finish_direct(k, staged);
-    return err;
+    return finish_direct(k, staged, err);
 }
 
 /* The other rank: posts where the message goes (0: not contiguous, the
@@ -786,7 +810,7 @@ static int bcast_pair_leaf(struct call *k, void *buf, size_t count, const struct
         size_t n = dst.addr ? split_point(src.bytes) : src.bytes;
         err = read_into((int)src.pid, src.addr, n < room ? n : room, buf, count, dt);
     }
-    finish_direct(k, NULL);
+    err = finish_direct(k, NULL, err);
     return err ? err : check_fit(src.bytes, room);
 }
 
@@ -1039,8 +1063,7 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
     if (!err)
         err = k->me == root ? fold_root_part(&other, sbuf, rbuf, cut, type, op)
                             : fold_leaf_part(&other, sbuf, cut, count - cut, type, op);
-    finish_direct(k, NULL);
-    return err;
+    return finish_direct(k, NULL, err);
 }
 
 /* One round of a reduce: count elements that fit a slot. own: this
@@ -1152,8 +1175,7 @@ static int allgather_direct(struct call *k, const void *sbuf, size_t scount, MPI
         int e = fetch(k, i, 0, 1, bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt);
         err = err ? err : e;
     }
-    finish_direct(k, staged);
-    return err;
+    return finish_direct(k, staged, err);
 }
 
 int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
@@ -1204,8 +1226,7 @@ static int alltoall_direct(struct call *k, const void *sbuf, size_t scount, MPI_
         int e = fetch(k, (int)i, me, p, bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt);
         err = err ? err : e;
     }
-    finish_direct(k, staged);
-    return err;
+    return finish_direct(k, staged, err);
 }
 
 /* Alltoall between two ranks through the slots: only the block for the

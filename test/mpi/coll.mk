@@ -19,6 +19,13 @@ TESTS += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh tes
 	test/mpi/coll_storm.sh test/mpi/coll_shm.sh
 EXTRA_DIST += test/mpi/coll_reduce.sh test/mpi/coll_data.sh test/mpi/coll_scan.sh test/mpi/coll_ops.sh \
 	test/mpi/coll_storm.sh test/mpi/coll_shm.sh
+# A direct collective whose copy fails on one rank (coll_shm.sh preloads
+# the fault into coll_shm_fault; the library is never installed).
+check_PROGRAMS += test/mpi/coll_shm_fault
+test_mpi_coll_shm_fault_LDADD = libbmpi.la
+check_LTLIBRARIES += test/mpi/libcma-fault.la
+test_mpi_libcma_fault_la_SOURCES = test/mpi/cma_fault.c
+test_mpi_libcma_fault_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_PROGRAMS += test/mpi/coll_persist
 test_mpi_coll_persist_SOURCES = test/mpi/coll_persist.c test/mpi/coll_util.h
 test_mpi_coll_persist_LDADD = libbmpi.la

@@ -2,7 +2,8 @@
 # The shared-memory path of the blocking collectives at 1..8 ranks, with the
 # default slots and with small ones (so the counts just above a slot's
 # capacity are cheap), direct (CMA) calls from 1 KiB and never, then the
-# same checks on point-to-point only.
+# same checks on point-to-point only; last, a direct call in which one
+# rank's copy fails must fail on both ranks.
 prog="$top_builddir/test/mpi/coll_shm"
 run() { "$top_srcdir/test/mpi/run-ranks" "$prog" "$@" || exit 1; }
 run 1 2 3 4 8
@@ -10,3 +11,14 @@ BMPI_COLL_SHM_SLOT=2048 run 2 5 6 7
 BMPI_COLL_SHM_DIRECT=1k run 2 3 8
 BMPI_SHM_CMA=0 run 2
 BMPI_COLL_SHM=0 BMPI_COLL_SHM_SLOT=2048 run 3
+
+fault="$top_builddir/test/mpi/.libs/libcma-fault.so"
+out=$(LD_PRELOAD=$fault "$top_srcdir/test/mpi/run-ranks" "$prog"_fault 2) ||
+    { printf '%s\n' "$out"; exit 1; }
+for what in "rank 0: bcast" "rank 1: bcast" "rank 0: reduce" "rank 1: reduce"; do
+    printf '%s\n' "$out" | grep -q "^$what failed: " || {
+        printf '%s\n' "$out"
+        echo "FAIL: no error on $what after a failed process_vm_writev"
+        exit 1
+    }
+done
