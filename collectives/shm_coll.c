@@ -537,6 +537,32 @@ static void contribute(const struct call *k, const void *buf, size_t count,
     post(k, s, bytes);
 }
 
+/* Bytes [from, to) of a contiguous buffer into the same place of slot s,
+ * chunk by chunk, each published in the ready word. */
+static void copy_published(const struct call *k, struct slot *s, const char *src, size_t from,
+                           size_t to)
+{
+    uint64_t tag = ready_tag(k);
+    for (size_t off = from; off < to; off += CHUNK) {
+        size_t len = to - off < CHUNK ? to - off : CHUNK;
+        memcpy(s->data + off, src + off, len);
+        __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
+    }
+}
+
+/* A contiguous contribution to a reduction in two phases, but for bytes
+ * [skip_lo, skip_hi): the segment this rank folds itself, reading it from
+ * its own buffer, so nobody reads it from the slot. */
+static void contribute_but(const struct call *k, const char *own, size_t bytes, size_t skip_lo,
+                           size_t skip_hi)
+{
+    struct slot *s = claim(k);
+    s->bytes = bytes;
+    copy_published(k, s, own, 0, skip_lo);
+    copy_published(k, s, own, skip_hi, bytes);
+    post(k, s, bytes);
+}
+
 /* More data than the receive buffer holds is truncation, as on
  * point-to-point (only what fits is copied). */
 static int check_fit(size_t len, size_t room)
@@ -727,17 +753,23 @@ static int fetch(const struct call *k, int w, size_t i, size_t nblocks, void *bu
     return err ? err : check_fit(len, room);
 }
 
-/* Ends a direct call with this rank's result err: once every rank has
- * finished it, nobody reads what this rank exposed any more. A direct call
- * writes into other ranks' buffers too (bcast, reduce), so a rank that
- * failed its part says so before it counts the call done, and the call
- * fails on every rank. */
-static int finish_direct(struct call *k, void *staged, int err)
+/* This rank has finished its part of a direct call, with result err. A
+ * direct call writes into other ranks' buffers too (bcast, reduce), so a
+ * rank that failed its part says so before it counts the call done, and
+ * the call fails on every rank. */
+static void direct_done(struct call *k, int err)
 {
-    uint64_t n = k->g->n + 1;
     if (err)
-        __atomic_store_n(&line_of(k, k->me)->failed, n, __ATOMIC_RELAXED);
+        __atomic_store_n(&line_of(k, k->me)->failed, k->g->n + 1, __ATOMIC_RELAXED);
     finish(k); /* its release store publishes failed too */
+}
+
+/* Waits until every rank has finished the direct call direct_done ended
+ * here: then nobody reads what this rank exposed any more. Returns err, or
+ * the failure of another rank. */
+static int direct_wait(struct call *k, void *staged, int err)
+{
+    uint64_t n = k->g->n;
     await_done(k, n);
     free(staged);
     for (int i = 0; i < k->p && !err; i++)
@@ -745,6 +777,13 @@ static int finish_direct(struct call *k, void *staged, int err)
             err = bmpi_err_set(MPI_ERR_OTHER,
                                "shm collective: rank %d failed its part of the call", i);
     return err;
+}
+
+/* Ends a direct call with this rank's result err. */
+static int finish_direct(struct call *k, void *staged, int err)
+{
+    direct_done(k, err);
+    return direct_wait(k, staged, err);
 }
 
 /* count elements of dt, times (0 or more) over: false on overflow. */
@@ -913,6 +952,21 @@ static size_t seg_lo(size_t count, int i, int p)
     return count * (size_t)i / (size_t)p;
 }
 
+/* A rank's data for the first phase of a reduction in two: all of it, or,
+ * when it folds its own segment from its own buffer (own_folded), the
+ * other ranks' segments only. */
+static void contribute_segments(const struct call *k, const void *data, bool own_folded,
+                                size_t count, const struct bmpi_datatype *dt)
+{
+    size_t size = bmpi_dt_size(dt);
+    if (!own_folded) {
+        contribute(k, data, count, dt);
+        return;
+    }
+    contribute_but(k, (const char *)data + bmpi_dt_true_lb(dt), count * size,
+                   seg_lo(count, k->me, k->p) * size, seg_lo(count, k->me + 1, k->p) * size);
+}
+
 /* A big reduction in two calls of the ring, so the ranks share the
  * folding instead of each doing all of it: in the first (everyone has
  * posted its contribution already) each rank folds its own segment into
@@ -1073,7 +1127,7 @@ static void reduce_round(struct call *k, const void *own, void *rbuf, size_t cou
 {
     const struct bmpi_datatype *dt = bmpi_dt_get(type);
     if (two_phases(count, count * bmpi_dt_size(dt), k->p, true)) {
-        contribute(k, own ? own : rbuf, count, dt);
+        contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
         fold_two_phases(k, own, rbuf, count, type, dt, op, k->me == root);
         return;
     }
@@ -1094,11 +1148,12 @@ static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t 
                             MPI_Datatype type, const struct bmpi_op *op)
 {
     const struct bmpi_datatype *dt = bmpi_dt_get(type);
-    contribute(k, own ? own : rbuf, count, dt);
     if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
+        contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
         fold_two_phases(k, own, rbuf, count, type, dt, op, true);
         return;
     }
+    contribute(k, own ? own : rbuf, count, dt);
     fold_range(k, own, rbuf, 0, count, type, dt, op);
     finish(k);
 }
@@ -1168,14 +1223,17 @@ static int allgather_direct(struct call *k, const void *sbuf, size_t scount, MPI
         err = expose(k, mine, rcount, rdt, &staged, &e);
     } else {
         err = expose(k, sbuf, scount, bmpi_dt_get(stype), &staged, &e);
-        bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
     }
     for (int j = 1; j < k->p; j++) { /* from the next rank on, so readers spread out */
         int i = (k->me + j) % k->p;
         int e = fetch(k, i, 0, 1, bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt);
         err = err ? err : e;
     }
-    return finish_direct(k, staged, err);
+    /* the others learn this rank is done while it copies its own block */
+    direct_done(k, err);
+    if (sbuf != MPI_IN_PLACE)
+        bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
+    return direct_wait(k, staged, err);
 }
 
 int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
@@ -1219,14 +1277,16 @@ static int alltoall_direct(struct call *k, const void *sbuf, size_t scount, MPI_
     void *staged;
     struct exposed e;
     int err = expose(k, sbuf, scount * p, bmpi_dt_get(stype), &staged, &e);
-    bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
-                   bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
     for (size_t j = 1; j < p; j++) { /* from the next rank on, so readers spread out */
         size_t i = (me + j) % p;
         int e = fetch(k, (int)i, me, p, bmpi_coll_ofs(rbuf, rcount * i, rtype), rcount, rdt);
         err = err ? err : e;
     }
-    return finish_direct(k, staged, err);
+    /* the others learn this rank is done while it copies its own block */
+    direct_done(k, err);
+    bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
+                   bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
+    return direct_wait(k, staged, err);
 }
 
 /* Alltoall between two ranks through the slots: only the block for the
