@@ -637,7 +637,7 @@ struct exposed {
 static size_t direct_factor(enum bmpi_coll_id id, int p)
 {
     switch (id) {
-    case BMPI_COLL_ALLGATHER: return p == 2 ? 1 : 0;
+    case BMPI_COLL_ALLGATHER: return p == 2 ? 1 : 16;
     case BMPI_COLL_ALLTOALL: return p == 2 ? 1 : 2;
     case BMPI_COLL_BCAST: return p == 2 ? 8 : 0;
     case BMPI_COLL_REDUCE: return p == 2 ? 16 : 0;
@@ -645,10 +645,14 @@ static size_t direct_factor(enum bmpi_coll_id id, int p)
     }
 }
 
-/* An alltoall among more than 2 ranks goes direct only while a rank reads
- * at most this much in all: beyond, point-to-point with both sides
- * copying is faster. */
-#define DIRECT_SPAN (512u << 10)
+/* A direct call among more than 2 ranks only while a rank reads at most
+ * this much in all (p blocks); beyond, point-to-point is faster: with both
+ * sides copying for alltoall, and for allgather at 8 ranks from 1 MiB
+ * blocks, where all ranks reading all others at once thrash the caches. */
+static size_t direct_span(enum bmpi_coll_id id)
+{
+    return id == BMPI_COLL_ALLTOALL ? 512u << 10 : 4u << 20;
+}
 
 static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
 {
@@ -656,7 +660,7 @@ static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
     size_t f = direct_factor(id, p);
     if (!f || !cfg.direct_min || block / f < cfg.direct_min)
         return false;
-    return p == 2 || id != BMPI_COLL_ALLTOALL || block <= DIRECT_SPAN / (size_t)p;
+    return p == 2 || block <= direct_span(id) / (size_t)p;
 }
 
 /* Sets k up if a call moving blocks of block bytes goes direct (k->g NULL
