@@ -12,7 +12,7 @@
  *
  * There are two rings: a deep one of small slots (a few lines each, so
  * latency-bound calls stream far ahead and a reader's next slot is close
- * by) and a shallow one of big slots (64 KiB by default). A call uses the
+ * by) and a shallow one of big slots (256 KiB by default). A call uses the
  * small ring if its data fits there, else the big one.
  *
  * Every call on a ring has a number n, the same on all ranks (they call
@@ -63,7 +63,8 @@
 #define SMALL_DEPTH 256               /* slots per rank in the small ring */
 #define SMALL_STRIDE 256              /* bytes per small slot, header included */
 #define BIG_DEPTH 8                   /* ... in the big ring */
-#define DEFAULT_SLOT (64u << 10)      /* payload bytes per big slot, before the cap */
+#define DEFAULT_SLOT ((256u << 10) - LINE) /* payload bytes per big slot (a slot with its
+                                              * header: 256 KiB), before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
 #define DEFAULT_DIRECT (8u << 10)     /* unit of direct_factor() */
 #define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */

@@ -17,7 +17,7 @@
  *    point-to-point messages in flight on the same communicator;
  *  - dup/use/free cycles, after which no region is left mapped and no
  *    /dev/shm file of the job exists.
- * The slot capacity is BMPI_COLL_SHM_SLOT (default 64 KiB; coll_shm.sh runs
+ * The slot capacity is BMPI_COLL_SHM_SLOT (default 256 KiB - 64; coll_shm.sh runs
  * with a small one too). With BMPI_COLL_SHM=0 the same checks run on the
  * point-to-point schedules.
  */
@@ -364,7 +364,7 @@ int main(int argc, char **argv)
 {
     cu_init(&argc, &argv, "coll_shm");
     const char *v = getenv("BMPI_COLL_SHM_SLOT");
-    slot_bytes = v && *v ? (size_t)strtoul(v, NULL, 0) : 65536;
+    slot_bytes = v && *v ? (size_t)strtoul(v, NULL, 0) : (256u << 10) - 64;
 
     test_comm(MPI_COMM_WORLD, 100);
 
