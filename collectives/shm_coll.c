@@ -6,14 +6,19 @@
  * eligible collective, one region mapped by all of them:
  *
  *   line 0              header (geometry, checked by every rank that maps it)
- *   lines 1 .. 2p       done[ring][r]: calls of that ring rank r has finished,
+ *   lines 1 .. 3p       done[ring][r]: calls of that ring rank r has finished,
  *                       and the last direct call in which rank r failed
  *   per ring, per rank  the rank's slots, written only by that rank
  *
- * There are two rings: a deep one of small slots (a few lines each, so
+ * There are three rings: a deep one of small slots (a few lines each, so
  * latency-bound calls stream far ahead and a reader's next slot is close
- * by) and a shallow one of big slots (256 KiB by default). A call uses the
- * small ring if its data fits there, else the big one.
+ * by), a deep one of medium slots (8 KiB) and a shallow one of big slots
+ * (256 KiB by default). A call uses the smallest ring its data fits. The
+ * medium ring is deep for the same reason as the small one, and so big
+ * (2 MiB per rank at 2 ranks) that a writer running ahead of its readers,
+ * as a bcast root or a reduce leaf does, has its older slots pushed out of
+ * its core's cache into the shared one before the readers get to them:
+ * they read from there instead of snooping the writer's core.
  *
  * Every call on a ring has a number n, the same on all ranks (they call
  * collectives in the same order and all decide alike). A rank that
@@ -62,6 +67,10 @@
 #define LINE 64
 #define SMALL_DEPTH 256               /* slots per rank in the small ring */
 #define SMALL_STRIDE 256              /* bytes per small slot, header included */
+#define MEDIUM_STRIDE (8192 + LINE)   /* bytes per medium slot: 8 KiB of payload and more */
+#define MEDIUM_DEPTH 256              /* medium slots per rank, at most ... */
+#define MEDIUM_MIN_DEPTH 8            /* ... and at least (fewer: no medium ring) */
+#define MEDIUM_BUDGET ((size_t)8 << 20) /* bytes of all ranks' medium slots, at most */
 #define BIG_DEPTH 8                   /* ... in the big ring */
 #define DEFAULT_SLOT ((256u << 10) - LINE) /* payload bytes per big slot (a slot with its
                                               * header: 256 KiB), before the cap */
@@ -70,7 +79,7 @@
 #define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
 
-enum { SMALL, BIG, NRINGS };
+enum { SMALL, MEDIUM, BIG, NRINGS };
 
 struct region_hdr {
     uint64_t magic;
@@ -92,7 +101,7 @@ struct slot {
 #define CHUNK (8u << 10)
 
 struct ring {
-    int id;            /* SMALL or BIG */
+    int id;            /* SMALL, MEDIUM or BIG */
     unsigned depth;    /* slots per rank */
     size_t stride;     /* between slots */
     size_t slot_bytes; /* payload capacity of a slot */
@@ -113,6 +122,7 @@ struct call {
     struct bmpi_shmcoll *r;
     struct ring *g;
     int p, me;
+    bool streams; /* writers run ahead of readers (bcast, reduce): may use the medium ring */
 };
 
 /* Communicators that tried and cannot use the path point here. */
@@ -172,12 +182,28 @@ static void ring_init(struct ring *g, int id, unsigned depth, size_t stride, siz
                        .slot_bytes = stride - SLOT_HDR};
 }
 
+/* Medium slots per rank for p ranks and big slots of big_bytes: as many as
+ * MEDIUM_BUDGET holds, up to MEDIUM_DEPTH; 0 (no medium ring) when that is
+ * too few or a big slot is no bigger. */
+static unsigned medium_depth_for(int p, size_t big_bytes)
+{
+    size_t d = MEDIUM_BUDGET / ((size_t)p * MEDIUM_STRIDE);
+    if (big_bytes <= MEDIUM_STRIDE - SLOT_HDR || d < MEDIUM_MIN_DEPTH)
+        return 0;
+    return d < MEDIUM_DEPTH ? (unsigned)d : MEDIUM_DEPTH;
+}
+
 /* Where everything is for p ranks and big slots of big_bytes. */
 static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
 {
     size_t off = LINE * (size_t)(1 + NRINGS * p);
+    unsigned medium = medium_depth_for(p, big_bytes);
     ring_init(&r->ring[SMALL], SMALL, SMALL_DEPTH, SMALL_STRIDE, off);
     off += (size_t)p * SMALL_DEPTH * SMALL_STRIDE;
+    ring_init(&r->ring[MEDIUM], MEDIUM, medium, MEDIUM_STRIDE, off);
+    if (!medium)
+        r->ring[MEDIUM].slot_bytes = 0; /* never chosen */
+    off += (size_t)p * medium * MEDIUM_STRIDE;
     ring_init(&r->ring[BIG], BIG, BIG_DEPTH, SHM_ALIGN(SLOT_HDR + big_bytes, LINE), off);
     r->ring[BIG].slot_bytes = big_bytes;
     r->len = off + (size_t)p * BIG_DEPTH * r->ring[BIG].stride;
@@ -345,10 +371,19 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     return err;
 }
 
-/* The ring for slots of bytes: the small one if they fit there. */
+/* The ring for slots of bytes: the smallest they fit, the medium one only
+ * for calls whose writers stream ahead. In calls where every rank writes
+ * and reads (allreduce, allgather, alltoall) its footprint costs more
+ * than it saves: at 8 ranks on 2 cores an allgather of 2-8 KiB took 1.5
+ * times as long, where through the big ring the slots of the ranks
+ * sharing a core stay in that core's cache. */
 static void use_ring(struct call *k, size_t bytes)
 {
-    k->g = &k->r->ring[bytes <= k->r->ring[SMALL].slot_bytes ? SMALL : BIG];
+    const struct ring *rings = k->r->ring;
+    int id = bytes <= rings[SMALL].slot_bytes                    ? SMALL
+             : k->streams && bytes <= rings[MEDIUM].slot_bytes ? MEDIUM
+                                                               : BIG;
+    k->g = &k->r->ring[id];
 }
 
 /* Sets k up if this call takes the shm path (k->g NULL if not), creating
@@ -371,7 +406,8 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r, NULL, c->size, c->rank};
+    *k = (struct call){r, NULL, c->size, c->rank,
+                       id == BMPI_COLL_BCAST || id == BMPI_COLL_REDUCE};
     use_ring(k, bytes);
     return BMPI_OK;
 }

@@ -4,15 +4,16 @@
  * with the rank order reversed, and a dup:
  *  - Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall (also in
  *    rounds, when a rank's p blocks do not fit one slot); every root;
- *    counts 0, 1, odd, exactly at a small slot's and a big slot's capacity
- *    and one element above each (the big ring takes over, then
+ *    counts 0, 1, odd, exactly at a small, a medium and a big slot's
+ *    capacity and one element above each (the next ring takes over, then
  *    point-to-point);
  *  - SUM/MAX on int, SUM on double (identical bits on every rank), a
  *    non-commutative user op (2x2 matrix product), each small and big
  *    enough for the two-phase reductions, a strided receive type,
  *    MPI_IN_PLACE;
- *  - hundreds of calls back to back (ring wrap-around and flow control:
- *    a bcast root and the reduce leaves run ahead of the others);
+ *  - hundreds of calls back to back, small and medium (ring wrap-around
+ *    and flow control: a bcast root and the reduce leaves run ahead of
+ *    the others);
  *  - blocking calls interleaved with nonblocking collectives and with
  *    point-to-point messages in flight on the same communicator;
  *  - dup/use/free cycles, after which no region is left mapped and no
@@ -22,11 +23,13 @@
  * point-to-point schedules.
  */
 #include <dirent.h>
+#include <unistd.h>
 
 #include "coll_util.h"
 
 static size_t slot_bytes; /* capacity of a big slot, as the library computes it for p <= 8 */
 #define SMALL_SLOT 224   /* capacity of a small slot (collectives/shm_coll.c) */
+#define MEDIUM_SLOT 8224 /* ... of a medium one (bcast and reduce) */
 
 /* Element counts of unit-byte units worth testing for big slots of cap
  * bytes, ascending. */
@@ -38,7 +41,11 @@ static int counts_for(size_t unit, size_t cap, int *out)
     out[n++] = 7;
     if (SMALL_SLOT / unit > 7) {
         out[n++] = (int)(SMALL_SLOT / unit);     /* a full small slot */
-        out[n++] = (int)(SMALL_SLOT / unit) + 1; /* the big ring */
+        out[n++] = (int)(SMALL_SLOT / unit) + 1; /* the medium ring, or the big one */
+    }
+    if (MEDIUM_SLOT < cap) {
+        out[n++] = (int)(MEDIUM_SLOT / unit);     /* a full medium slot */
+        out[n++] = (int)(MEDIUM_SLOT / unit) + 1; /* the big ring */
     }
     out[n++] = (int)(cap / unit);     /* a full slot */
     out[n++] = (int)(cap / unit) + 1; /* one more: point-to-point */
@@ -47,7 +54,7 @@ static int counts_for(size_t unit, size_t cap, int *out)
 
 static void test_bcast(MPI_Comm comm, int p, int me, int salt)
 {
-    int cnt[8], nc = counts_for(sizeof(int), slot_bytes, cnt);
+    int cnt[10], nc = counts_for(sizeof(int), slot_bytes, cnt);
     int *buf = malloc(sizeof(int) * ((size_t)cnt[nc - 1] + 1));
     CHECK(buf, "malloc");
     for (int c = 0; c < nc; c++)
@@ -85,7 +92,7 @@ static void test_bcast(MPI_Comm comm, int p, int me, int salt)
 
 static void test_reduce(MPI_Comm comm, int p, int me, int salt)
 {
-    int cnt[8], nc = counts_for(sizeof(int), slot_bytes, cnt);
+    int cnt[10], nc = counts_for(sizeof(int), slot_bytes, cnt);
     size_t max = (size_t)cnt[nc - 1];
     int *s = malloc(sizeof(int) * max), *r = malloc(sizeof(int) * (max + 1));
     CHECK(s && r, "malloc");
@@ -190,7 +197,7 @@ static void test_matmul(MPI_Comm comm, int p, int me, int salt, int N)
  * in place; counts around the slot's capacity (alltoall: p blocks). */
 static void test_data(MPI_Comm comm, int p, int me, int salt)
 {
-    int cnt[8], nc = counts_for(sizeof(int), slot_bytes, cnt);
+    int cnt[10], nc = counts_for(sizeof(int), slot_bytes, cnt);
     size_t max = (slot_bytes / sizeof(int) + 1) * (size_t)p;
     int *s = malloc(sizeof(int) * max), *r = malloc(sizeof(int) * 2 * max);
     CHECK(s && r, "malloc");
@@ -245,25 +252,56 @@ static void test_data(MPI_Comm comm, int p, int me, int salt)
 
 /* Many calls back to back: the root of each bcast and the leaves of each
  * reduce return before the others read, so the rings wrap many times. */
-static void test_stream(MPI_Comm comm, int p, int me)
+/* The root of reduce k in a stream: the last rank throughout (its leaves,
+ * rank 0 among them, run ahead), or moving. */
+static int reduce_root(int k, int p, bool fixed_root)
 {
-    enum { CALLS = 300, N = 5 };
-    static int got[CALLS][N], red[CALLS];
+    return fixed_root ? p - 1 : (k / 3) % p;
+}
+
+/* CALLS bcasts and reduces of n ints each, back to back: n = 5 streams
+ * through the small ring, n = 1000 through the medium one, both wrapping
+ * around. With moving roots there is a barrier now and then; with root 0
+ * throughout, the others start late, so rank 0 runs a whole ring ahead
+ * and must wait for its slots to be read before it reuses them. */
+static void test_stream_of(MPI_Comm comm, int p, int me, int n, bool fixed_root)
+{
+    enum { CALLS = 300 };
+    int *got = malloc(sizeof(int) * CALLS * (size_t)n);
+    int *own = malloc(sizeof(int) * (size_t)n);
+    int *red = malloc(sizeof(int) * CALLS * (size_t)n);
+    CHECK(got && own && red, "no memory for the stream test");
+    if (fixed_root && me != 0)
+        usleep(20000);
     for (int k = 0; k < CALLS; k++) {
-        int root = k % p;
-        for (int i = 0; i < N; i++)
-            got[k][i] = me == root ? k * 1000 + i : -1;
-        MPICHK(MPI_Bcast(got[k], N, MPI_INT, root, comm));
-        int v = k + me;
-        MPICHK(MPI_Reduce(&v, &red[k], 1, MPI_INT, MPI_SUM, (k / 3) % p, comm));
-        if (k % 50 == 0)
+        int root = fixed_root ? 0 : k % p, *g = got + (size_t)k * n;
+        for (int i = 0; i < n; i++) {
+            g[i] = me == root ? k * 1000 + i : -1;
+            own[i] = k + me + i;
+        }
+        MPICHK(MPI_Bcast(g, n, MPI_INT, root, comm));
+        MPICHK(MPI_Reduce(own, red + (size_t)k * n, n, MPI_INT, MPI_SUM, reduce_root(k, p, fixed_root),
+                          comm));
+        if (!fixed_root && k % 50 == 0)
             MPICHK(MPI_Barrier(comm));
     }
     for (int k = 0; k < CALLS; k++) {
-        for (int i = 0; i < N; i++)
-            CHECK(got[k][i] == k * 1000 + i, "stream bcast %d [%d] = %d", k, i, got[k][i]);
-        if (me == (k / 3) % p)
-            CHECK(red[k] == k * p + p * (p - 1) / 2, "stream reduce %d = %d", k, red[k]);
+        const int *g = got + (size_t)k * n, *r = red + (size_t)k * n;
+        for (int i = 0; i < n; i++) {
+            CHECK(g[i] == k * 1000 + i, "stream of %d: bcast %d [%d] = %d", n, k, i, g[i]);
+            if (me == reduce_root(k, p, fixed_root))
+                CHECK(r[i] == (k + i) * p + p * (p - 1) / 2, "stream of %d: reduce %d [%d] = %d",
+                      n, k, i, r[i]);
+        }
+    }
+    free(got), free(own), free(red);
+}
+
+static void test_stream(MPI_Comm comm, int p, int me)
+{
+    for (int fixed = 0; fixed < 2; fixed++) {
+        test_stream_of(comm, p, me, 5, fixed);
+        test_stream_of(comm, p, me, 1000, fixed);
     }
 }
 
