@@ -76,7 +76,7 @@
                                               * header: 256 KiB), before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
 #define DEFAULT_DIRECT (8u << 10)     /* unit of direct_factor() */
-#define REGION_CAP ((size_t)16 << 20) /* bytes of one communicator's region, at most */
+#define BIG_CAP ((size_t)16 << 20)    /* bytes of all ranks' big slots, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
 
 enum { SMALL, MEDIUM, BIG, NRINGS };
@@ -165,10 +165,10 @@ static void read_config(void)
 }
 
 /* Payload bytes per big slot for p ranks: the configured size, lowered so
- * the region stays under REGION_CAP; 0 if that leaves too little. */
+ * the region stays under BIG_CAP; 0 if that leaves too little. */
 static size_t big_bytes_for(int p)
 {
-    size_t cap = REGION_CAP / ((size_t)p * BIG_DEPTH) - SLOT_HDR;
+    size_t cap = BIG_CAP / ((size_t)p * BIG_DEPTH) - SLOT_HDR;
     size_t s = cfg.slot < cap ? cfg.slot : cap;
     s &= ~(size_t)(LINE - 1);
     return s >= MIN_SLOT ? s : 0;
