@@ -165,7 +165,7 @@ static void read_config(void)
 }
 
 /* Payload bytes per big slot for p ranks: the configured size, lowered so
- * the region stays under BIG_CAP; 0 if that leaves too little. */
+ * all ranks' big slots stay under BIG_CAP; 0 if that leaves too little. */
 static size_t big_bytes_for(int p)
 {
     size_t cap = BIG_CAP / ((size_t)p * BIG_DEPTH) - SLOT_HDR;
