@@ -72,6 +72,10 @@
 #define MEDIUM_MIN_DEPTH 8            /* ... and at least (fewer: no medium ring) */
 #define MEDIUM_BUDGET ((size_t)8 << 20) /* bytes of all ranks' medium slots, at most */
 #define BIG_DEPTH 8                   /* ... in the big ring */
+/* Payload bytes up to which a posted slot is demoted to the shared cache
+ * (cacheline.h): 64-512 B calls at 2 ranks gained 10-20%; beyond 1 KiB a
+ * bcast root, which streams ahead of its readers, lost up to half. */
+#define DEMOTE_MAX 1024
 #define DEFAULT_SLOT ((256u << 10) - LINE) /* payload bytes per big slot (a slot with its
                                               * header: 256 KiB), before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
@@ -122,7 +126,7 @@ struct call {
     struct bmpi_shmcoll *r;
     struct ring *g;
     int p, me;
-    bool streams; /* writers run ahead of readers (bcast, reduce): may use the medium ring */
+    size_t medium_min; /* payloads from this size up take the medium ring if they fit */
 };
 
 /* Communicators that tried and cannot use the path point here. */
@@ -371,18 +375,30 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     return err;
 }
 
-/* The ring for slots of bytes: the smallest they fit, the medium one only
- * for calls whose writers stream ahead. In calls where every rank writes
- * and reads (allreduce, allgather, alltoall) its footprint costs more
- * than it saves: at 8 ranks on 2 cores an allgather of 2-8 KiB took 1.5
- * times as long, where through the big ring the slots of the ranks
- * sharing a core stay in that core's cache. */
+/* The smallest payload of call id among p ranks that takes the medium
+ * ring (SIZE_MAX: none). Calls whose writers stream ahead of their readers
+ * (bcast, reduce) use it for anything above a small slot. Where every rank
+ * writes and reads (allreduce, allgather, alltoall), only between 2 ranks
+ * and above DEMOTE_MAX, as it measured: at 2 ranks 2-8 KiB came out 5-15%
+ * faster (a writer's slot has left the other core's cache by the time it
+ * is reused) but 512 B-1 KiB slower than demoted big slots; at 8 ranks on 2
+ * cores an allgather of 2-8 KiB took 1.5 times as long, where through the
+ * big ring the slots of the ranks sharing a core stay in that core's
+ * cache. */
+static size_t medium_min(enum bmpi_coll_id id, int p)
+{
+    if (id == BMPI_COLL_BCAST || id == BMPI_COLL_REDUCE)
+        return 0;
+    return p == 2 ? DEMOTE_MAX + 1 : SIZE_MAX;
+}
+
+/* The ring for slots of bytes: the smallest they fit, the medium one as
+ * medium_min() says. */
 static void use_ring(struct call *k, size_t bytes)
 {
     const struct ring *rings = k->r->ring;
-    int id = bytes <= rings[SMALL].slot_bytes                    ? SMALL
-             : k->streams && bytes <= rings[MEDIUM].slot_bytes ? MEDIUM
-                                                               : BIG;
+    bool medium = bytes >= k->medium_min && bytes <= rings[MEDIUM].slot_bytes;
+    int id = bytes <= rings[SMALL].slot_bytes ? SMALL : medium ? MEDIUM : BIG;
     k->g = &k->r->ring[id];
 }
 
@@ -406,8 +422,7 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r, NULL, c->size, c->rank,
-                       id == BMPI_COLL_BCAST || id == BMPI_COLL_REDUCE};
+    *k = (struct call){r, NULL, c->size, c->rank, medium_min(id, c->size)};
     use_ring(k, bytes);
     return BMPI_OK;
 }
@@ -463,11 +478,6 @@ static struct slot *claim(const struct call *k)
 {
     return claim_ahead(k, 0);
 }
-
-/* Payload bytes up to which a posted slot is demoted to the shared cache
- * (cacheline.h): 64-512 B calls at 2 ranks gained 10-20%; beyond 1 KiB a
- * bcast root, which streams ahead of its readers, lost up to half. */
-#define DEMOTE_MAX 1024
 
 /* Publishes the slot; a small one is also pushed towards the readers'
  * cores, but not in the medium ring, which its size does that for
