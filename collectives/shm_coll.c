@@ -686,8 +686,8 @@ struct exposed {
 static size_t direct_factor(enum bmpi_coll_id id, int p)
 {
     switch (id) {
-    case BMPI_COLL_ALLGATHER: return p == 2 ? 1 : 16;
-    case BMPI_COLL_ALLTOALL: return p == 2 ? 1 : 2;
+    case BMPI_COLL_ALLGATHER: return p == 2 ? 2 : 16;
+    case BMPI_COLL_ALLTOALL: return p == 2 ? 4 : 2;
     case BMPI_COLL_BCAST: return p == 2 ? 8 : 0;
     case BMPI_COLL_REDUCE: return p == 2 ? 16 : 0;
     default: return 0;
