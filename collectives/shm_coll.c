@@ -12,10 +12,10 @@
  *
  * There are three rings: a deep one of small slots (a few lines each, so
  * latency-bound calls stream far ahead and a reader's next slot is close
- * by), a deep one of medium slots (8 KiB) and a shallow one of big slots
+ * by), a deep one of medium slots (16 KiB) and a shallow one of big slots
  * (256 KiB by default). A call uses the smallest ring its data fits. The
  * medium ring is deep for the same reason as the small one, and so big
- * (2 MiB per rank at 2 ranks) that a writer running ahead of its readers,
+ * (4 MiB per rank at 2 ranks) that a writer running ahead of its readers,
  * as a bcast root or a reduce leaf does, has its older slots pushed out of
  * its core's cache into the shared one before the readers get to them:
  * they read from there instead of snooping the writer's core.
@@ -67,15 +67,16 @@
 #define LINE 64
 #define SMALL_DEPTH 256               /* slots per rank in the small ring */
 #define SMALL_STRIDE 256              /* bytes per small slot, header included */
-#define MEDIUM_STRIDE (8192 + LINE)   /* bytes per medium slot: 8 KiB of payload and more */
+#define MEDIUM_STRIDE (16384 + LINE)  /* bytes per medium slot: 16 KiB of payload and more */
 #define MEDIUM_DEPTH 256              /* medium slots per rank, at most ... */
 #define MEDIUM_MIN_DEPTH 8            /* ... and at least (fewer: no medium ring) */
-#define MEDIUM_BUDGET ((size_t)8 << 20) /* bytes of all ranks' medium slots, at most */
+#define MEDIUM_BUDGET ((size_t)16 << 20) /* bytes of all ranks' medium slots, at most */
 #define BIG_DEPTH 8                   /* ... in the big ring */
 /* Payload bytes up to which a posted slot is demoted to the shared cache
  * (cacheline.h): 64-512 B calls at 2 ranks gained 10-20%; beyond 1 KiB a
  * bcast root, which streams ahead of its readers, lost up to half. */
 #define DEMOTE_MAX 1024
+#define TWO_PHASE_MIN (16u << 10) /* bytes from which reductions take two phases */
 #define DEFAULT_SLOT ((256u << 10) - LINE) /* payload bytes per big slot (a slot with its
                                               * header: 256 KiB), before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
@@ -126,7 +127,7 @@ struct call {
     struct bmpi_shmcoll *r;
     struct ring *g;
     int p, me;
-    size_t medium_min; /* payloads from this size up take the medium ring if they fit */
+    size_t medium_lo, medium_hi; /* payloads in [lo, hi) take the medium ring if they fit */
 };
 
 /* Communicators that tried and cannot use the path point here. */
@@ -375,29 +376,36 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     return err;
 }
 
-/* The smallest payload of call id among p ranks that takes the medium
- * ring (SIZE_MAX: none). Calls whose writers stream ahead of their readers
- * (bcast, reduce) use it for anything above a small slot. Where every rank
- * writes and reads (allreduce, allgather, alltoall), only between 2 ranks
- * and above DEMOTE_MAX, as it measured: at 2 ranks 2-8 KiB came out 5-15%
- * faster (a writer's slot has left the other core's cache by the time it
- * is reused) but 512 B-1 KiB slower than demoted big slots; at 8 ranks on 2
- * cores an allgather of 2-8 KiB took 1.5 times as long, where through the
- * big ring the slots of the ranks sharing a core stay in that core's
- * cache. */
-static size_t medium_min(enum bmpi_coll_id id, int p)
+/* The payloads [*lo, *hi) of call id among p ranks that may take the
+ * medium ring. Calls whose writers stream ahead of their readers (bcast,
+ * reduce in one phase) use it for anything above a small slot. Where every
+ * rank writes and reads (allreduce, allgather, alltoall, reductions in two
+ * phases), only between 2 ranks and above DEMOTE_MAX, as it measured: at 2
+ * ranks 2-16 KiB came out 5-20% faster (a writer's slot has left the other
+ * core's cache by the time it is reused) but 512 B-1 KiB slower than
+ * demoted big slots; at 8 ranks on 2 cores an allgather of 2-8 KiB took
+ * 1.5 times as long and a 16 KiB reduce in two phases 21 us against 13-14,
+ * where through the big ring the slots of the ranks sharing a core stay in
+ * that core's cache. */
+static void medium_window(enum bmpi_coll_id id, int p, size_t *lo, size_t *hi)
 {
-    if (id == BMPI_COLL_BCAST || id == BMPI_COLL_REDUCE)
-        return 0;
-    return p == 2 ? DEMOTE_MAX + 1 : SIZE_MAX;
+    *lo = 0;
+    *hi = SIZE_MAX;
+    if (p == 2)
+        *lo = id == BMPI_COLL_BCAST || id == BMPI_COLL_REDUCE ? 0 : DEMOTE_MAX + 1;
+    else if (id == BMPI_COLL_REDUCE)
+        *hi = TWO_PHASE_MIN;
+    else if (id != BMPI_COLL_BCAST)
+        *lo = SIZE_MAX;
 }
 
 /* The ring for slots of bytes: the smallest they fit, the medium one as
- * medium_min() says. */
+ * medium_window() says. */
 static void use_ring(struct call *k, size_t bytes)
 {
     const struct ring *rings = k->r->ring;
-    bool medium = bytes >= k->medium_min && bytes <= rings[MEDIUM].slot_bytes;
+    bool medium = bytes >= k->medium_lo && bytes < k->medium_hi &&
+                  bytes <= rings[MEDIUM].slot_bytes;
     int id = bytes <= rings[SMALL].slot_bytes ? SMALL : medium ? MEDIUM : BIG;
     k->g = &k->r->ring[id];
 }
@@ -422,7 +430,8 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r, NULL, c->size, c->rank, medium_min(id, c->size)};
+    *k = (struct call){r, NULL, c->size, c->rank, 0, 0};
+    medium_window(id, c->size, &k->medium_lo, &k->medium_hi);
     use_ring(k, bytes);
     return BMPI_OK;
 }
@@ -988,8 +997,6 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
             bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, type);
     }
 }
-
-#define TWO_PHASE_MIN (16u << 10) /* bytes from which reductions take two phases */
 
 /* Whether a reduction of count elements, bytes in all, takes two phases:
  * big enough that sharing the folding pays for a second round of slots.

@@ -29,7 +29,7 @@
 
 static size_t slot_bytes; /* capacity of a big slot, as the library computes it for p <= 8 */
 #define SMALL_SLOT 224   /* capacity of a small slot (collectives/shm_coll.c) */
-#define MEDIUM_SLOT 8224 /* ... of a medium one (bcast and reduce) */
+#define MEDIUM_SLOT 16416 /* ... of a medium one */
 
 /* Element counts of unit-byte units worth testing for big slots of cap
  * bytes, ascending. */
