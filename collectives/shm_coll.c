@@ -127,7 +127,7 @@ struct call {
     struct bmpi_shmcoll *r;
     struct ring *g;
     int p, me;
-    size_t medium_lo, medium_hi; /* payloads in [lo, hi) take the medium ring if they fit */
+    enum bmpi_coll_id id;
 };
 
 /* Communicators that tried and cannot use the path point here. */
@@ -376,8 +376,8 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     return err;
 }
 
-/* The payloads [*lo, *hi) of call id among p ranks that may take the
- * medium ring. Calls whose writers stream ahead of their readers (bcast,
+/* Whether a slot of bytes in call k may take the medium ring (if it
+ * fits there). Calls whose writers stream ahead of their readers (bcast,
  * reduce in one phase) use it for anything above a small slot. Where every
  * rank writes and reads (allreduce, allgather, alltoall, reductions in two
  * phases), only between 2 ranks and above DEMOTE_MAX, as it measured: at 2
@@ -387,27 +387,21 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
  * 1.5 times as long and a 16 KiB reduce in two phases 21 us against 13-14,
  * where through the big ring the slots of the ranks sharing a core stay in
  * that core's cache. */
-static void medium_window(enum bmpi_coll_id id, int p, size_t *lo, size_t *hi)
+static bool medium_suits(const struct call *k, size_t bytes)
 {
-    *lo = 0;
-    *hi = SIZE_MAX;
-    if (p == 2)
-        *lo = id == BMPI_COLL_BCAST || id == BMPI_COLL_REDUCE ? 0 : DEMOTE_MAX + 1;
-    else if (id == BMPI_COLL_REDUCE)
-        *hi = TWO_PHASE_MIN;
-    else if (id != BMPI_COLL_BCAST)
-        *lo = SIZE_MAX;
+    bool streams = k->id == BMPI_COLL_BCAST || k->id == BMPI_COLL_REDUCE;
+    if (k->p == 2)
+        return streams || bytes > DEMOTE_MAX;
+    return k->id == BMPI_COLL_BCAST || (k->id == BMPI_COLL_REDUCE && bytes < TWO_PHASE_MIN);
 }
 
 /* The ring for slots of bytes: the smallest they fit, the medium one as
- * medium_window() says. */
+ * medium_suits() says. */
 static void use_ring(struct call *k, size_t bytes)
 {
     const struct ring *rings = k->r->ring;
-    bool medium = bytes >= k->medium_lo && bytes < k->medium_hi &&
-                  bytes <= rings[MEDIUM].slot_bytes;
-    int id = bytes <= rings[SMALL].slot_bytes ? SMALL : medium ? MEDIUM : BIG;
-    k->g = &k->r->ring[id];
+    bool medium = bytes <= rings[MEDIUM].slot_bytes && medium_suits(k, bytes);
+    k->g = &k->r->ring[bytes <= rings[SMALL].slot_bytes ? SMALL : medium ? MEDIUM : BIG];
 }
 
 /* Sets k up if this call takes the shm path (k->g NULL if not), creating
@@ -430,8 +424,7 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r, NULL, c->size, c->rank, 0, 0};
-    medium_window(id, c->size, &k->medium_lo, &k->medium_hi);
+    *k = (struct call){r, NULL, c->size, c->rank, id};
     use_ring(k, bytes);
     return BMPI_OK;
 }
@@ -546,25 +539,35 @@ static void pack(void *dst, const void *buf, size_t count, const struct bmpi_dat
         bmpi_dt_pack_all(buf, count, dt, dst);
 }
 
+/* Bytes [from, to) of a contiguous buffer into the same place of slot s,
+ * chunk by chunk, each published in the ready word. */
+static void copy_published(const struct call *k, struct slot *s, const char *src, size_t from,
+                           size_t to)
+{
+    uint64_t tag = ready_tag(k);
+    for (size_t off = from; off < to; off += CHUNK) {
+        size_t len = to - off < CHUNK ? to - off : CHUNK;
+        memcpy(s->data + off, src + off, len);
+        __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
+    }
+}
+
 /* Bytes [from, from + bytes) of (buf, count, dt) into the slot, chunk by
  * chunk, each published in the ready word. */
 static void pack_chunks(const struct call *k, struct slot *s, const void *buf, size_t count,
                         const struct bmpi_datatype *dt, size_t from, size_t bytes)
 {
-    uint64_t tag = ready_tag(k);
-    const char *src = (const char *)buf + bmpi_dt_true_lb(dt) + from;
-    struct bmpi_dt_cursor cur;
-    bool contig = bmpi_dt_is_contig(dt);
-    if (!contig) {
-        bmpi_dt_cursor_init(&cur, (void *)(uintptr_t)buf, count, dt);
-        bmpi_dt_cursor_seek(&cur, from);
+    if (bmpi_dt_is_contig(dt)) {
+        copy_published(k, s, (const char *)buf + bmpi_dt_true_lb(dt) + from, 0, bytes);
+        return;
     }
+    uint64_t tag = ready_tag(k);
+    struct bmpi_dt_cursor cur;
+    bmpi_dt_cursor_init(&cur, (void *)(uintptr_t)buf, count, dt);
+    bmpi_dt_cursor_seek(&cur, from);
     for (size_t off = 0; off < bytes; off += CHUNK) {
         size_t len = bytes - off < CHUNK ? bytes - off : CHUNK;
-        if (contig)
-            memcpy(s->data + off, src + off, len);
-        else
-            bmpi_dt_pack(&cur, s->data + off, len);
+        bmpi_dt_pack(&cur, s->data + off, len);
         __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
     }
 }
@@ -593,19 +596,6 @@ static void contribute(const struct call *k, const void *buf, size_t count,
     s->bytes = bytes;
     pack(s->data, buf, count, dt);
     post(k, s, bytes);
-}
-
-/* Bytes [from, to) of a contiguous buffer into the same place of slot s,
- * chunk by chunk, each published in the ready word. */
-static void copy_published(const struct call *k, struct slot *s, const char *src, size_t from,
-                           size_t to)
-{
-    uint64_t tag = ready_tag(k);
-    for (size_t off = from; off < to; off += CHUNK) {
-        size_t len = to - off < CHUNK ? to - off : CHUNK;
-        memcpy(s->data + off, src + off, len);
-        __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
-    }
 }
 
 /* A contiguous contribution to a reduction in two phases, but for bytes
