@@ -250,8 +250,6 @@ static void test_data(MPI_Comm comm, int p, int me, int salt)
     free(r);
 }
 
-/* Many calls back to back: the root of each bcast and the leaves of each
- * reduce return before the others read, so the rings wrap many times. */
 /* The root of reduce k in a stream: the last rank throughout (its leaves,
  * rank 0 among them, run ahead), or moving. */
 static int reduce_root(int k, int p, bool fixed_root)
