@@ -112,6 +112,7 @@ struct ring {
     size_t slot_bytes; /* payload capacity of a slot */
     size_t off;        /* of rank 0's first slot */
     uint64_t n;        /* calls on this ring so far */
+    unsigned pos;      /* n % depth: the current call's slot, kept so no call divides */
     uint64_t min_done; /* every rank's done was at least this when last looked at */
 };
 
@@ -230,17 +231,19 @@ static uint64_t *done_of(const struct call *k, int rank)
     return &line_of(k, rank)->done;
 }
 
-/* rank's slot for call n of the ring */
-static struct slot *slot_at(const struct call *k, int rank, uint64_t n)
+/* rank's slot for the call ahead calls after the current one (ahead < depth) */
+static struct slot *slot_at(const struct call *k, int rank, unsigned ahead)
 {
     const struct ring *g = k->g;
-    size_t idx = (size_t)rank * g->depth + n % g->depth;
+    unsigned pos = g->pos + ahead;
+    pos -= pos >= g->depth ? g->depth : 0;
+    size_t idx = (size_t)rank * g->depth + pos;
     return (struct slot *)(k->r->base + g->off + idx * g->stride);
 }
 
 static struct slot *slot_of(const struct call *k, int rank)
 {
-    return slot_at(k, rank, k->g->n);
+    return slot_at(k, rank, 0);
 }
 
 static bool all_on_this_node(const struct bmpi_comm *c)
@@ -473,7 +476,7 @@ static struct slot *claim_ahead(const struct call *k, unsigned ahead)
     uint64_t n = k->g->n + ahead;
     if (n >= k->g->depth)
         await_done(k, n - k->g->depth + 1);
-    return slot_at(k, k->me, n);
+    return slot_at(k, k->me, ahead);
 }
 
 static struct slot *claim(const struct call *k)
@@ -527,7 +530,9 @@ static const struct slot *await(const struct call *k, int w)
 /* Done reading every slot of this call: writers may reuse them. */
 static void finish(const struct call *k)
 {
-    uint64_t n = ++k->g->n;
+    struct ring *g = k->g;
+    uint64_t n = ++g->n;
+    g->pos = g->pos + 1 == g->depth ? 0 : g->pos + 1;
     __atomic_store_n(done_of(k, k->me), n, __ATOMIC_RELEASE);
 }
 
@@ -1073,14 +1078,9 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
 /* Reductions bigger than a slot go in rounds of a slot each with more
  * than 2 ranks (8 ranks, 1 MiB allreduce: 1250-1320 -> 910-935 us); at
  * 2 ranks point-to-point with both sides copying is faster (1 MiB: 115-150
- * against 195 us in rounds). */
-static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t count,
-                       const struct bmpi_datatype *dt, struct call *k)
+ * against 195 us in rounds). bytes: of the whole reduction. */
+static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, struct call *k)
 {
-    size_t bytes;
-    k->g = NULL;
-    if (!bmpi_dt_is_contig(dt) || !total_bytes(dt, count, 0, &bytes))
-        return BMPI_OK;
     return path_for(c, id, c->size > 2 && bytes > MIN_SLOT ? MIN_SLOT : bytes, k);
 }
 
@@ -1173,9 +1173,9 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
 /* One round of a reduce: count elements that fit a slot. own: this
  * rank's data, NULL when the root's is in rbuf (in place). */
 static void reduce_round(struct call *k, const void *own, void *rbuf, size_t count,
-                         MPI_Datatype type, const struct bmpi_op *op, int root)
+                         MPI_Datatype type, const struct bmpi_datatype *dt,
+                         const struct bmpi_op *op, int root)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
     if (two_phases(count, count * bmpi_dt_size(dt), k->p, true)) {
         contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
         fold_two_phases(k, own, rbuf, count, type, dt, op, k->me == root);
@@ -1195,9 +1195,9 @@ static void reduce_round(struct call *k, const void *own, void *rbuf, size_t cou
 
 /* One round of an allreduce, as reduce_round. */
 static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t count,
-                            MPI_Datatype type, const struct bmpi_op *op)
+                            MPI_Datatype type, const struct bmpi_datatype *dt,
+                            const struct bmpi_op *op)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
     if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
         contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
         fold_two_phases(k, own, rbuf, count, type, dt, op, true);
@@ -1208,13 +1208,31 @@ static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t 
     finish(k);
 }
 
-/* A reduce (an allreduce if root < 0) in rounds of as many elements as
- * fill a slot; one round if they all fit. */
-static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t count,
-                            MPI_Datatype type, const struct bmpi_op *op, int root)
+/* One round of a reduce, or of an allreduce if root < 0, on the ring for
+ * its bytes. */
+static void reduction_round(struct call *k, const void *own, void *rbuf, size_t count,
+                            MPI_Datatype type, const struct bmpi_datatype *dt,
+                            const struct bmpi_op *op, int root)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    use_ring(k, count * bmpi_dt_size(dt));
+    if (root < 0)
+        allreduce_round(k, own, rbuf, count, type, dt, op);
+    else
+        reduce_round(k, own, rbuf, count, type, dt, op, root);
+}
+
+/* A reduce (an allreduce if root < 0) of bytes in all (of a contiguous
+ * dt) in rounds of as many elements as fill a big slot; one round if they
+ * all fit, the common case, which takes no division. */
+static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t count,
+                            size_t bytes, MPI_Datatype type, const struct bmpi_datatype *dt,
+                            const struct bmpi_op *op, int root)
+{
     const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    if (bytes <= k->r->ring[BIG].slot_bytes) {
+        reduction_round(k, own, rbuf, count, type, dt, op, root);
+        return BMPI_OK;
+    }
     size_t per = round_elems(k, dt);
     if (per == 0)
         return BMPI_SHMCOLL_DECLINED;
@@ -1222,42 +1240,49 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
         size_t n = count - lo < per ? count - lo : per;
         const void *o = own ? bmpi_coll_ofs(own, lo, type) : NULL;
         void *res = rbuf ? bmpi_coll_ofs(rbuf, lo, type) : NULL;
-        use_ring(k, n * bmpi_dt_size(dt));
-        if (root < 0)
-            allreduce_round(k, o, res, n, type, op);
-        else
-            reduce_round(k, o, res, n, type, op, root);
+        reduction_round(k, o, res, n, type, dt, op, root);
     }
     return BMPI_OK;
+}
+
+/* bytes of count elements of dt if a reduction of them may take the path
+ * (contiguous, no overflow); false if not. */
+static bool reducible(const struct bmpi_datatype *dt, size_t count, size_t *bytes)
+{
+    return bmpi_dt_is_contig(dt) && total_bytes(dt, count, 0, bytes);
 }
 
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         MPI_Datatype type, struct bmpi_op *op, int root)
 {
-    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
     struct call k;
     size_t bytes;
-    if (c->size == 2 && bmpi_op_commutative(op) && bmpi_dt_is_contig(dt) &&
-        total_bytes(dt, count, 0, &bytes)) {
+    if (!reducible(dt, count, &bytes))
+        return BMPI_SHMCOLL_DECLINED;
+    if (c->size == 2 && bmpi_op_commutative(op)) {
         int err = direct_path(c, BMPI_COLL_REDUCE, bytes, &k);
         if (err || k.g)
             return err ? err : reduce_pair(&k, sbuf, rbuf, count, type, op, root);
     }
-    int err = reduce_path(c, BMPI_COLL_REDUCE, count, dt, &k);
+    int err = reduce_path(c, BMPI_COLL_REDUCE, bytes, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    return reduce_in_rounds(&k, sbuf, rbuf, count, type, op, root);
+    return reduce_in_rounds(&k, sbuf, rbuf, count, bytes, type, dt, op, root);
 }
 
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype type, struct bmpi_op *op)
 {
-    struct bmpi_datatype *dt = bmpi_dt_get(type);
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
     struct call k;
-    int err = reduce_path(c, BMPI_COLL_ALLREDUCE, count, dt, &k);
+    size_t bytes;
+    if (!reducible(dt, count, &bytes))
+        return BMPI_SHMCOLL_DECLINED;
+    int err = reduce_path(c, BMPI_COLL_ALLREDUCE, bytes, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    return reduce_in_rounds(&k, sbuf, rbuf, count, type, op, -1);
+    return reduce_in_rounds(&k, sbuf, rbuf, count, bytes, type, dt, op, -1);
 }
 
 /* Each rank exposes its block where it is (in rbuf when in place) and
