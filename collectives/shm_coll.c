@@ -650,6 +650,8 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
     size_t room = count * bmpi_dt_size(dt) - from;
     /* a receiver of at most one chunk waits for the whole payload */
     const struct slot *s = room <= CHUNK ? await(k, w) : await_bytes(k, w, CHUNK);
+    if (room <= CHUNK && from == 0)
+        return unpack(buf, count, dt, s->data, s->bytes);
     size_t len = s->bytes, n = len < room ? len : room;
     char *dst = (char *)buf + bmpi_dt_true_lb(dt) + from;
     struct bmpi_dt_cursor cur;
