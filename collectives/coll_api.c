@@ -84,13 +84,13 @@ static int check_root(struct bmpi_comm *c, const char *fn, int root)
     return MPI_SUCCESS;
 }
 
-static int check_op(struct bmpi_comm *c, const char *fn, MPI_Op op, MPI_Datatype type,
+/* op on dt, a datatype bmpi_check_type() has passed */
+static int check_op(struct bmpi_comm *c, const char *fn, MPI_Op op, const struct bmpi_datatype *dt,
                     struct bmpi_op **o)
 {
     *o = bmpi_op_get(op);
     if (!*o)
         return bmpi_err_comm(c->handle, MPI_ERR_OP, fn, "invalid op 0x%x", (unsigned)op);
-    struct bmpi_datatype *dt = bmpi_dt_get(type);
     if (bmpi_op_check(*o, dt) != BMPI_OK)
         return bmpi_err_comm(c->handle, MPI_ERR_OP, fn, NULL);
     return MPI_SUCCESS;
@@ -187,16 +187,18 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MP
         return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn,
                              "MPI_IN_PLACE as sendbuf is allowed at the root only (root %d, rank %d)",
                              root, c->rank);
+    struct bmpi_datatype *dt;
+    CHECK(bmpi_check_type(comm, fn, type, &dt));
     if (is_root) {
         CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
-        CHECK(bmpi_check_buffer(comm, fn, rbuf, count, type));
+        CHECK(bmpi_check_buffer_of(comm, fn, rbuf, count, dt));
         CHECK(check_alias(c, fn, sbuf, rbuf, count));
     }
     if (sbuf != MPI_IN_PLACE)
-        CHECK(bmpi_check_buffer(comm, fn, sbuf, count, type));
+        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, count, dt));
     struct bmpi_op *o;
-    CHECK(check_op(c, fn, op, type, &o));
-    TRY_SHM(c, request, fn, bmpi_shmcoll_reduce(c, sbuf, rbuf, (size_t)count, type, o, root));
+    CHECK(check_op(c, fn, op, dt, &o));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_reduce(c, sbuf, rbuf, (size_t)count, dt, o, root));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     return launch(s, bmpi_coll_reduce(s, sbuf, rbuf, (size_t)count, type, root), request, c, fn);
@@ -226,14 +228,16 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
     struct bmpi_comm *c;
     CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
-    CHECK(bmpi_check_buffer(comm, fn, rbuf, count, type));
+    struct bmpi_datatype *dt;
+    CHECK(bmpi_check_type(comm, fn, type, &dt));
+    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, count, dt));
     if (sbuf != MPI_IN_PLACE) {
-        CHECK(bmpi_check_buffer(comm, fn, sbuf, count, type));
+        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, count, dt));
         CHECK(check_alias(c, fn, sbuf, rbuf, count));
     }
     struct bmpi_op *o;
-    CHECK(check_op(c, fn, op, type, &o));
-    TRY_SHM(c, request, fn, bmpi_shmcoll_allreduce(c, sbuf, rbuf, (size_t)count, type, o));
+    CHECK(check_op(c, fn, op, dt, &o));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_allreduce(c, sbuf, rbuf, (size_t)count, dt, o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     return launch(s, bmpi_coll_allreduce(s, sbuf, rbuf, (size_t)count, type), request, c, fn);
@@ -674,13 +678,15 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int 
     if (total > INT32_MAX)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "%lld elements in all: too many", total);
     int mine = rcounts ? rcounts[c->rank] : rcount;
-    CHECK(bmpi_check_buffer(comm, fn, rbuf, sbuf == MPI_IN_PLACE ? (int)total : mine, type));
+    struct bmpi_datatype *dt;
+    CHECK(bmpi_check_type(comm, fn, type, &dt));
+    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, sbuf == MPI_IN_PLACE ? (int)total : mine, dt));
     if (sbuf != MPI_IN_PLACE) {
-        CHECK(bmpi_check_buffer(comm, fn, sbuf, (int)total, type));
+        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, (int)total, dt));
         CHECK(check_alias(c, fn, sbuf, rbuf, (int)total));
     }
     struct bmpi_op *o;
-    CHECK(check_op(c, fn, op, type, &o));
+    CHECK(check_op(c, fn, op, dt, &o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     if (!rcounts) {
@@ -740,13 +746,16 @@ static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_intracomm(comm, fn, &c));
-    CHECK(check_buf_nip(c, fn, rbuf, count, type, "recvbuf"));
+    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
+    struct bmpi_datatype *dt;
+    CHECK(bmpi_check_type(comm, fn, type, &dt));
+    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, count, dt));
     if (sbuf != MPI_IN_PLACE) {
-        CHECK(bmpi_check_buffer(comm, fn, sbuf, count, type));
+        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, count, dt));
         CHECK(check_alias(c, fn, sbuf, rbuf, count));
     }
     struct bmpi_op *o;
-    CHECK(check_op(c, fn, op, type, &o));
+    CHECK(check_op(c, fn, op, dt, &o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     return launch(s, bmpi_coll_scan(s, sbuf, rbuf, (size_t)count, type, exclusive), request, c, fn);

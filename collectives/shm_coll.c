@@ -402,9 +402,13 @@ static bool medium_suits(const struct call *k, size_t bytes)
  * medium_suits() says. */
 static void use_ring(struct call *k, size_t bytes)
 {
-    const struct ring *rings = k->r->ring;
-    bool medium = bytes <= rings[MEDIUM].slot_bytes && medium_suits(k, bytes);
-    k->g = &k->r->ring[bytes <= rings[SMALL].slot_bytes ? SMALL : medium ? MEDIUM : BIG];
+    struct ring *rings = k->r->ring;
+    if (bytes <= rings[SMALL].slot_bytes)
+        k->g = &rings[SMALL];
+    else if (bytes <= rings[MEDIUM].slot_bytes && medium_suits(k, bytes))
+        k->g = &rings[MEDIUM];
+    else
+        k->g = &rings[BIG];
 }
 
 /* Sets k up if this call takes the shm path (k->g NULL if not), creating
@@ -712,8 +716,10 @@ static size_t direct_span(enum bmpi_coll_id id)
 static bool direct_pays(enum bmpi_coll_id id, int p, size_t block)
 {
     read_config(); /* this may be the process's first collective */
+    if (!cfg.direct_min || block < cfg.direct_min) /* most calls: no division */
+        return false;
     size_t f = direct_factor(id, p);
-    if (!f || !cfg.direct_min || block / f < cfg.direct_min)
+    if (!f || block / f < cfg.direct_min)
         return false;
     return p == 2 || block <= direct_span(id) / (size_t)p;
 }
@@ -1255,9 +1261,9 @@ static bool reducible(const struct bmpi_datatype *dt, size_t count, size_t *byte
 }
 
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
-                        MPI_Datatype type, struct bmpi_op *op, int root)
+                        const struct bmpi_datatype *dt, struct bmpi_op *op, int root)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Datatype type = dt->handle;
     struct call k;
     size_t bytes;
     if (!reducible(dt, count, &bytes))
@@ -1274,9 +1280,9 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
 }
 
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
-                           MPI_Datatype type, struct bmpi_op *op)
+                           const struct bmpi_datatype *dt, struct bmpi_op *op)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Datatype type = dt->handle;
     struct call k;
     size_t bytes;
     if (!reducible(dt, count, &bytes))

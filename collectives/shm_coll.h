@@ -22,16 +22,18 @@
 #include <mpi.h>
 
 #include "runtime/comm.h"
+#include "runtime/datatype.h"
 #include "runtime/op.h"
 
 #define BMPI_SHMCOLL_DECLINED (-1)
 
 int bmpi_shmcoll_barrier(struct bmpi_comm *c);
 int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root);
+/* The reductions take the datatype their caller has checked already. */
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
-                        MPI_Datatype type, struct bmpi_op *op, int root);
+                        const struct bmpi_datatype *dt, struct bmpi_op *op, int root);
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
-                           MPI_Datatype type, struct bmpi_op *op);
+                           const struct bmpi_datatype *dt, struct bmpi_op *op);
 int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
                            MPI_Datatype stype, void *rbuf, size_t rcount, MPI_Datatype rtype);
 int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, MPI_Datatype stype,

@@ -508,8 +508,10 @@ void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *sr
         bmpi_op_apply(op, in, out, count, type);
         return;
     }
-    size_t esize = bmpi_dt_size(bmpi_dt_get(bmpi_dt_basic(dt)));
-    k(op->index, (const char *)in + lb, (const char *)src + lb, (char *)out + lb, bytes / esize);
+    /* elements of the basic type: count itself when the type is basic */
+    MPI_Datatype basic = bmpi_dt_basic(dt);
+    size_t n = basic == type ? count : bytes / bmpi_dt_size(bmpi_dt_get(basic));
+    k(op->index, (const char *)in + lb, (const char *)src + lb, (char *)out + lb, n);
 }
 
 /* --- entry points ------------------------------------------------------------- */

@@ -40,18 +40,32 @@ int bmpi_check_comm(MPI_Comm comm, const char *fn, struct bmpi_comm **c)
     return MPI_SUCCESS;
 }
 
-int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type)
+int bmpi_check_type(MPI_Comm comm, const char *fn, MPI_Datatype type, struct bmpi_datatype **dt)
+{
+    if (bmpi_dt_check_usable(type, dt) != BMPI_OK)
+        return bmpi_err_comm(comm, MPI_ERR_TYPE, fn, NULL);
+    return MPI_SUCCESS;
+}
+
+int bmpi_check_buffer_of(MPI_Comm comm, const char *fn, const void *buf, int count,
+                         const struct bmpi_datatype *dt)
 {
     if (count < 0)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
-    struct bmpi_datatype *dt;
-    if (bmpi_dt_check_usable(type, &dt) != BMPI_OK)
-        return bmpi_err_comm(comm, MPI_ERR_TYPE, fn, NULL);
     /* MPI_BOTTOM is NULL: only absolute-address derived types may use it. */
     if (!buf && count > 0 && bmpi_dt_is_predefined(dt) && bmpi_dt_size(dt) > 0)
         return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "NULL buffer for %d elements of %s", count,
-                             bmpi_dt_name(type));
+                             bmpi_dt_name(dt->handle));
     return MPI_SUCCESS;
+}
+
+int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type)
+{
+    if (count < 0) /* a bad count is reported before a bad type */
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
+    struct bmpi_datatype *dt;
+    int err = bmpi_check_type(comm, fn, type, &dt);
+    return err ? err : bmpi_check_buffer_of(comm, fn, buf, count, dt);
 }
 
 static int check_p2p(const struct p2p_args *a, struct bmpi_comm **c)
