@@ -153,8 +153,10 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
     CHECK(bmpi_check_intracomm(comm, fn, &c));
     CHECK(check_root(c, fn, root));
     CHECK(check_not_in_place(c, fn, buf, "the buffer"));
-    CHECK(bmpi_check_buffer(comm, fn, buf, count, type));
-    TRY_SHM(c, request, fn, bmpi_shmcoll_bcast(c, buf, (size_t)count, type, root));
+    struct bmpi_datatype *dt;
+    CHECK(bmpi_check_type(comm, fn, type, &dt));
+    CHECK(bmpi_check_buffer_of(comm, fn, buf, count, dt));
+    TRY_SHM(c, request, fn, bmpi_shmcoll_bcast(c, buf, (size_t)count, dt, root));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_bcast(s, buf, (size_t)count, type, root), request, c, fn);
 }

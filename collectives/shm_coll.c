@@ -918,9 +918,9 @@ static int bcast_pair_leaf(struct call *k, void *buf, size_t count, const struct
     return err ? err : check_fit(src.bytes, room);
 }
 
-int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root)
+int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count,
+                       const struct bmpi_datatype *dt, int root)
 {
-    struct bmpi_datatype *dt = bmpi_dt_get(type);
     size_t bytes;
     struct call k = {0};
     if (!total_bytes(dt, count, 0, &bytes))

@@ -28,8 +28,9 @@
 #define BMPI_SHMCOLL_DECLINED (-1)
 
 int bmpi_shmcoll_barrier(struct bmpi_comm *c);
-int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count, MPI_Datatype type, int root);
-/* The reductions take the datatype their caller has checked already. */
+/* Bcast and the reductions take the datatype their caller has checked. */
+int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count,
+                       const struct bmpi_datatype *dt, int root);
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         const struct bmpi_datatype *dt, struct bmpi_op *op, int root);
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
