@@ -1116,9 +1116,9 @@ static size_t root_share(size_t count)
 /* The root's part: the leaf's elements come straight into rbuf, or
  * through a staging buffer when rbuf holds the root's own. */
 static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rbuf, size_t n,
-                          MPI_Datatype type, const struct bmpi_op *op)
+                          const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Datatype type = dt->handle;
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t bytes = n * bmpi_dt_size(dt);
     if (sbuf != MPI_IN_PLACE) {
@@ -1140,9 +1140,9 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
 /* The leaf's part, elements [first, first + n): the root's elements are
  * folded with the leaf's own and written into the root's rbuf. */
 static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t first, size_t n,
-                          MPI_Datatype type, const struct bmpi_op *op)
+                          const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Datatype type = dt->handle;
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), bytes = n * size;
     char *tmp;
@@ -1161,9 +1161,8 @@ static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t f
  * part of the message reading the other's buffer, so both cores work and
  * every element crosses between them once. */
 static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t count,
-                       MPI_Datatype type, const struct bmpi_op *op, int root)
+                       const struct bmpi_datatype *dt, const struct bmpi_op *op, int root)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(type);
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     const void *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     struct exposed mine = {(uintptr_t)own + (uintptr_t)lb, count * bmpi_dt_size(dt),
@@ -1173,8 +1172,8 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
     post_exposed(k, &mine);
     int err = exposed_by(k, 1 - k->me, &other);
     if (!err)
-        err = k->me == root ? fold_root_part(&other, sbuf, rbuf, cut, type, op)
-                            : fold_leaf_part(&other, sbuf, cut, count - cut, type, op);
+        err = k->me == root ? fold_root_part(&other, sbuf, rbuf, cut, dt, op)
+                            : fold_leaf_part(&other, sbuf, cut, count - cut, dt, op);
     return finish_direct(k, NULL, err);
 }
 
@@ -1271,7 +1270,7 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     if (c->size == 2 && bmpi_op_commutative(op)) {
         int err = direct_path(c, BMPI_COLL_REDUCE, bytes, &k);
         if (err || k.g)
-            return err ? err : reduce_pair(&k, sbuf, rbuf, count, type, op, root);
+            return err ? err : reduce_pair(&k, sbuf, rbuf, count, dt, op, root);
     }
     int err = reduce_path(c, BMPI_COLL_REDUCE, bytes, &k);
     if (err || !k.g)
@@ -1409,9 +1408,10 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
     err = in_place ? BMPI_OK : direct_path(c, BMPI_COLL_ALLTOALL, block, &k);
     if (!err && k.g)
         return alltoall_direct(&k, sbuf, scount, stype, rbuf, rcount, rtype);
-    /* Bigger blocks among more ranks go point-to-point, pairwise: through
-     * slots, in rounds of a few destinations each, 8 ranks at 128 KiB took
-     * 630-740 us against 430-520. */
+    /* Bigger blocks among more ranks go point-to-point (all posted at once
+     * up to 8 ranks, select.c): through slots, in rounds of a few
+     * destinations each, 8 ranks at 128 KiB took 630-740 us against
+     * 430-520. */
     if (!err && p > 2 && block > ALLTOALL_SLOT_BLOCK)
         return BMPI_SHMCOLL_DECLINED;
     /* In place, this rank's blocks go to its slot before any of them is

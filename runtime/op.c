@@ -498,18 +498,18 @@ void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *sr
                         size_t count, MPI_Datatype type)
 {
     struct bmpi_datatype *dt = bmpi_dt_get(type);
+    MPI_Datatype basic = bmpi_dt_basic(dt);
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t bytes = count * bmpi_dt_size(dt);
     kernel_into_fn k = NULL;
     if (op->predefined && op->index != OP_REPLACE && op->index != OP_NO_OP)
-        k = kernel_into_of(elem_of(bmpi_dt_basic(dt)).e);
+        k = kernel_into_of(elem_of(basic).e);
     if (!k) {
         memmove((char *)out + lb, (const char *)src + lb, bytes);
         bmpi_op_apply(op, in, out, count, type);
         return;
     }
     /* elements of the basic type: count itself when the type is basic */
-    MPI_Datatype basic = bmpi_dt_basic(dt);
     size_t n = basic == type ? count : bytes / bmpi_dt_size(bmpi_dt_get(basic));
     k(op->index, (const char *)in + lb, (const char *)src + lb, (char *)out + lb, n);
 }
