@@ -258,7 +258,7 @@ static int range_incl_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *n
         return err;
     if (!newgroup)
         return GERR(MPI_ERR_ARG, fn, "newgroup is NULL");
-    int *ranks, cnt;
+    int *ranks = NULL, cnt = 0; /* set on success; gcc -O3 cannot tell */
     if ((err = expand_ranges(g, n, ranges, &ranks, &cnt, fn)))
         return err;
     err = incl_excl(group, cnt, ranks, newgroup, excl, fn);

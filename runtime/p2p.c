@@ -809,7 +809,7 @@ int bmpi_send(const void *buf, size_t count, MPI_Datatype type, int dest, int ta
     int rc = bmpi_send_immediate(buf, count, type, dest, tag, comm, context_id);
     if (rc != BMPI_TL_EAGAIN)
         return rc;
-    struct bmpi_request *req;
+    struct bmpi_request *req = NULL;
     rc = bmpi_isend(buf, count, type, dest, tag, comm, context_id, BMPI_SEND_STANDARD, &req);
     return rc ? rc : bmpi_request_wait(req, MPI_STATUS_IGNORE);
 }
@@ -817,7 +817,7 @@ int bmpi_send(const void *buf, size_t count, MPI_Datatype type, int dest, int ta
 int bmpi_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
               struct bmpi_comm *comm, uint32_t context_id, MPI_Status *status)
 {
-    struct bmpi_request *req;
+    struct bmpi_request *req = NULL;
     int rc = bmpi_irecv(buf, count, type, source, tag, comm, context_id, &req);
     return rc ? rc : bmpi_request_wait(req, status);
 }
