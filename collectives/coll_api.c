@@ -224,21 +224,31 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 
 /* --- allreduce ------------------------------------------------------------- */
 
+/* The arguments of a reduction whose result every rank receives
+ * (allreduce, scan, exscan): recvbuf, sendbuf unless in place, and op on
+ * type; the checked type and op into *dt and *o. */
+static inline int check_reduction_to_all(struct bmpi_comm *c, const char *fn, const void *sbuf,
+                                         void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                                         struct bmpi_datatype **dt, struct bmpi_op **o)
+{
+    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
+    CHECK(bmpi_check_type(c->handle, fn, type, dt));
+    CHECK(bmpi_check_buffer_of(c->handle, fn, rbuf, count, *dt));
+    if (sbuf != MPI_IN_PLACE) {
+        CHECK(bmpi_check_buffer_of(c->handle, fn, sbuf, count, *dt));
+        CHECK(check_alias(c, fn, sbuf, rbuf, count));
+    }
+    return check_op(c, fn, op, *dt, o);
+}
+
 static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_intracomm(comm, fn, &c));
-    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     struct bmpi_datatype *dt;
-    CHECK(bmpi_check_type(comm, fn, type, &dt));
-    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, count, dt));
-    if (sbuf != MPI_IN_PLACE) {
-        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, count, dt));
-        CHECK(check_alias(c, fn, sbuf, rbuf, count));
-    }
     struct bmpi_op *o;
-    CHECK(check_op(c, fn, op, dt, &o));
+    CHECK(check_reduction_to_all(c, fn, sbuf, rbuf, count, type, op, &dt, &o));
     TRY_SHM(c, request, fn, bmpi_shmcoll_allreduce(c, sbuf, rbuf, (size_t)count, dt, o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
@@ -748,16 +758,9 @@ static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_intracomm(comm, fn, &c));
-    CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     struct bmpi_datatype *dt;
-    CHECK(bmpi_check_type(comm, fn, type, &dt));
-    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, count, dt));
-    if (sbuf != MPI_IN_PLACE) {
-        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, count, dt));
-        CHECK(check_alias(c, fn, sbuf, rbuf, count));
-    }
     struct bmpi_op *o;
-    CHECK(check_op(c, fn, op, dt, &o));
+    CHECK(check_reduction_to_all(c, fn, sbuf, rbuf, count, type, op, &dt, &o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
     return launch(s, bmpi_coll_scan(s, sbuf, rbuf, (size_t)count, type, exclusive), request, c, fn);
