@@ -275,7 +275,7 @@ static bool advance(struct bmpi_sched *s)
                 s->pending++;
             break;
         case BMPI_STEP_REDUCE:
-            bmpi_op_apply(s->op, st->src, st->dst, st->count, st->type);
+            bmpi_op_apply(s->op, st->src, st->dst, st->count, bmpi_dt_get(st->type));
             break;
         case BMPI_STEP_COPY:
             do_copy(st);

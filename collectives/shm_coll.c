@@ -981,8 +981,7 @@ static size_t chunk_elems(size_t size)
  * rank's own data when it may (it is x(p-1), or x(p-2) and the op
  * commutes: a op b == b op a exactly), which saves a pass over a slot. */
 static void fold_range(const struct call *k, const void *own, void *rbuf, size_t first,
-                       size_t count, MPI_Datatype type, const struct bmpi_datatype *dt,
-                       const struct bmpi_op *op)
+                       size_t count, const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
@@ -995,9 +994,9 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
         size_t n = first + count - lo < step ? first + count - lo : step;
         char *acc = (char *)rbuf + lo * size;
         bmpi_op_apply_into(op, contribution(k, next, own, lb, size, lo, n),
-                           contribution(k, top, own, lb, size, lo, n), acc, n, type);
+                           contribution(k, top, own, lb, size, lo, n), acc, n, dt);
         for (int i = k->p - 3; i >= 0; i--)
-            bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, type);
+            bmpi_op_apply(op, contribution(k, i, own, lb, size, lo, n), acc, n, dt);
     }
 }
 
@@ -1038,14 +1037,14 @@ static void contribute_segments(const struct call *k, const void *data, bool own
  * copy every segment into rbuf. Each element is still folded once, in
  * rank order. */
 static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t count,
-                            MPI_Datatype type, const struct bmpi_datatype *dt,
-                            const struct bmpi_op *op, bool want_result)
+                            const struct bmpi_datatype *dt, const struct bmpi_op *op,
+                            bool want_result)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt);
     size_t lo = seg_lo(count, k->me, k->p), n = seg_lo(count, k->me + 1, k->p) - lo;
     struct slot *t = claim_ahead(k, 1);
-    fold_range(k, own, t->data - lb - lo * size, lo, n, type, dt, op);
+    fold_range(k, own, t->data - lb - lo * size, lo, n, dt, op);
     finish(k);
     post(k, t, n * size);
     for (int i = 0; i < k->p && want_result; i++) {
@@ -1059,8 +1058,7 @@ static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t 
  * it starts from its own data, already in rbuf when in place, and applies
  * each other slot once. */
 static void fold_commutative(const struct call *k, const void *own, void *rbuf, size_t count,
-                             MPI_Datatype type, const struct bmpi_datatype *dt,
-                             const struct bmpi_op *op)
+                             const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
@@ -1073,9 +1071,9 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
                 continue;
             const char *in = contribution(k, i, NULL, lb, size, lo, n);
             if (first)
-                bmpi_op_apply_into(op, in, (const char *)own + lo * size, acc, n, type);
+                bmpi_op_apply_into(op, in, (const char *)own + lo * size, acc, n, dt);
             else
-                bmpi_op_apply(op, in, acc, n, type);
+                bmpi_op_apply(op, in, acc, n, dt);
             first = false;
         }
     }
@@ -1118,13 +1116,12 @@ static size_t root_share(size_t count)
 static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rbuf, size_t n,
                           const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
-    MPI_Datatype type = dt->handle;
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t bytes = n * bmpi_dt_size(dt);
     if (sbuf != MPI_IN_PLACE) {
         int err = bmpi_shm_cma_read(leaf->pid, (char *)rbuf + lb, leaf->addr, bytes);
         if (!err)
-            bmpi_op_apply(op, sbuf, rbuf, n, type);
+            bmpi_op_apply(op, sbuf, rbuf, n, dt);
         return err;
     }
     char *tmp;
@@ -1132,7 +1129,7 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
     if (err)
         return err;
     if (!(err = bmpi_shm_cma_read(leaf->pid, tmp, leaf->addr, bytes)))
-        bmpi_op_apply(op, tmp - lb, rbuf, n, type);
+        bmpi_op_apply(op, tmp - lb, rbuf, n, dt);
     free(tmp);
     return err;
 }
@@ -1142,7 +1139,6 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
 static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t first, size_t n,
                           const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
-    MPI_Datatype type = dt->handle;
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), bytes = n * size;
     char *tmp;
@@ -1150,7 +1146,7 @@ static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t f
     if (err)
         return err;
     if (!(err = bmpi_shm_cma_read(root->pid, tmp, root->addr + first * size, bytes))) {
-        bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, type);
+        bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, dt);
         err = bmpi_shm_cma_write(root->pid, tmp, root->dst + first * size, bytes);
     }
     free(tmp);
@@ -1180,64 +1176,61 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
 /* One round of a reduce: count elements that fit a slot. own: this
  * rank's data, NULL when the root's is in rbuf (in place). */
 static void reduce_round(struct call *k, const void *own, void *rbuf, size_t count,
-                         MPI_Datatype type, const struct bmpi_datatype *dt,
-                         const struct bmpi_op *op, int root)
+                         const struct bmpi_datatype *dt, const struct bmpi_op *op, int root)
 {
     if (two_phases(count, count * bmpi_dt_size(dt), k->p, true)) {
         contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
-        fold_two_phases(k, own, rbuf, count, type, dt, op, k->me == root);
+        fold_two_phases(k, own, rbuf, count, dt, op, k->me == root);
         return;
     }
     if (k->me != root) {
         contribute(k, own, count, dt);
     } else if (bmpi_op_commutative(op)) {
-        fold_commutative(k, own, rbuf, count, type, dt, op);
+        fold_commutative(k, own, rbuf, count, dt, op);
     } else {
         if (!own) /* the fold overwrites rbuf: keep a copy */
             contribute(k, rbuf, count, dt);
-        fold_range(k, own, rbuf, 0, count, type, dt, op);
+        fold_range(k, own, rbuf, 0, count, dt, op);
     }
     finish(k);
 }
 
 /* One round of an allreduce, as reduce_round. */
 static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t count,
-                            MPI_Datatype type, const struct bmpi_datatype *dt,
-                            const struct bmpi_op *op)
+                            const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
         contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
-        fold_two_phases(k, own, rbuf, count, type, dt, op, true);
+        fold_two_phases(k, own, rbuf, count, dt, op, true);
         return;
     }
     contribute(k, own ? own : rbuf, count, dt);
-    fold_range(k, own, rbuf, 0, count, type, dt, op);
+    fold_range(k, own, rbuf, 0, count, dt, op);
     finish(k);
 }
 
 /* One round of a reduce, or of an allreduce if root < 0, on the ring for
  * its bytes. */
 static void reduction_round(struct call *k, const void *own, void *rbuf, size_t count,
-                            MPI_Datatype type, const struct bmpi_datatype *dt,
-                            const struct bmpi_op *op, int root)
+                            const struct bmpi_datatype *dt, const struct bmpi_op *op, int root)
 {
     use_ring(k, count * bmpi_dt_size(dt));
     if (root < 0)
-        allreduce_round(k, own, rbuf, count, type, dt, op);
+        allreduce_round(k, own, rbuf, count, dt, op);
     else
-        reduce_round(k, own, rbuf, count, type, dt, op, root);
+        reduce_round(k, own, rbuf, count, dt, op, root);
 }
 
 /* A reduce (an allreduce if root < 0) of bytes in all (of a contiguous
  * dt) in rounds of as many elements as fill a big slot; one round if they
  * all fit, the common case, which takes no division. */
 static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t count,
-                            size_t bytes, MPI_Datatype type, const struct bmpi_datatype *dt,
-                            const struct bmpi_op *op, int root)
+                            size_t bytes, const struct bmpi_datatype *dt, const struct bmpi_op *op,
+                            int root)
 {
     const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     if (bytes <= k->r->ring[BIG].slot_bytes) {
-        reduction_round(k, own, rbuf, count, type, dt, op, root);
+        reduction_round(k, own, rbuf, count, dt, op, root);
         return BMPI_OK;
     }
     size_t per = round_elems(k, dt);
@@ -1245,9 +1238,10 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
         return BMPI_SHMCOLL_DECLINED;
     for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
         size_t n = count - lo < per ? count - lo : per;
-        const void *o = own ? bmpi_coll_ofs(own, lo, type) : NULL;
-        void *res = rbuf ? bmpi_coll_ofs(rbuf, lo, type) : NULL;
-        reduction_round(k, o, res, n, type, dt, op, root);
+        MPI_Aint ofs = (MPI_Aint)lo * bmpi_dt_extent(dt);
+        const void *o = own ? (const char *)own + ofs : NULL;
+        void *res = rbuf ? (char *)rbuf + ofs : NULL;
+        reduction_round(k, o, res, n, dt, op, root);
     }
     return BMPI_OK;
 }
@@ -1262,7 +1256,6 @@ static bool reducible(const struct bmpi_datatype *dt, size_t count, size_t *byte
 int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                         const struct bmpi_datatype *dt, struct bmpi_op *op, int root)
 {
-    MPI_Datatype type = dt->handle;
     struct call k;
     size_t bytes;
     if (!reducible(dt, count, &bytes))
@@ -1275,13 +1268,12 @@ int bmpi_shmcoll_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_
     int err = reduce_path(c, BMPI_COLL_REDUCE, bytes, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    return reduce_in_rounds(&k, sbuf, rbuf, count, bytes, type, dt, op, root);
+    return reduce_in_rounds(&k, sbuf, rbuf, count, bytes, dt, op, root);
 }
 
 int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, size_t count,
                            const struct bmpi_datatype *dt, struct bmpi_op *op)
 {
-    MPI_Datatype type = dt->handle;
     struct call k;
     size_t bytes;
     if (!reducible(dt, count, &bytes))
@@ -1289,7 +1281,7 @@ int bmpi_shmcoll_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, si
     int err = reduce_path(c, BMPI_COLL_ALLREDUCE, bytes, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    return reduce_in_rounds(&k, sbuf, rbuf, count, bytes, type, dt, op, -1);
+    return reduce_in_rounds(&k, sbuf, rbuf, count, bytes, dt, op, -1);
 }
 
 /* Each rank exposes its block where it is (in rbuf when in place) and

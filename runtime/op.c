@@ -47,7 +47,7 @@ struct elem_info {
     enum cls c;
 };
 
-static struct elem_info elem_of(MPI_Datatype t)
+static struct elem_info classify(MPI_Datatype t)
 {
     switch (t) {
     /* MPI_CHAR and MPI_WCHAR hold characters: no op is defined on them
@@ -90,6 +90,28 @@ static struct elem_info elem_of(MPI_Datatype t)
     case MPI_2DOUBLE_PRECISION: return (struct elem_info){E_P_2DOUBLE, C_PAIR};
     default: return (struct elem_info){E_NONE, C_NONE};
     }
+}
+
+/* classify() remembered per type: small reductions ask twice a call (the
+ * check and the kernel), and the switch cost 34 instructions each time.
+ * Keyed by the handle's index byte, unique among mpi.h's basic types, with
+ * the pair types (bit 31 set) in the upper half; the whole handle is kept,
+ * so a collision only costs a classify(). */
+#define ELEM_MEMO 256
+
+static struct elem_info elem_of(MPI_Datatype t)
+{
+    static struct {
+        MPI_Datatype handle;
+        struct elem_info ei;
+    } memo[ELEM_MEMO];
+    uint32_t h = (uint32_t)t;
+    unsigned i = (h & 0x7f) | (h >> 31 << 7);
+    if (memo[i].handle != t) {
+        memo[i].ei = classify(t);
+        memo[i].handle = t;
+    }
+    return memo[i].ei;
 }
 
 /* Which classes each predefined op accepts. */
@@ -404,12 +426,12 @@ int bmpi_op_check(const struct bmpi_op *op, const struct bmpi_datatype *dt)
 }
 
 static void apply_user(const struct bmpi_op *op, const void *in, void *inout, size_t count,
-                       MPI_Datatype type, const struct bmpi_datatype *dt)
+                       const struct bmpi_datatype *dt)
 {
     MPI_Aint ext = bmpi_dt_extent(dt);
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
-        MPI_Datatype t = type;
+        MPI_Datatype t = dt->handle;
         op->user_fn((void *)(uintptr_t)in, inout, &len, &t);
         count -= (size_t)len;
         in = (const char *)in + (MPI_Aint)len * ext;
@@ -418,15 +440,12 @@ static void apply_user(const struct bmpi_op *op, const void *in, void *inout, si
 }
 
 void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t count,
-                   MPI_Datatype type)
+                   const struct bmpi_datatype *dt)
 {
     if (count == 0 || (op->predefined && op->index == OP_NO_OP))
         return;
-    struct bmpi_datatype *dt = bmpi_dt_get(type);
-    if (!dt)
-        return;
     if (!op->predefined) {
-        apply_user(op, in, inout, count, type, dt);
+        apply_user(op, in, inout, count, dt);
         return;
     }
     size_t bytes = count * bmpi_dt_size(dt);
@@ -495,9 +514,8 @@ void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t
 }
 
 void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *src, void *out,
-                        size_t count, MPI_Datatype type)
+                        size_t count, const struct bmpi_datatype *dt)
 {
-    struct bmpi_datatype *dt = bmpi_dt_get(type);
     MPI_Datatype basic = bmpi_dt_basic(dt);
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t bytes = count * bmpi_dt_size(dt);
@@ -506,11 +524,11 @@ void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *sr
         k = kernel_into_of(elem_of(basic).e);
     if (!k) {
         memmove((char *)out + lb, (const char *)src + lb, bytes);
-        bmpi_op_apply(op, in, out, count, type);
+        bmpi_op_apply(op, in, out, count, dt);
         return;
     }
     /* elements of the basic type: count itself when the type is basic */
-    size_t n = basic == type ? count : bytes / bmpi_dt_size(bmpi_dt_get(basic));
+    size_t n = basic == dt->handle ? count : bytes / bmpi_dt_size(bmpi_dt_get(basic));
     k(op->index, (const char *)in + lb, (const char *)src + lb, (char *)out + lb, n);
 }
 
@@ -588,6 +606,6 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
         if ((!inbuf || !inoutbuf) && bmpi_dt_is_predefined(dt))
             return bmpi_err_noobj(MPI_ERR_BUFFER, fn, "NULL buffer for %d elements", count);
     }
-    bmpi_op_apply(o, inbuf, inoutbuf, (size_t)count, datatype);
+    bmpi_op_apply(o, inbuf, inoutbuf, (size_t)count, dt);
     return MPI_SUCCESS;
 }

@@ -40,15 +40,16 @@ const char *bmpi_op_name(const struct bmpi_op *op);
  * recorded by bmpi_err_set() ("MPI_SUM is not defined on MPI_2INT"). */
 int bmpi_op_check(const struct bmpi_op *op, const struct bmpi_datatype *dt);
 
-/* inout[i] = in[i] op inout[i] for count elements of type, both buffers
- * laid out as type describes (same addresses relative to buf). */
+/* inout[i] = in[i] op inout[i] for count elements of dt, both buffers
+ * laid out as dt describes (same addresses relative to buf). A user op
+ * gets dt's handle as its datatype argument. */
 void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t count,
-                   MPI_Datatype type);
+                   const struct bmpi_datatype *dt);
 
-/* out = in op src for count elements of a contiguous type, all three laid
+/* out = in op src for count elements of a contiguous dt, all three laid
  * out alike; out must not overlap in or src. Predefined ops on basic types
  * compute straight into out; the others copy src to out and apply. */
 void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *src, void *out,
-                        size_t count, MPI_Datatype type);
+                        size_t count, const struct bmpi_datatype *dt);
 
 #endif
