@@ -1079,8 +1079,6 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
     }
 }
 
-/* Reductions take the path for contiguous types only: the slots then hold
- * the data exactly as the type lays it out, and ops apply to them in place. */
 /* Reductions bigger than a slot go in rounds of a slot each with more
  * than 2 ranks (8 ranks, 1 MiB allreduce: 1250-1320 -> 910-935 us); at
  * 2 ranks point-to-point with both sides copying is faster (1 MiB: 115-150
@@ -1247,7 +1245,9 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
 }
 
 /* bytes of count elements of dt if a reduction of them may take the path
- * (contiguous, no overflow); false if not. */
+ * (contiguous, no overflow); false if not. Only contiguous types: the
+ * slots then hold the data exactly as the type lays it out, and ops apply
+ * to them in place. */
 static bool reducible(const struct bmpi_datatype *dt, size_t count, size_t *bytes)
 {
     return bmpi_dt_is_contig(dt) && total_bytes(dt, count, 0, bytes);
