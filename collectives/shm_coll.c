@@ -120,6 +120,7 @@ struct bmpi_shmcoll {
     char *base; /* NULL: this communicator does not take the path */
     size_t len;
     bool cma;   /* every rank can read every other's memory: direct calls */
+    int pid;    /* this process, as direct calls post it: getpid() is a system call */
     struct ring ring[NRINGS];
 };
 
@@ -372,8 +373,10 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     struct bmpi_shmcoll *use = r ? r : &tmp; /* out of memory: take part in the agreement, saying no */
     layout(use, c->size, big_bytes);
     int err = map_region(c, use, r != NULL);
-    if (!err && r && r->base)
+    if (!err && r && r->base) {
+        r->pid = getpid();
         c->shmcoll = r;
+    }
     else
         free(r);
     return err;
@@ -763,7 +766,7 @@ static int expose(const struct call *k, const void *buf, size_t count,
                   const struct bmpi_datatype *dt, void **staged, struct exposed *out)
 {
     size_t bytes = count * bmpi_dt_size(dt);
-    struct exposed e = {(uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt), bytes, 0, getpid()};
+    struct exposed e = {(uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt), bytes, 0, k->r->pid};
     int err = BMPI_OK;
     *staged = NULL;
     if (!bmpi_dt_is_contig(dt)) {
@@ -772,7 +775,7 @@ static int expose(const struct call *k, const void *buf, size_t count,
         if (!err)
             bmpi_dt_pack_all(buf, count, dt, packed);
         *staged = packed; /* NULL without memory */
-        e = (struct exposed){(uintptr_t)packed, bytes, 0, err ? 0 : getpid()};
+        e = (struct exposed){(uintptr_t)packed, bytes, 0, err ? 0 : k->r->pid};
     }
     post_exposed(k, &e);
     *out = e;
@@ -905,7 +908,7 @@ static int bcast_pair_root(struct call *k, void *buf, size_t count, const struct
 static int bcast_pair_leaf(struct call *k, void *buf, size_t count, const struct bmpi_datatype *dt)
 {
     size_t room = count * bmpi_dt_size(dt);
-    struct exposed dst = {0, room, 0, getpid()}, src;
+    struct exposed dst = {0, room, 0, k->r->pid}, src;
     if (bmpi_dt_is_contig(dt))
         dst.addr = (uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt);
     post_exposed(k, &dst);
@@ -1160,7 +1163,7 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     const void *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     struct exposed mine = {(uintptr_t)own + (uintptr_t)lb, count * bmpi_dt_size(dt),
-                           k->me == root ? (uintptr_t)rbuf + (uintptr_t)lb : 0, getpid()};
+                           k->me == root ? (uintptr_t)rbuf + (uintptr_t)lb : 0, k->r->pid};
     struct exposed other;
     size_t cut = root_share(count);
     post_exposed(k, &mine);
