@@ -376,9 +376,9 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     if (!err && r && r->base) {
         r->pid = getpid();
         c->shmcoll = r;
-    }
-    else
+    } else {
         free(r);
+    }
     return err;
 }
 
