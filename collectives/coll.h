@@ -93,9 +93,10 @@ void bmpi_sched_recv(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype
 /* inout = in op inout (s's op) */
 void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t count,
                        MPI_Datatype type);
-/* Typed copy: the packed streams of both sides, the shorter length. */
-void bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
-                    size_t dcount, MPI_Datatype dtype);
+/* Typed copy: the packed streams of both sides, the shorter length;
+ * MPI_ERR_TRUNCATE when the source is the longer, as a receive reports. */
+int bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
+                   size_t dcount, MPI_Datatype dtype);
 /* The same as a step of the schedule. */
 void bmpi_sched_copy(struct bmpi_sched *s, const void *src, size_t scount, MPI_Datatype stype,
                      void *dst, size_t dcount, MPI_Datatype dtype);

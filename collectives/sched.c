@@ -179,14 +179,11 @@ void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type)
     return p ? p - lo : NULL;
 }
 
-void bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
-                    size_t dcount, MPI_Datatype dtype)
+/* The first n bytes of the packed stream of (sbuf, scount, sdt) into
+ * (dbuf, dcount, ddt). */
+static void copy_bytes(const void *sbuf, size_t scount, const struct bmpi_datatype *sdt,
+                       void *dbuf, size_t dcount, const struct bmpi_datatype *ddt, size_t n)
 {
-    struct bmpi_datatype *sdt = bmpi_dt_get(stype), *ddt = bmpi_dt_get(dtype);
-    size_t sbytes = scount * bmpi_dt_size(sdt), dbytes = dcount * bmpi_dt_size(ddt);
-    size_t n = sbytes < dbytes ? sbytes : dbytes;
-    if (n == 0)
-        return;
     bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
     const char *src = (const char *)sbuf + (sc ? bmpi_dt_true_lb(sdt) : 0);
     char *dst = (char *)dbuf + (dc ? bmpi_dt_true_lb(ddt) : 0);
@@ -216,9 +213,18 @@ void bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *d
     }
 }
 
-static void do_copy(const struct bmpi_sched_step *st)
+int bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
+                   size_t dcount, MPI_Datatype dtype)
 {
-    bmpi_coll_copy(st->src, st->count, st->type, st->dst, st->dcount, st->dtype);
+    struct bmpi_datatype *sdt = bmpi_dt_get(stype), *ddt = bmpi_dt_get(dtype);
+    size_t sbytes = scount * bmpi_dt_size(sdt), dbytes = dcount * bmpi_dt_size(ddt);
+    size_t n = sbytes < dbytes ? sbytes : dbytes;
+    if (n)
+        copy_bytes(sbuf, scount, sdt, dbuf, dcount, ddt, n);
+    if (sbytes > dbytes)
+        return bmpi_err_set(MPI_ERR_TRUNCATE, "collective: %zu bytes into a buffer of %zu",
+                            sbytes, dbytes);
+    return BMPI_OK;
 }
 
 /* Retire completed sends/receives among the issued steps. */
@@ -278,7 +284,7 @@ static bool advance(struct bmpi_sched *s)
             bmpi_op_apply(s->op, st->src, st->dst, st->count, bmpi_dt_get(st->type));
             break;
         case BMPI_STEP_COPY:
-            do_copy(st);
+            e = bmpi_coll_copy(st->src, st->count, st->type, st->dst, st->dcount, st->dtype);
             break;
         }
         if (e) {

@@ -1308,9 +1308,9 @@ static int allgather_direct(struct call *k, const void *sbuf, size_t scount, MPI
     }
     /* the others learn this rank is done while it copies its own block */
     direct_done(k, err);
-    if (sbuf != MPI_IN_PLACE)
-        bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
-    return direct_wait(k, staged, err);
+    int own = sbuf == MPI_IN_PLACE ? BMPI_OK
+                                   : bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
+    return direct_wait(k, staged, err ? err : own);
 }
 
 int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
@@ -1361,9 +1361,9 @@ static int alltoall_direct(struct call *k, const void *sbuf, size_t scount, MPI_
     }
     /* the others learn this rank is done while it copies its own block */
     direct_done(k, err);
-    bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
-                   bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
-    return direct_wait(k, staged, err);
+    int own = bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
+                             bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
+    return direct_wait(k, staged, err ? err : own);
 }
 
 #define ALLTOALL_SLOT_BLOCK (64u << 10) /* largest block through slots among > 2 ranks */
@@ -1379,14 +1379,15 @@ static int alltoall_pair(struct call *k, const void *sbuf, size_t scount, MPI_Da
     size_t scnt = sbuf == MPI_IN_PLACE ? rcount : scount;
     MPI_Datatype st = sbuf == MPI_IN_PLACE ? rtype : stype;
     contribute(k, bmpi_coll_ofs(src, scnt * other, st), scnt, bmpi_dt_get(st));
+    int err = BMPI_OK;
     if (sbuf != MPI_IN_PLACE)
-        bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
-                       bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
+        err = bmpi_coll_copy(bmpi_coll_ofs(sbuf, scount * me, stype), scount, stype,
+                             bmpi_coll_ofs(rbuf, rcount * me, rtype), rcount, rtype);
     const struct slot *s = await(k, (int)other);
-    int err = unpack(bmpi_coll_ofs(rbuf, rcount * other, rtype), rcount, bmpi_dt_get(rtype),
-                     s->data, s->bytes);
+    int e = unpack(bmpi_coll_ofs(rbuf, rcount * other, rtype), rcount, bmpi_dt_get(rtype),
+                   s->data, s->bytes);
     finish(k);
-    return err;
+    return err ? err : e;
 }
 
 int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, MPI_Datatype stype,

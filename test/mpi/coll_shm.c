@@ -16,6 +16,8 @@
  *    the others);
  *  - blocking calls interleaved with nonblocking collectives and with
  *    point-to-point messages in flight on the same communicator;
+ *  - an allgather whose blocks are longer than the receive counts: every
+ *    rank reports MPI_ERR_TRUNCATE, nothing is written past the buffer;
  *  - dup/use/free cycles, after which no region is left mapped and no
  *    /dev/shm file of the job exists.
  * The slot capacity is BMPI_COLL_SHM_SLOT (default 256 KiB - 64; coll_shm.sh runs
@@ -328,6 +330,38 @@ static void test_mixed(MPI_Comm comm, int p, int me)
     }
 }
 
+/* An allgather whose blocks are one element longer than the receive
+ * counts fails with MPI_ERR_TRUNCATE on every rank, its own block
+ * included, writes nothing past the receive buffer and leaves the
+ * communicator usable. */
+static void test_truncation(MPI_Comm comm, int p)
+{
+    enum { GUARD = 16 };
+    int cnt[] = {1, 50, 1000, 5000, 70000};
+    for (size_t c = 0; c < sizeof cnt / sizeof cnt[0]; c++) {
+        size_t n = (size_t)cnt[c], total = n * (size_t)p;
+        int *s = malloc(sizeof(int) * (n + 1)), *r = malloc(sizeof(int) * (total + GUARD));
+        CHECK(s && r, "malloc");
+        for (size_t i = 0; i <= n; i++)
+            s[i] = (int)i;
+        for (size_t i = 0; i < total + GUARD; i++)
+            r[i] = -7;
+        int rc = MPI_Allgather(s, cnt[c] + 1, MPI_INT, r, cnt[c], MPI_INT, comm), cls = rc;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TRUNCATE, "allgather of %d into %d: error class %d", cnt[c] + 1,
+              cnt[c], cls);
+        for (size_t i = total; i < total + GUARD; i++)
+            CHECK(r[i] == -7, "allgather of %d into %d wrote past the buffer at %zu", cnt[c] + 1,
+                  cnt[c], i);
+        int one = 1, sum = 0;
+        MPICHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));
+        CHECK(sum == p, "allreduce after a truncated allgather: %d", sum);
+        free(s);
+        free(r);
+    }
+}
+
 static void test_comm(MPI_Comm comm, int salt)
 {
     int p, me;
@@ -345,6 +379,7 @@ static void test_comm(MPI_Comm comm, int salt)
     test_data(comm, p, me, salt + 40);
     test_stream(comm, p, me);
     test_mixed(comm, p, me);
+    test_truncation(comm, p);
 }
 
 /* Regions of communicators still mapped by this process. */
