@@ -1327,13 +1327,15 @@ int bmpi_shmcoll_allgather(struct bmpi_comm *c, const void *sbuf, size_t scount,
     err = err ? err : path_for(c, BMPI_COLL_ALLGATHER, block, &k);
     if (err || !k.g)
         return err ? err : BMPI_SHMCOLL_DECLINED;
-    bool in_place = sbuf == MPI_IN_PLACE;
-    if (in_place)
-        contribute(&k, bmpi_coll_ofs(rbuf, rcount * (size_t)k.me, rtype), rcount, rdt);
-    else
+    void *mine = bmpi_coll_ofs(rbuf, rcount * (size_t)k.me, rtype);
+    if (sbuf == MPI_IN_PLACE) {
+        contribute(&k, mine, rcount, rdt);
+    } else {
         contribute(&k, sbuf, scount, bmpi_dt_get(stype));
-    /* this rank's own slot first: it copies while the others still write */
-    for (int j = in_place ? 1 : 0; j < k.p; j++) {
+        /* its own block straight across while the others still write */
+        err = bmpi_coll_copy(sbuf, scount, stype, mine, rcount, rtype);
+    }
+    for (int j = 1; j < k.p; j++) {
         int i = (k.me + j) % k.p;
         const struct slot *s = await(&k, i);
         int e = unpack(bmpi_coll_ofs(rbuf, rcount * (size_t)i, rtype), rcount, rdt, s->data,
