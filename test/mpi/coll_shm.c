@@ -16,8 +16,9 @@
  *    the others);
  *  - blocking calls interleaved with nonblocking collectives and with
  *    point-to-point messages in flight on the same communicator;
- *  - an allgather whose blocks are longer than the receive counts: every
- *    rank reports MPI_ERR_TRUNCATE, nothing is written past the buffer;
+ *  - allgather, alltoall, scatter and gather whose blocks are longer than
+ *    the receive counts: MPI_ERR_TRUNCATE and nothing written past the
+ *    buffer;
  *  - dup/use/free cycles, after which no region is left mapped and no
  *    /dev/shm file of the job exists.
  * The slot capacity is BMPI_COLL_SHM_SLOT (default 256 KiB - 64; coll_shm.sh runs
@@ -330,33 +331,71 @@ static void test_mixed(MPI_Comm comm, int p, int me)
     }
 }
 
-/* An allgather whose blocks are one element longer than the receive
- * counts fails with MPI_ERR_TRUNCATE on every rank, its own block
- * included, writes nothing past the receive buffer and leaves the
- * communicator usable. */
-static void test_truncation(MPI_Comm comm, int p)
+#define GUARD 16 /* elements after a receive buffer that nothing may write */
+
+/* A call that received blocks one element longer than its receive count
+ * into r (total elements and a guard after them, filled with -7) failed
+ * with MPI_ERR_TRUNCATE and wrote nothing past the buffer. */
+enum truncation { NOT_TRUNCATED, TRUNCATED, MAYBE_TRUNCATED };
+
+static void check_truncated(const char *what, int n, int rc, const int *r, size_t total,
+                            enum truncation expected)
 {
-    enum { GUARD = 16 };
+    int cls = rc;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    bool ok = expected == MAYBE_TRUNCATED ? cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE
+                                          : cls == (expected ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    CHECK(ok, "%s of %d into %d: error class %d", what, n + 1, n, cls);
+    for (size_t i = total; i < total + GUARD; i++)
+        CHECK(r[i] == -7, "%s of %d into %d wrote past the buffer at %zu", what, n + 1, n, i);
+}
+
+/* Collectives whose blocks are one element longer than the receive
+ * counts, own block included: every rank of an allgather and an alltoall
+ * reports MPI_ERR_TRUNCATE, and so do the root of a gather and of a
+ * scatter (its own block; a scatter's other ranks can tell only when
+ * they receive straight from the root, not through a binomial tree);
+ * nothing is written past a receive buffer, and the communicator stays
+ * usable. */
+static void test_truncation(MPI_Comm comm, int p, int me)
+{
     int cnt[] = {1, 50, 1000, 5000, 70000};
     for (size_t c = 0; c < sizeof cnt / sizeof cnt[0]; c++) {
-        size_t n = (size_t)cnt[c], total = n * (size_t)p;
-        int *s = malloc(sizeof(int) * (n + 1)), *r = malloc(sizeof(int) * (total + GUARD));
+        int n = cnt[c];
+        size_t total = (size_t)n * (size_t)p, sent = (size_t)(n + 1) * (size_t)p;
+        int *s = malloc(sizeof(int) * sent), *r = malloc(sizeof(int) * (total + GUARD));
         CHECK(s && r, "malloc");
-        for (size_t i = 0; i <= n; i++)
+        for (size_t i = 0; i < sent; i++)
             s[i] = (int)i;
-        for (size_t i = 0; i < total + GUARD; i++)
-            r[i] = -7;
-        int rc = MPI_Allgather(s, cnt[c] + 1, MPI_INT, r, cnt[c], MPI_INT, comm), cls = rc;
-        if (rc != MPI_SUCCESS)
-            MPI_Error_class(rc, &cls);
-        CHECK(cls == MPI_ERR_TRUNCATE, "allgather of %d into %d: error class %d", cnt[c] + 1,
-              cnt[c], cls);
-        for (size_t i = total; i < total + GUARD; i++)
-            CHECK(r[i] == -7, "allgather of %d into %d wrote past the buffer at %zu", cnt[c] + 1,
-                  cnt[c], i);
+        for (int k = 0; k < 4; k++) {
+            for (size_t i = 0; i < total + GUARD; i++)
+                r[i] = -7;
+            int rc;
+            switch (k) {
+            case 0:
+                rc = MPI_Allgather(s, n + 1, MPI_INT, r, n, MPI_INT, comm);
+                check_truncated("allgather", n, rc, r, total, TRUNCATED);
+                break;
+            case 1:
+                rc = MPI_Alltoall(s, n + 1, MPI_INT, r, n, MPI_INT, comm);
+                check_truncated("alltoall", n, rc, r, total, TRUNCATED);
+                break;
+            case 2:
+                rc = MPI_Scatter(s, n + 1, MPI_INT, r, n, MPI_INT, 0, comm);
+                check_truncated("scatter", n, rc, r, (size_t)n,
+                                me == 0 ? TRUNCATED : MAYBE_TRUNCATED);
+                break;
+            default:
+                rc = MPI_Gather(s, n + 1, MPI_INT, r, n, MPI_INT, 0, comm);
+                check_truncated("gather", n, rc, r, me == 0 ? total : 0,
+                                me == 0 ? TRUNCATED : NOT_TRUNCATED);
+                break;
+            }
+        }
         int one = 1, sum = 0;
         MPICHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));
-        CHECK(sum == p, "allreduce after a truncated allgather: %d", sum);
+        CHECK(sum == p, "allreduce after truncated collectives: %d", sum);
         free(s);
         free(r);
     }
@@ -379,7 +418,7 @@ static void test_comm(MPI_Comm comm, int salt)
     test_data(comm, p, me, salt + 40);
     test_stream(comm, p, me);
     test_mixed(comm, p, me);
-    test_truncation(comm, p);
+    test_truncation(comm, p, me);
 }
 
 /* Regions of communicators still mapped by this process. */
