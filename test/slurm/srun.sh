@@ -130,7 +130,7 @@ idle || fail "Slurm did not come up: $(tail -n 5 "$dir/slurmctld.log" "$dir/slur
 srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix plugin (srun --mpi=list)"
 
 run() {
-    timeout -k 5 "$timeout_s" srun --mpi=pmix --overcommit "$@"
+    "$top_srcdir/test/with-timeout" "$timeout_s" srun --mpi=pmix --overcommit "$@"
 }
 
 # ---- (a) hello ---------------------------------------------------------------

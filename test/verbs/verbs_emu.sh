@@ -24,7 +24,7 @@ fail() {
     echo "FAIL: $*"
     exit 1
 }
-launch() { timeout -k 5 60 "$BMPIRUN" "$@"; }
+launch() { "$top_srcdir/test/with-timeout" 60 "$BMPIRUN" "$@"; }
 run() {
     prog=$1
     shift
