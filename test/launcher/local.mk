@@ -21,6 +21,7 @@ LAUNCHER_TESTS = \
 	test/launcher/bad_input.sh \
 	test/launcher/bind.sh \
 	test/launcher/grandchild.sh \
-	test/launcher/version_help.sh
+	test/launcher/version_help.sh \
+	test/launcher/with_timeout.sh
 TESTS += $(LAUNCHER_TESTS)
 EXTRA_DIST += $(LAUNCHER_TESTS) test/launcher/lib.sh
