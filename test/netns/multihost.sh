@@ -110,8 +110,10 @@ run() {
     hl=$1
     shift
     # in the background, so that a signal to this script runs its trap now,
-    # not when mpirun has finished
-    "$top_srcdir/test/with-timeout" "$timeout_s" ip netns exec "$head" mpirun.openmpi --allow-run-as-root \
+    # not when mpirun has finished; the ranks (under orted, which detaches)
+    # are found through their namespaces when the run times out
+    "$top_srcdir/test/with-timeout" -p "ip netns pids ${tag}h1; ip netns pids ${tag}h2" \
+        "$timeout_s" ip netns exec "$head" mpirun.openmpi --allow-run-as-root \
         --bind-to none --host "$hl" --mca plm_rsh_agent "$tmp/agent.sh" \
         --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$tmp" \
         --mca oob_tcp_if_include 192.0.2.0/24 --mca btl_tcp_if_include 192.0.2.0/24 \

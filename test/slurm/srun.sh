@@ -129,8 +129,14 @@ idle || fail "Slurm did not come up: $(tail -n 5 "$dir/slurmctld.log" "$dir/slur
 
 srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix plugin (srun --mpi=list)"
 
+# A run that times out prints the stacks of its ranks too, which are not
+# under srun (slurmstepd detaches from slurmd): the children of job steps
+# of this test's Slurm.
+step_ranks='for p in $(pgrep -P "$(pgrep -d, -x slurmstepd)"); do
+    tr "\0" "\n" <"/proc/$p/environ" | grep -qx "SLURM_CONF=$SLURM_CONF" && echo "$p"
+done'
 run() {
-    "$top_srcdir/test/with-timeout" "$timeout_s" srun --mpi=pmix --overcommit "$@"
+    "$top_srcdir/test/with-timeout" -p "$step_ranks" "$timeout_s" srun --mpi=pmix --overcommit "$@"
 }
 
 # ---- (a) hello ---------------------------------------------------------------
