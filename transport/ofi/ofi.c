@@ -47,7 +47,7 @@
 #define OFI_DEFAULT_MULTI_SIZE (1u << 20) /* ... of this many bytes */
 #define OFI_DEFAULT_RMA_LIMIT (1ul << 30)
 #define OFI_SOCKET_RMA_LIMIT (1ul << 20)    /* providers over TCP sockets: see open */
-#define OFI_SOCKET_RMA_PIECE (256u * 1024u)
+#define OFI_BBR_RMA_PIECE (256u * 1024u)     /* TCP sockets under BBR: see open */
 #define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
 #define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
@@ -80,6 +80,22 @@ static size_t env_size(const char *name, size_t dflt)
     else if (*end == 'm' || *end == 'M')
         x *= 1024 * 1024, end++;
     return *end ? dflt : (size_t)x;
+}
+
+/* Whether new TCP sockets of this network namespace use BBR, the
+ * congestion control that paces each connection at the bandwidth it last
+ * measured: on links of microseconds (loopback, veth) a stream of
+ * megabytes then settles far below what the link carries, while bounded
+ * RMA pieces keep up (docs/ofi.md, "Congestion control"). */
+static bool sockets_paced_by_bbr(void)
+{
+    char cc[32] = "";
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r");
+    if (!f)
+        return false;
+    bool bbr = fgets(cc, sizeof(cc), f) && strncmp(cc, "bbr", 3) == 0;
+    fclose(f);
+    return bbr;
 }
 
 static bool verbose_here(void) { return bmpi_world.verbose >= 2 || (bmpi_world.verbose && bmpi_world.rank == 0); }
@@ -506,15 +522,13 @@ static int ofi_open(struct bmpi_tl *tl)
     size_t rma_limit = env_size("BMPI_OFI_RMA_LIMIT", tcp ? OFI_SOCKET_RMA_LIMIT : OFI_DEFAULT_RMA_LIMIT);
     if (max_msg && rma_limit > max_msg)
         rma_limit = max_msg;
-    /* Over TCP sockets a get/put goes out as 256 KiB pieces, two in
-     * flight: with megabytes in flight the data waits in socket buffers,
-     * likely long enough to leave the cache (16 MiB across simulated
-     * hosts: 1.3 GB/s with 1 MiB reads and nothing bounded, 5.0 GB/s so;
-     * docs/ofi.md). */
-    s->rma_piece = env_size("BMPI_OFI_RMA_PIECE", tcp ? OFI_SOCKET_RMA_PIECE : SIZE_MAX);
+    /* Under BBR a get/put over TCP sockets goes out as 256 KiB pieces, two
+     * in flight; under any other congestion control as one piece
+     * (docs/ofi.md, "Congestion control"). */
+    s->rma_piece = env_size("BMPI_OFI_RMA_PIECE", tcp && sockets_paced_by_bbr() ? OFI_BBR_RMA_PIECE : SIZE_MAX);
     if (s->rma_piece == 0)
         s->rma_piece = SIZE_MAX;
-    s->rma_bytes_max = env_size("BMPI_OFI_RMA_INFLIGHT", tcp ? 2 * s->rma_piece : SIZE_MAX);
+    s->rma_bytes_max = env_size("BMPI_OFI_RMA_INFLIGHT", s->rma_piece == SIZE_MAX ? SIZE_MAX : 2 * s->rma_piece);
     if (s->rma_bytes_max == 0)
         s->rma_bytes_max = SIZE_MAX;
     tl->caps = (struct bmpi_tl_caps){
@@ -612,10 +626,9 @@ static void tx_release(struct ofi_op *op)
  * A get/put of the runtime goes to the provider as fi_read/fi_write pieces
  * of at most rma_piece bytes, posted in order while fewer than
  * rma_bytes_max bytes are in flight (always at least one piece). Over TCP
- * sockets that bound keeps little data waiting in the socket buffers, where
- * it likely leaves the cache between the kernel's copy in and its copy
- * out (docs/ofi.md, "Rendezvous"); elsewhere a get/put is one piece and
- * the bound is off. The get/put completes, from progress, once every piece
+ * sockets under BBR that bound keeps the connection's rate up (docs/ofi.md,
+ * "Congestion control"); elsewhere a get/put is one piece and the bound is
+ * off. The get/put completes, from progress, once every piece
  * has (with the first error of any). */
 
 static struct ofi_op *rma_op_new(struct ofi_state *s)
