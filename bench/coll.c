@@ -21,7 +21,8 @@
  * Options: -m MIN -M MAX  sizes in bytes (default 8 .. 16m, powers of two)
  *          -s N           samples per size (default 11)
  *          -t MS          target milliseconds per sample (default 5)
- *          -w N           at most N warm-up calls per size (default 20)
+ *          -w N           at most N warm-up calls per size (default 100000;
+ *                         the warm-up lasts about four samples' time)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -75,10 +76,38 @@ static void run(enum coll c, void *sbuf, void *rbuf, size_t size)
     }
 }
 
+/* Calls the collective in batches of doubling size until rank 0 has
+ * seen `seconds` go by or max_calls made, and returns the time of one
+ * call in the last batch. The warm-up runs by time, not by a count, so
+ * that no MPI's one-time costs reach the samples: connections, memory
+ * registration, the first lap of a deep ring of slots (whose pages each
+ * fault in once per process; 5-11 us a page on a VM with slow traps).
+ * A slow call (large sizes, ranks sharing a core) ends it after one. */
+static double warm_up(enum coll c, char *sbuf, char *rbuf, size_t size, double seconds,
+                      int max_calls)
+{
+    int rank, go = 1, calls = 0;
+    double per = 0, start;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    start = MPI_Wtime();
+    for (int batch = 1; go; batch *= 2) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < batch; i++)
+            run(c, sbuf, rbuf, size);
+        calls += batch;
+        double now = MPI_Wtime();
+        per = (now - t0) / batch;
+        go = now - start < seconds && calls < max_calls;
+        MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    return per;
+}
+
 int main(int argc, char **argv)
 {
     size_t min = 8, max = 16 << 20;
-    int samples = 11, warmup = 20;
+    int samples = 11, warmup = 100000;
     double target = 5e-3;
     int rank, np, c = -1;
 
@@ -148,29 +177,14 @@ usage:
         double t0;
 
         /* Every rank must make the same number of calls, so rank 0 decides
-         * from its clock: one call says how many warm-up calls fit in
-         * about four samples' time (at most -w), the warm-up how many calls
-         * make a sample. Slow cases (large sizes, ranks sharing a core)
-         * thus cost seconds, not minutes. */
-        int plan[2];
-        double per;
-        MPI_Barrier(MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
-        run((enum coll)c, sbuf, rbuf, size);
-        per = MPI_Wtime() - t0;
-        plan[0] = per > 0 ? (int)(4 * target / per) : warmup;
-        if (plan[0] > warmup) plan[0] = warmup;
-        if (plan[0] < 1) plan[0] = 1;
-        MPI_Bcast(plan, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
-        for (int w = 0; w < plan[0]; w++)
-            run((enum coll)c, sbuf, rbuf, size);
-        per = (MPI_Wtime() - t0) / plan[0];
-        plan[1] = per > 0 ? (int)(target / per) : 10;
-        if (plan[1] < 1) plan[1] = 1;
-        if (plan[1] > 100000) plan[1] = 100000;
-        MPI_Bcast(&plan[1], 1, MPI_INT, 0, MPI_COMM_WORLD);
-        iters = plan[1];
+         * from its clock: the warm-up lasts about four samples' time and
+         * its last batch says how many calls make a sample. */
+        double per = warm_up((enum coll)c, sbuf, rbuf, size, 4 * target, warmup);
+        int plan = per > 0 ? (int)(target / per) : 10;
+        if (plan < 1) plan = 1;
+        if (plan > 100000) plan = 100000;
+        MPI_Bcast(&plan, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        iters = plan;
 
         for (int s = 0; s < samples; s++) {
             double dt, worst;
