@@ -32,8 +32,9 @@
  * ahead of the slowest rank without waiting.
  *
  * Calls that move big blocks (bcast, allgather, alltoall, and a reduce
- * at 2 ranks, from BMPI_COLL_SHM_DIRECT bytes; direct_pays() says which)
- * are direct when every rank has CMA: a rank posts where its data is
+ * at 2 ranks, from BMPI_COLL_SHM_DIRECT bytes; direct_pays() says which,
+ * and never below what amortizes a system call on this machine) are
+ * direct when every rank has CMA: a rank posts where its data is
  * instead of the data, the others copy it straight into their receive
  * buffers with process_vm_readv (one copy instead of two, and none
  * through lines the other core owns), and the rank returns once every
@@ -81,6 +82,13 @@
                                               * header: 256 KiB), before the cap */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */
 #define DEFAULT_DIRECT (8u << 10)     /* unit of direct_factor() */
+/* Block bytes a direct call needs per microsecond that a single-copy
+ * call costs before it copies anything (bmpi_shm_cma_call_usec()). At
+ * 1.7 and 2.6 us (VMs with slow system calls) 2-rank allgather, alltoall
+ * and bcast were faster through the slots at 64 KiB and direct at
+ * 128 KiB: 38-49 KiB per us would do. Where that cost is 0.3 us the floor
+ * stays under direct_factor()'s thresholds and changes nothing. */
+#define DIRECT_BYTES_PER_USEC (48u << 10)
 #define BIG_CAP ((size_t)16 << 20)    /* bytes of all ranks' big slots, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
 
@@ -89,6 +97,7 @@ enum { SMALL, MEDIUM, BIG, NRINGS };
 struct region_hdr {
     uint64_t magic;
     uint64_t nranks, big_bytes;
+    uint64_t direct_floor; /* rank 0's, so that every rank decides alike */
 };
 
 struct slot {
@@ -120,6 +129,7 @@ struct bmpi_shmcoll {
     char *base; /* NULL: this communicator does not take the path */
     size_t len;
     bool cma;   /* every rank can read every other's memory: direct calls */
+    size_t direct_floor; /* blocks below this never go direct */
     int pid;    /* this process, as direct calls post it: getpid() is a system call */
     struct ring ring[NRINGS];
 };
@@ -140,6 +150,7 @@ static struct {
     bool on;
     size_t slot;
     size_t direct_min; /* 0: never direct */
+    bool direct_set;   /* by BMPI_COLL_SHM_DIRECT: then no floor from the machine */
     bool forced[BMPI_COLL_NCOLLS];
 } cfg;
 
@@ -166,7 +177,8 @@ static void read_config(void)
     v = getenv("BMPI_COLL_SHM_SLOT");
     cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
     v = getenv("BMPI_COLL_SHM_DIRECT");
-    cfg.direct_min = v && *v ? parse_size(v, DEFAULT_DIRECT) : DEFAULT_DIRECT;
+    cfg.direct_set = v && *v;
+    cfg.direct_min = cfg.direct_set ? parse_size(v, DEFAULT_DIRECT) : DEFAULT_DIRECT;
     for (int id = 0; id < BMPI_COLL_NCOLLS; id++)
         cfg.forced[id] = bmpi_coll_overridden(id); /* a forced algorithm is a schedule's */
 }
@@ -302,6 +314,12 @@ static int agree_and_unlink(struct bmpi_comm *c, int *ok, const char *name)
     return run_sched(&s, bmpi_coll_bcast(&s, ok, 1, MPI_INT, 0));
 }
 
+/* The block bytes below which no call goes direct on this machine. */
+static size_t direct_floor(void)
+{
+    return cfg.direct_set ? 0 : (size_t)(bmpi_shm_cma_call_usec() * DIRECT_BYTES_PER_USEC);
+}
+
 static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
 {
     const struct region_hdr *h = (const struct region_hdr *)r->base;
@@ -330,7 +348,8 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
         } else {
             r->base = base;
             struct region_hdr *h = base;
-            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes};
+            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes,
+                                     direct_floor()};
         }
     }
     if ((err = share_name(c, name, sizeof name)))
@@ -348,6 +367,8 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
             }
         }
     }
+    if (r->base)
+        r->direct_floor = ((const struct region_hdr *)r->base)->direct_floor;
     enum { NO_REGION, REGION, REGION_AND_CMA };
     ok = !usable || !r->base ? NO_REGION : cma_to_all(c) ? REGION_AND_CMA : REGION;
     err = agree_and_unlink(c, &ok, name);
@@ -736,7 +757,7 @@ static int direct_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t block, 
     if (!direct_pays(id, c->size, block))
         return BMPI_OK;
     int err = path_for(c, id, sizeof(struct exposed), k);
-    if (!err && k->g && !k->r->cma)
+    if (!err && k->g && (!k->r->cma || block < k->r->direct_floor))
         k->g = NULL;
     return err;
 }

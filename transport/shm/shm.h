@@ -248,6 +248,7 @@ int bmpi_shm_cma_probe_self(char *why, size_t why_len);
 int bmpi_shm_cma_probe_peer(int pid, uint64_t addr, uint64_t cookie, char *why, size_t why_len);
 int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len);
 int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len);
+double bmpi_shm_cma_call_usec(void);
 
 /* shm.c, for the unit test */
 size_t bmpi_shm_base_bytes(struct bmpi_tl *tl);
