@@ -403,6 +403,13 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
     return err;
 }
 
+/* Whether call k's writers stream ahead of their readers: a bcast root,
+ * the leaves of a reduce. */
+static bool streams(const struct call *k)
+{
+    return k->id == BMPI_COLL_BCAST || k->id == BMPI_COLL_REDUCE;
+}
+
 /* Whether a slot of bytes in call k may take the medium ring (if it
  * fits there). Calls whose writers stream ahead of their readers (bcast,
  * reduce in one phase) use it for anything above a small slot. Where every
@@ -416,9 +423,8 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
  * that core's cache. */
 static bool medium_suits(const struct call *k, size_t bytes)
 {
-    bool streams = k->id == BMPI_COLL_BCAST || k->id == BMPI_COLL_REDUCE;
     if (k->p == 2)
-        return streams || bytes > DEMOTE_MAX;
+        return streams(k) || bytes > DEMOTE_MAX;
     return k->id == BMPI_COLL_BCAST || (k->id == BMPI_COLL_REDUCE && bytes < TWO_PHASE_MIN);
 }
 
@@ -512,6 +518,22 @@ static struct slot *claim(const struct call *k)
     return claim_ahead(k, 0);
 }
 
+/* Takes the first bytes of this rank's next small slot into its core's
+ * cache for writing while it waits for the others: the lines are still
+ * shared with the readers of its use a ring's depth ago, and otherwise
+ * the next call's first store waits for them to be invalidated. On a
+ * VM whose cores are 230 ns apart (AMD EPYC), in interleaved A/B runs
+ * at 2 ranks: 8-32 B alltoall 0.38 -> 0.28-0.31 us, allgather 0.39 ->
+ * 0.30-0.35, allreduce 0.38 -> 0.36-0.37, bcast 0.097 -> 0.066, reduce
+ * 0.104 -> 0.080, bcast and reduce 128 B 0.10-0.12 -> 0.08-0.09. Where
+ * every rank writes and reads slots of several lines (64 B: 0.44 ->
+ * 0.50 us) it cost, so those calls do without. */
+static void claim_lines(const struct slot *s, size_t bytes)
+{
+    for (size_t l = 0; l < bytes; l += LINE)
+        bmpi_cacheline_claim((const char *)s + l);
+}
+
 /* Publishes the slot; a small one is also pushed towards the readers'
  * cores, but not in the medium ring, which its size does that for
  * (demoting there cost 2-rank reduces of 256 B-1 KiB 0.16-0.23 -> 0.22-0.39
@@ -522,6 +544,8 @@ static void post(const struct call *k, struct slot *s, size_t bytes)
     __atomic_store_n(&s->seq, k->g->n + 1, __ATOMIC_RELEASE);
     if (bytes <= DEMOTE_MAX && k->g->id != MEDIUM)
         bmpi_cacheline_demote(s, SLOT_HDR + bytes);
+    if (k->g->id == SMALL && (SLOT_HDR + bytes <= LINE || streams(k)))
+        claim_lines(slot_at(k, k->me, 1), SLOT_HDR + bytes);
 }
 
 /* The tag of the current call in a slot's ready word. A stale word is from
