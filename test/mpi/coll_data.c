@@ -3,7 +3,8 @@
  * Scatter(v), Allgather(v), Alltoall(v,w), blocking and nonblocking
  * (alternating), every root, counts 0, 1, odd, large, MPI_IN_PLACE,
  * different send and receive types (a strided vector against contiguous
- * ints), on MPI_COMM_WORLD and a split sub-communicator. Algorithms are
+ * ints), on MPI_COMM_WORLD and sub-communicators of every size below it
+ * (cu_each_subcomm). Algorithms are
  * forced by BMPI_COLL_* from coll_data.sh.
  */
 #include "coll_util.h"
@@ -252,12 +253,7 @@ int main(int argc, char **argv)
     cu_init(&argc, &argv, "coll_data");
     test_errors();
     test_comm(MPI_COMM_WORLD, "world");
-    if (cu_size > 2) {
-        MPI_Comm sub;
-        MPICHK(MPI_Comm_split(MPI_COMM_WORLD, cu_rank % 2, cu_rank % 2 ? -cu_rank : cu_rank, &sub));
-        test_comm(sub, "split");
-        MPICHK(MPI_Comm_free(&sub));
-    }
+    cu_each_subcomm(test_comm);
     cu_finish();
     return 0;
 }

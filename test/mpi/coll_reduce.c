@@ -3,8 +3,8 @@
  * serial reference: every root, counts 0, 1, odd, large (1 MiB), several
  * types and ops, a derived type, MPI_IN_PLACE, a non-commutative user op
  * (2x2 matrix product: rank order must be kept), identical bits on every
- * rank for a floating-point allreduce; on MPI_COMM_WORLD and on a split
- * sub-communicator. The algorithm is whatever BMPI_COLL_* forces
+ * rank for a floating-point allreduce; on MPI_COMM_WORLD and on
+ * sub-communicators of every size below it (cu_each_subcomm). The algorithm is whatever BMPI_COLL_* forces
  * (coll_reduce.sh loops over them).
  */
 #include "coll_util.h"
@@ -408,13 +408,7 @@ int main(int argc, char **argv)
     test_comm(MPI_COMM_WORLD, "world");
     test_lb(MPI_COMM_WORLD, "world");
     test_strided_big(MPI_COMM_WORLD, "world");
-    if (cu_size > 2) {
-        /* Odd and even ranks, the odd ones in reverse order. */
-        MPI_Comm sub;
-        MPICHK(MPI_Comm_split(MPI_COMM_WORLD, cu_rank % 2, cu_rank % 2 ? -cu_rank : cu_rank, &sub));
-        test_comm(sub, "split");
-        MPICHK(MPI_Comm_free(&sub));
-    }
+    cu_each_subcomm(test_comm);
     cu_finish();
     return 0;
 }

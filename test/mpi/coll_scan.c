@@ -3,7 +3,9 @@
  * MAX, a non-commutative user op, MPI_IN_PLACE, counts 0..large), and
  * nonblocking collectives in flight together: two Iallreduce on one
  * communicator completed in reverse order, a mix of different collectives
- * under one Waitall, and progress while the caller computes and tests.
+ * under one Waitall, and progress while the caller computes and tests;
+ * on MPI_COMM_WORLD and sub-communicators of every size below it
+ * (cu_each_subcomm).
  */
 #include "coll_util.h"
 
@@ -245,12 +247,7 @@ int main(int argc, char **argv)
 {
     cu_init(&argc, &argv, "coll_scan");
     test_comm(MPI_COMM_WORLD, "world");
-    if (cu_size > 2) {
-        MPI_Comm sub;
-        MPICHK(MPI_Comm_split(MPI_COMM_WORLD, cu_rank % 2, cu_rank % 2 ? -cu_rank : cu_rank, &sub));
-        test_comm(sub, "split");
-        MPICHK(MPI_Comm_free(&sub));
-    }
+    cu_each_subcomm(test_comm);
     cu_finish();
     return 0;
 }

@@ -109,6 +109,30 @@ static inline void cu_init(int *argc, char ***argv, const char *prog)
     setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
+/* Runs test on the communicators that, with MPI_COMM_WORLD, give a run at
+ * n ranks every communicator size from 1 to n: the first k ranks for k =
+ * 1 .. n - 1, in reverse order so that a communicator rank is not the
+ * world rank; then the odd and the even ranks, the odd ones in reverse
+ * order (sizes n/2 and n - n/2, ranks interleaved across the node). */
+static inline void cu_each_subcomm(void (*test)(MPI_Comm, const char *))
+{
+    MPI_Comm sub;
+    char what[32];
+    for (int k = 1; k < cu_size; k++) {
+        MPICHK(MPI_Comm_split(MPI_COMM_WORLD, cu_rank < k ? 0 : MPI_UNDEFINED, -cu_rank, &sub));
+        if (sub == MPI_COMM_NULL)
+            continue;
+        snprintf(what, sizeof what, "first %d", k);
+        test(sub, what);
+        MPICHK(MPI_Comm_free(&sub));
+    }
+    if (cu_size > 2) {
+        MPICHK(MPI_Comm_split(MPI_COMM_WORLD, cu_rank % 2, cu_rank % 2 ? -cu_rank : cu_rank, &sub));
+        test(sub, "split");
+        MPICHK(MPI_Comm_free(&sub));
+    }
+}
+
 static inline void cu_finish(void)
 {
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
