@@ -16,6 +16,9 @@
 # processes left in its namespaces, bmpi shm segments of its jobs) is
 # removed on any exit.
 set -u
+# The checks choose their transports themselves (default selection first):
+# a suite-wide BMPI_TRANSPORT or BMPI_OFI_PROVIDER must not decide them.
+unset BMPI_TRANSPORT BMPI_OFI_PROVIDER
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 timeout_s=${BMPI_TEST_TIMEOUT:-120}
