@@ -17,8 +17,9 @@
 # removed on any exit.
 set -u
 # The checks choose their transports themselves (default selection first):
-# a suite-wide BMPI_TRANSPORT or BMPI_OFI_PROVIDER must not decide them.
-unset BMPI_TRANSPORT BMPI_OFI_PROVIDER
+# a suite-wide BMPI_TRANSPORT or BMPI_OFI_PROVIDER must not decide them, nor
+# an RDMA device emulated for the suite (make check-transports).
+unset BMPI_TRANSPORT BMPI_OFI_PROVIDER LD_PRELOAD
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 timeout_s=${BMPI_TEST_TIMEOUT:-120}
