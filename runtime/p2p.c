@@ -252,7 +252,8 @@ static int send_by_protocol(struct bmpi_request *req)
         req->proto = BMPI_PROTO_EAGER;
         return send_eager(req, tl);
     }
-    if ((tl->caps.flags & BMPI_TL_RMA_GET) && bmpi_dt_is_contig(req->dt)) {
+    if ((tl->caps.flags & BMPI_TL_RMA_GET) && req->bytes >= tl->caps.rget_min &&
+        bmpi_dt_is_contig(req->dt)) {
         req->proto = BMPI_PROTO_RGET;
         return send_rget(req, tl);
     }

@@ -48,6 +48,10 @@ struct bmpi_tl_caps {
     size_t max_am;      /* largest header + payload of one am_send */
     size_t eager_limit; /* payload size up to which the runtime sends eagerly */
     size_t rma_limit;   /* largest single get/put, 0 if unlimited */
+    /* Payload bytes from which the runtime pulls a contiguous message with
+     * get() (BMPI_TL_RMA_GET) instead of sending it in fragments; 0: every
+     * message above eager_limit, SIZE_MAX: none. */
+    size_t rget_min;
     unsigned flags;
     double latency_us;     /* nominal, for choosing between transports */
     double bandwidth_mbs;

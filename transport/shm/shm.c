@@ -96,6 +96,7 @@ static void shm_read_config(struct shm_config *c)
     c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
     c->small_size = SHM_SMALL_CELL;
     c->cma = env_switch("BMPI_SHM_CMA");
+    c->rget_min = env_size("BMPI_SHM_RGET_MIN", 0, 0, SIZE_MAX);
     c->shared_copy = env_switch("BMPI_SHM_SHARED_COPY") != 0;
 }
 
@@ -175,6 +176,25 @@ static uint64_t make_cookie(void)
     return c | 1;
 }
 
+/* Where a single-copy call costs over this many microseconds before it
+ * copies anything (bmpi_shm_cma_call_usec()), point-to-point does without
+ * it: on such machines pinning pages costs as much as the system call
+ * does. On a VM with 2.6 us (AMD EPYC, getppid 1 us), 2 ranks bound to
+ * cores, fragments instead of one process_vm_readv: pingpong 32 KiB
+ * 8.6-9.2 -> 3.4-3.5 us, 1 MiB 57-59 -> 38-39 us, 4 MiB 219-221 -> 160-168
+ * us; bandwidth 64 KiB 9.4 -> 22.7 GB/s, 1 MiB 28.5 -> 27.1, 16 MiB 18.5
+ * -> 23.9; alltoall at 8 ranks on the 2 cores, 1 MiB blocks, 3.9-4.0 ->
+ * 3.1-3.3 ms. At 0.3 us (an Intel VM) single copy was the faster. The
+ * collectives' direct calls keep CMA above a floor of their own. */
+#define SLOW_CMA_USEC 1.0
+
+static size_t shm_rget_min(const struct shm_priv *p)
+{
+    if (p->cfg.rget_min)
+        return p->cfg.rget_min;
+    return bmpi_shm_cma_call_usec() > SLOW_CMA_USEC ? SIZE_MAX : 0;
+}
+
 static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
 {
     tl->caps = (struct bmpi_tl_caps){
@@ -183,6 +203,7 @@ static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
         .max_am = p->cfg.max_am,
         .eager_limit = p->cfg.eager_limit,
         .rma_limit = 0,
+        .rget_min = p->cma ? shm_rget_min(p) : 0,
         .flags = !p->cma ? 0
                  : BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | (p->cfg.shared_copy ? BMPI_TL_RMA_CPU : 0),
         .latency_us = 0.2,

@@ -190,6 +190,7 @@ struct shm_config {
     uint32_t nsmall, nlarge;
     size_t small_size;
     int cma; /* -1 auto, 0 off, 1 on */
+    size_t rget_min; /* BMPI_SHM_RGET_MIN; 0: auto (shm_rget_min()) */
     bool shared_copy; /* let the runtime split a large copy between both ranks' cores */
 };
 
