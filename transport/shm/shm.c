@@ -178,21 +178,27 @@ static uint64_t make_cookie(void)
 
 /* Where a single-copy call costs over this many microseconds before it
  * copies anything (bmpi_shm_cma_call_usec()), point-to-point does without
- * it: on such machines pinning pages costs as much as the system call
- * does. On a VM with 2.6 us (AMD EPYC, getppid 1 us), 2 ranks bound to
- * cores, fragments instead of one process_vm_readv: pingpong 32 KiB
- * 8.6-9.2 -> 3.4-3.5 us, 1 MiB 57-59 -> 38-39 us, 4 MiB 219-221 -> 160-168
- * us; bandwidth 64 KiB 9.4 -> 22.7 GB/s, 1 MiB 28.5 -> 27.1, 16 MiB 18.5
- * -> 23.9; alltoall at 8 ranks on the 2 cores, 1 MiB blocks, 3.9-4.0 ->
- * 3.1-3.3 ms. At 0.3 us (an Intel VM) single copy was the faster. The
- * collectives' direct calls keep CMA above a floor of their own. */
+ * it: there pinning pages is as slow as the system call, and the
+ * pipelined fragments, which keep both cores copying, won (at 2.6 us:
+ * pingpong 32 KiB 8.6 -> 3.6 us, 1 MiB 61-79 -> 38-39 us; docs/shm.md,
+ * "Where single copy loses"). The collectives' direct calls keep CMA
+ * above a floor of their own. */
 #define SLOW_CMA_USEC 1.0
 
 static size_t shm_rget_min(const struct shm_priv *p)
 {
     if (p->cfg.rget_min)
         return p->cfg.rget_min;
-    return bmpi_shm_cma_call_usec() > SLOW_CMA_USEC ? SIZE_MAX : 0;
+    double usec = bmpi_shm_cma_call_usec();
+    if (usec <= SLOW_CMA_USEC)
+        return 0;
+    if (bmpi_world.verbose && shm_should_say())
+        fprintf(stderr,
+                "bmpi: shm on %s: a single-copy call costs %.1f us here: point-to-point "
+                "sends large messages in %zu-byte fragments (BMPI_SHM_RGET_MIN sets the size "
+                "from which it takes single copy)\n",
+                bmpi_world.hostname, usec, p->cfg.max_am);
+    return SIZE_MAX;
 }
 
 static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
