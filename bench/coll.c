@@ -77,12 +77,16 @@ static void run(enum coll c, void *sbuf, void *rbuf, size_t size)
 }
 
 /* Calls the collective in batches of doubling size until rank 0 has
- * seen `seconds` go by or max_calls made, and returns the time of one
- * call in the last batch. The warm-up runs by time, not by a count, so
- * that no MPI's one-time costs reach the samples: connections, memory
- * registration, the first lap of a deep ring of slots (whose pages each
- * fault in once per process; 5-11 us a page on a VM with slow traps).
- * A slow call (large sizes, ranks sharing a core) ends it after one. */
+ * seen `seconds` go by and made at least WARMUP_MIN_CALLS calls (but
+ * never past WARMUP_MAX_SECONDS or max_calls calls), and returns the time
+ * of one call in the last batch. The warm-up is long enough that no MPI's
+ * one-time costs reach the samples: connections, memory registration,
+ * the first lap of a deep ring of slots, and on a VM with slow traps the
+ * first touch of each page by each process (5-11 us a page; the first
+ * ten 64 KiB alltoalls at 8 ranks on 2 cores took 3-31 ms against 0.3
+ * ms after, with bmpi; 0.8-15 ms against 0.4 with Open MPI). */
+#define WARMUP_MIN_CALLS 20
+#define WARMUP_MAX_SECONDS 1.0
 static double warm_up(enum coll c, char *sbuf, char *rbuf, size_t size, double seconds,
                       int max_calls)
 {
@@ -98,7 +102,8 @@ static double warm_up(enum coll c, char *sbuf, char *rbuf, size_t size, double s
         calls += batch;
         double now = MPI_Wtime();
         per = (now - t0) / batch;
-        go = now - start < seconds && calls < max_calls;
+        go = (now - start < seconds || calls < WARMUP_MIN_CALLS) &&
+             now - start < WARMUP_MAX_SECONDS && calls < max_calls;
         MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     return per;
