@@ -14,12 +14,54 @@
  *                         0 first when MIN is 0; suffixes k, m accepted)
  *          -s N           samples per size (default 11)
  *          -t MS          target milliseconds per sample (default 2)
- *          -w N           warm-up round trips per size (default 200)
+ *          -w N           warm-up round trips per size, at least (default 200;
+ *                         the warm-up also lasts four samples' time, at most 1 s)
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* One round trip of n bytes between rank 0 and peer. */
+static void round_trip(int rank, int peer, char *buf, int n)
+{
+    if (rank == 0) {
+        MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+        MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+    }
+}
+
+/* Round trips in batches of doubling size until rank 0 has made at least
+ * min_trips and seen `seconds` go by (never past 1 s); returns the time
+ * of one round trip in the last batch, on rank 0. A warm-up of a fixed
+ * count ends too early where an MPI's first lap through a ring is slow:
+ * on a VM with slow traps each page's first touch by each process costs
+ * 5-11 us, and bmpi's 512 KiB ring per pair took over 8000 messages to
+ * get past it (200 round trips, samples sized from them and all inside
+ * that lap: 0.27 us one-way against 0.125 us after). */
+static double warm_up(int rank, int peer, char *buf, int n, int min_trips, double seconds)
+{
+    int go = 1, trips = 0;
+    double per = 0, start = MPI_Wtime();
+    for (int batch = 1; go; batch *= 2) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < batch; i++)
+            round_trip(rank, peer, buf, n);
+        trips += batch;
+        double now = MPI_Wtime();
+        per = (now - t0) / batch;
+        if (rank == 0) {
+            go = (trips < min_trips || now - start < seconds) && now - start < 1.0;
+            MPI_Send(&go, 1, MPI_INT, peer, 2, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    return per;
+}
 
 static size_t parse_size(const char *s)
 {
@@ -93,22 +135,12 @@ int main(int argc, char **argv)
         int peer = 1 - rank;
         for (size_t size = min; size <= max; size = next_size(size)) {
             int n = (int)size;
-            int iters = warmup;
-            double t0 = 0;
+            int iters;
+            double t0;
 
             /* Warm up and time it; rank 0 decides the batch size. */
-            for (int w = 0; w < warmup + 1; w++) {
-                if (w == 1) t0 = MPI_Wtime();
-                if (rank == 0) {
-                    MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-                    MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-                }
-            }
+            double per = warm_up(rank, peer, buf, n, warmup, 4 * target);
             if (rank == 0) {
-                double per = warmup > 0 ? (MPI_Wtime() - t0) / warmup : 0;
                 iters = per > 0 ? (int)(target / per) : 100;
                 if (iters < 1) iters = 1;
                 if (iters > 100000) iters = 100000;
@@ -119,15 +151,8 @@ int main(int argc, char **argv)
 
             for (int s = 0; s < samples; s++) {
                 t0 = MPI_Wtime();
-                for (int i = 0; i < iters; i++) {
-                    if (rank == 0) {
-                        MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-                        MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    } else {
-                        MPI_Recv(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                        MPI_Send(buf, n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
-                    }
-                }
+                for (int i = 0; i < iters; i++)
+                    round_trip(rank, peer, buf, n);
                 t[s] = (MPI_Wtime() - t0) / iters / 2 * 1e6;
             }
             if (rank == 0) {
