@@ -67,7 +67,11 @@
 
 #define LINE 64
 #define SMALL_DEPTH 256               /* slots per rank in the small ring */
-#define SMALL_STRIDE 256              /* bytes per small slot, header included */
+/* Bytes per small slot, header included: 288 B of payload, so 256 B calls
+ * take the small ring too, where readers pull a slot's lines as they wait
+ * (await_bytes; 2-rank allreduce, allgather, alltoall of 256 B 0.52-0.54
+ * -> 0.40-0.41 us, reduce 0.19 -> 0.12 us). */
+#define SMALL_STRIDE 320
 #define MEDIUM_STRIDE (16384 + LINE)  /* bytes per medium slot: 16 KiB of payload and more */
 #define MEDIUM_DEPTH 256              /* medium slots per rank, at most ... */
 #define MEDIUM_MIN_DEPTH 8            /* ... and at least (fewer: no medium ring) */
@@ -140,6 +144,7 @@ struct call {
     struct ring *g;
     int p, me;
     enum bmpi_coll_id id;
+    size_t pull; /* bytes of a small slot past its first line, for readers to ask for */
 };
 
 /* Communicators that tried and cannot use the path point here. */
@@ -433,9 +438,12 @@ static bool medium_suits(const struct call *k, size_t bytes)
 static void use_ring(struct call *k, size_t bytes)
 {
     struct ring *rings = k->r->ring;
-    if (bytes <= rings[SMALL].slot_bytes)
+    k->pull = 0;
+    if (bytes <= rings[SMALL].slot_bytes) {
         k->g = &rings[SMALL];
-    else if (bytes <= rings[MEDIUM].slot_bytes && medium_suits(k, bytes))
+        if (!streams(k) && SLOT_HDR + bytes > LINE)
+            k->pull = SLOT_HDR + bytes - LINE;
+    } else if (bytes <= rings[MEDIUM].slot_bytes && medium_suits(k, bytes))
         k->g = &rings[MEDIUM];
     else
         k->g = &rings[BIG];
@@ -461,7 +469,7 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){r, NULL, c->size, c->rank, id};
+    *k = (struct call){.r = r, .p = c->size, .me = c->rank, .id = id};
     use_ring(k, bytes);
     return BMPI_OK;
 }
@@ -563,7 +571,13 @@ static const struct slot *await_bytes(const struct call *k, int w, size_t upto)
     const struct slot *s = slot_of(k, w);
     uint64_t want = k->g->n + 1, tag = ready_tag(k);
     unsigned idle = 0;
-    for (;;) {
+    /* A reader that finds the slot not yet posted asks for the rest of its
+     * lines at every look at seq, so that they come over with seq's, not
+     * one round trip after it (2 ranks exchanging 128 B on the AMD VM:
+     * 0.52 -> 0.40 us). Not at the first look: a slot posted already, as
+     * a streaming bcast root's mostly is, would only pay for the asking. */
+    for (size_t pull = 0;; pull = k->pull) {
+        bmpi_cacheline_pull((const char *)s + LINE, pull);
         if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == want)
             return s;
         uint64_t r = __atomic_load_n(&s->ready, __ATOMIC_ACQUIRE);

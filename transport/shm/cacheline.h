@@ -14,7 +14,10 @@
  *    ahead of its consumer about half its bandwidth, so callers choose
  *    sizes and patterns;
  *  - claim (PREFETCHW) takes a line into this core's cache for writing
- *    while the producer has nothing better to do.
+ *    while the producer has nothing better to do;
+ *  - pull (a read prefetch) asks for lines a consumer will read, so that
+ *    a consumer spinning on a flag gets the data lines in the same round
+ *    trip as the flag instead of one after it.
  * Both are no-op hints on x86 processors without them, so no CPU check is
  * needed; elsewhere they compile to nothing.
  */
@@ -48,6 +51,13 @@ static inline void bmpi_cacheline_claim(const void *p)
 #else
     (void)p;
 #endif
+}
+
+/* Asks for every line of [p, p + len) for reading, without waiting. */
+static inline void bmpi_cacheline_pull(const void *p, size_t len)
+{
+    for (size_t off = 0; off < len; off += BMPI_CACHELINE)
+        __builtin_prefetch((const char *)p + off);
 }
 
 #endif
