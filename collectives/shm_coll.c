@@ -102,6 +102,7 @@ struct region_hdr {
     uint64_t magic;
     uint64_t nranks, big_bytes;
     uint64_t direct_floor; /* rank 0's, so that every rank decides alike */
+    uint64_t allgather_ceiling; /* rank 0's, as direct_floor */
 };
 
 struct slot {
@@ -134,6 +135,7 @@ struct bmpi_shmcoll {
     size_t len;
     bool cma;   /* every rank can read every other's memory: direct calls */
     size_t direct_floor; /* blocks below this never go direct */
+    size_t allgather_ceiling; /* 2-rank allgather blocks above this never go direct */
     int pid;    /* this process, as direct calls post it: getpid() is a system call */
     struct ring ring[NRINGS];
 };
@@ -319,6 +321,21 @@ static int agree_and_unlink(struct bmpi_comm *c, int *ok, const char *name)
     return run_sched(&s, bmpi_coll_bcast(&s, ok, 1, MPI_INT, 0));
 }
 
+/* Block bytes up to which a 2-rank allgather goes direct where
+ * point-to-point sends big messages in fragments through its rings rather
+ * than by single copy (shm's rget_min: a slow single-copy call). There,
+ * fragments were faster from 8 MiB blocks (AMD VM, interleaved runs: 16 MiB
+ * 3.1-3.2 -> 2.45-2.71 ms; at 4 MiB and less direct won, 1 MiB 80-84
+ * against 104-111 us). Alltoall, which also
+ * copies twice as much of its own, came out even, so it stays direct. */
+#define STREAMED_ALLGATHER_DIRECT_MAX (4u << 20)
+
+static size_t allgather_ceiling(const struct bmpi_comm *c)
+{
+    const struct bmpi_tl *tl = bmpi_world.peers[bmpi_comm_world_rank(c, 1)].tl;
+    return tl->caps.rget_min == SIZE_MAX ? STREAMED_ALLGATHER_DIRECT_MAX : SIZE_MAX;
+}
+
 /* The block bytes below which no call goes direct on this machine. */
 static size_t direct_floor(void)
 {
@@ -354,7 +371,7 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
             r->base = base;
             struct region_hdr *h = base;
             *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes,
-                                     direct_floor()};
+                                     direct_floor(), allgather_ceiling(c)};
         }
     }
     if ((err = share_name(c, name, sizeof name)))
@@ -372,8 +389,11 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
             }
         }
     }
-    if (r->base)
-        r->direct_floor = ((const struct region_hdr *)r->base)->direct_floor;
+    if (r->base) {
+        const struct region_hdr *h = (const struct region_hdr *)r->base;
+        r->direct_floor = h->direct_floor;
+        r->allgather_ceiling = h->allgather_ceiling;
+    }
     enum { NO_REGION, REGION, REGION_AND_CMA };
     ok = !usable || !r->base ? NO_REGION : cma_to_all(c) ? REGION_AND_CMA : REGION;
     err = agree_and_unlink(c, &ok, name);
@@ -795,7 +815,8 @@ static int direct_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t block, 
     if (!direct_pays(id, c->size, block))
         return BMPI_OK;
     int err = path_for(c, id, sizeof(struct exposed), k);
-    if (!err && k->g && (!k->r->cma || block < k->r->direct_floor))
+    if (!err && k->g && (!k->r->cma || block < k->r->direct_floor ||
+                         (id == BMPI_COLL_ALLGATHER && block > k->r->allgather_ceiling)))
         k->g = NULL;
     return err;
 }
