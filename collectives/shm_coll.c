@@ -69,8 +69,8 @@
 #define SMALL_DEPTH 256               /* slots per rank in the small ring */
 /* Bytes per small slot, header included: 288 B of payload, so 256 B calls
  * take the small ring too, where readers pull a slot's lines as they wait
- * (await_bytes; 2-rank allreduce, allgather, alltoall of 256 B 0.52-0.54
- * -> 0.40-0.41 us, reduce 0.19 -> 0.12 us). */
+ * (await_bytes; 2-rank allreduce, allgather, alltoall of 256 B 0.51-0.55
+ * -> 0.40-0.43 us, reduce 0.19 -> 0.12 us). */
 #define SMALL_STRIDE 320
 #define MEDIUM_STRIDE (16384 + LINE)  /* bytes per medium slot: 16 KiB of payload and more */
 #define MEDIUM_DEPTH 256              /* medium slots per rank, at most ... */
@@ -556,7 +556,9 @@ static struct slot *claim(const struct call *k)
  * 0.30-0.35, allreduce 0.38 -> 0.36-0.37, bcast 0.097 -> 0.066, reduce
  * 0.104 -> 0.080, bcast and reduce 128 B 0.10-0.12 -> 0.08-0.09. Where
  * every rank writes and reads slots of several lines (64 B: 0.44 ->
- * 0.50 us) it cost, so those calls do without. */
+ * 0.50 us) it cost, and still did with the readers pulling their lines
+ * (allgather 128-256 B 0.37-0.41 -> 0.42-0.46 us), so those calls do
+ * without. */
 static void claim_lines(const struct slot *s, size_t bytes)
 {
     for (size_t l = 0; l < bytes; l += LINE)
