@@ -325,10 +325,11 @@ static int agree_and_unlink(struct bmpi_comm *c, int *ok, const char *name)
 /* Block bytes up to which a 2-rank allgather goes direct where
  * point-to-point sends big messages in fragments through its rings rather
  * than by single copy (shm's rget_min: a slow single-copy call). There,
- * fragments were faster from 8 MiB blocks (AMD VM, interleaved runs: 16 MiB
- * 3.1-3.2 -> 2.45-2.71 ms; at 4 MiB and less direct won, 1 MiB 80-84
- * against 104-111 us). Alltoall, which also
- * copies twice as much of its own, came out even, so it stays direct. */
+ * fragments were faster from 8 MiB blocks (AMD VM, interleaved runs:
+ * 16 MiB 3.1-3.2 -> 2.45-2.71 ms; at 4 MiB and less direct won, 1 MiB
+ * 80-84 against 104-111 us). Alltoall, which also copies twice as much
+ * of its own, came out even, so it stays direct. (Among more ranks
+ * direct_span() keeps allgather blocks under this anyway.) */
 #define STREAMED_ALLGATHER_DIRECT_MAX (4u << 20)
 
 static size_t allgather_ceiling(const struct bmpi_comm *c)
