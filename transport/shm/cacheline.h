@@ -18,8 +18,9 @@
  *  - pull (a read prefetch) asks for lines a consumer will read, so that
  *    a consumer spinning on a flag gets the data lines in the same round
  *    trip as the flag instead of one after it.
- * Both are no-op hints on x86 processors without them, so no CPU check is
- * needed; elsewhere they compile to nothing.
+ * Demote and claim are no-op hints on x86 processors without them, so no
+ * CPU check is needed; elsewhere they compile to nothing. Pull is the
+ * compiler's portable prefetch.
  */
 #ifndef BMPI_TRANSPORT_SHM_CACHELINE_H
 #define BMPI_TRANSPORT_SHM_CACHELINE_H

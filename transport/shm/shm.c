@@ -816,10 +816,8 @@ static int poll_queue(struct shm_priv *p)
  * was slower. */
 static inline void ring_fetch_rest(const struct shm_entry *e, uint64_t need)
 {
-    if (need >= SHM_FETCH_MAX)
-        return;
-    for (uint64_t o = SHM_LINE; o < need; o += SHM_LINE)
-        __builtin_prefetch((const char *)e + o, 0, 3);
+    if (need < SHM_FETCH_MAX)
+        bmpi_cacheline_pull((const char *)e + SHM_LINE, need - SHM_LINE);
 }
 
 static inline int poll_ring(struct shm_peer *s)
