@@ -4,6 +4,8 @@ if HAVE_OFI
 libbmpi_core_la_SOURCES += \
 	transport/ofi/ofi.h \
 	transport/ofi/ofi.c \
+	transport/ofi/ofi_order.h \
+	transport/ofi/ofi_order.c \
 	transport/ofi/ofi_mr.c \
 	transport/ofi/ofi_info.c \
 	transport/ofi/ofi_dl.c

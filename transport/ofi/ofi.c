@@ -369,6 +369,10 @@ static int ofi_open(struct bmpi_tl *tl)
         s->mr_mode |= FI_MR_LOCAL;
     s->rma = (info->caps & FI_RMA) != 0;
     s->nranks = bmpi_world.size;
+    if (ofi_order_init(&s->order, s->nranks)) {
+        ofi_close(tl);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", bmpi_world.size);
+    }
 
     /* Sizes: max_am is the largest runtime header + payload of one message. */
     size_t max_msg = info->ep_attr->max_msg_size;
@@ -799,9 +803,26 @@ static int finish_rma(struct ofi_state *s)
     return events;
 }
 
-/* One message at buf (anywhere in a multi-receive buffer: the wire header
- * and the runtime's header are copied out when not 8-byte aligned, since
- * handlers read the header in place). */
+/* Hand one message to the runtime. The wire header and the runtime's
+ * header are copied out when not 8-byte aligned (a message anywhere in a
+ * multi-receive buffer), since handlers read the header in place. */
+static void dispatch(const struct ofi_wire *w, const char *buf, size_t len)
+{
+    const char *hdr = buf + sizeof(*w);
+    const char *payload = hdr + w->hdr_len;
+    size_t plen = len - sizeof(*w) - w->hdr_len - (w->am_pad & 7);
+    uint8_t am_id = w->am_pad >> 3;
+    if (((uintptr_t)hdr & 7) == 0 || w->hdr_len == 0) {
+        bmpi_am_deliver(w->src, am_id, hdr, w->hdr_len, payload, plen);
+        return;
+    }
+    uint64_t copy[(UINT8_MAX + 7) / 8]; /* hdr_len is 8 bits */
+    memcpy(copy, hdr, w->hdr_len);
+    bmpi_am_deliver(w->src, am_id, copy, w->hdr_len, payload, plen);
+}
+
+/* One message at buf, delivered in its sender's order: at once when it is
+ * next in turn (then any held ones it unblocks), else copied and held. */
 static void deliver(struct ofi_state *s, const char *buf, size_t len)
 {
     struct ofi_wire w;
@@ -811,28 +832,28 @@ static void deliver(struct ofi_state *s, const char *buf, size_t len)
         return;
     }
     memcpy(&w, buf, sizeof(w));
-    if (len < sizeof(w) + w.hdr_len + w.pad) {
+    if (w.src < 0 || w.src >= s->nranks || len < sizeof(w) + w.hdr_len + (w.am_pad & 7)) {
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
                       "ofi (%s): malformed message of %zu bytes from rank %d", s->prov, len, w.src);
         return;
     }
-    const char *hdr = buf + sizeof(w);
-    const char *payload = hdr + w.hdr_len;
-    size_t plen = len - sizeof(w) - w.hdr_len - w.pad;
-    if (((uintptr_t)hdr & 7) == 0 || w.hdr_len == 0) {
-        bmpi_am_deliver(w.src, w.am_id, hdr, w.hdr_len, payload, plen);
+    int err;
+    if (!ofi_order_arrived(&s->order, w.src, w.seq, buf, len, &err)) {
+        if (err)
+            bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
+                          "ofi (%s): message %u from rank %d came twice or could not be held for its turn "
+                          "(out of memory)",
+                          s->prov, (unsigned)w.seq, w.src);
         return;
     }
-    uint64_t small[64];
-    void *copy = w.hdr_len <= sizeof(small) ? small : malloc(w.hdr_len);
-    if (!copy) {
-        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI progress", "ofi: out of memory");
-        return;
+    dispatch(&w, buf, len);
+    struct ofi_held *h;
+    while ((h = ofi_order_pop_ready(&s->order, w.src))) {
+        struct ofi_wire hw;
+        memcpy(&hw, h->msg, sizeof(hw));
+        dispatch(&hw, (const char *)h->msg, h->len);
+        free(h);
     }
-    memcpy(copy, hdr, w.hdr_len);
-    bmpi_am_deliver(w.src, w.am_id, copy, w.hdr_len, payload, plen);
-    if (copy != small)
-        free(copy);
 }
 
 static void rx_done(struct ofi_state *s, struct ofi_op *op, uint64_t flags)
@@ -934,13 +955,13 @@ static int ofi_progress(struct bmpi_tl *tl)
 
 /* Messages are padded to a multiple of 8 bytes, so that one after the
  * other in a multi-receive buffer each header stays aligned. */
-static void pack(void *dst, size_t padded, int src, uint8_t am_id, const void *hdr, size_t hdr_len,
+static void pack(void *dst, size_t padded, uint16_t seq, uint8_t am_id, const void *hdr, size_t hdr_len,
                  const struct iovec *iov, int iovcnt)
 {
     struct ofi_wire *w = dst;
-    w->src = src;
-    w->hdr_len = (uint16_t)hdr_len;
-    w->am_id = am_id;
+    w->src = bmpi_world.rank;
+    w->seq = seq;
+    w->hdr_len = (uint8_t)hdr_len;
     char *p = (char *)dst + sizeof(*w);
     memcpy(p, hdr, hdr_len);
     p += hdr_len;
@@ -948,8 +969,9 @@ static void pack(void *dst, size_t padded, int src, uint8_t am_id, const void *h
         memcpy(p, iov[i].iov_base, iov[i].iov_len);
         p += iov[i].iov_len;
     }
-    w->pad = (uint8_t)((char *)dst + padded - p);
-    memset(p, 0, w->pad);
+    uint8_t pad = (uint8_t)((char *)dst + padded - p);
+    w->am_pad = (uint8_t)(am_id << 3 | pad);
+    memset(p, 0, pad);
 }
 
 static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *hdr, size_t hdr_len,
@@ -959,16 +981,19 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
     size_t total = sizeof(struct ofi_wire) + hdr_len;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
-    if (total > s->buf_size || hdr_len > UINT16_MAX)
-        return bmpi_err_set(MPI_ERR_INTERN, "ofi: active message of %zu bytes (header %zu) exceeds max_am %zu",
-                            total - sizeof(struct ofi_wire), hdr_len, tl->caps.max_am);
+    if (total > s->buf_size || hdr_len > UINT8_MAX || am_id > OFI_AM_ID_MAX)
+        return bmpi_err_set(MPI_ERR_INTERN,
+                            "ofi: active message (id %u, %zu bytes, header %zu) over the limits: max_am %zu, "
+                            "header %d bytes, id %d",
+                            am_id, total - sizeof(struct ofi_wire), hdr_len, tl->caps.max_am, UINT8_MAX,
+                            OFI_AM_ID_MAX);
     size_t padded = (total + 7) & ~(size_t)7;
     fi_addr_t dest = s->addrs[peer];
     if (padded <= s->inject_max && (s->tx_inject.free || (tx_drain(s), s->tx_inject.free))) {
         /* Injected (the buffer is ours again at once) but with a
          * completion, so that we know when it has left: see in_flight(). */
         char buf[OFI_INJECT_STACK] __attribute__((aligned(8)));
-        pack(buf, padded, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
+        pack(buf, padded, ofi_order_tx_seq(&s->order, peer), am_id, hdr, hdr_len, iov, iovcnt);
         struct ofi_op *tok = s->tx_inject.free;
         s->tx_inject.free = tok->next;
         s->tx_inject.busy++;
@@ -979,8 +1004,10 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
             tx_drain(s);
             rc = fi_sendmsg(s->ep, &msg, FI_INJECT | FI_COMPLETION);
         }
-        if (rc == 0)
+        if (rc == 0) {
+            ofi_order_sent(&s->order, peer);
             return BMPI_OK;
+        }
         tx_release(tok);
         return rc == -FI_EAGAIN ? BMPI_TL_EAGAIN : fi_fail(s, "fi_sendmsg(FI_INJECT)", (int)rc);
     }
@@ -994,14 +1021,16 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
         return BMPI_TL_EAGAIN;
     pool->free = op->next;
     pool->busy++;
-    pack(op->buf, padded, bmpi_world.rank, am_id, hdr, hdr_len, iov, iovcnt);
+    pack(op->buf, padded, ofi_order_tx_seq(&s->order, peer), am_id, hdr, hdr_len, iov, iovcnt);
     ssize_t rc = fi_send(s->ep, op->buf, padded, op->desc, dest, op);
     if (rc == -FI_EAGAIN) {
         tx_drain(s);
         rc = fi_send(s->ep, op->buf, padded, op->desc, dest, op);
     }
-    if (rc == 0)
+    if (rc == 0) {
+        ofi_order_sent(&s->order, peer);
         return BMPI_OK;
+    }
     tx_release(op);
     return rc == -FI_EAGAIN ? BMPI_TL_EAGAIN : fi_fail(s, "fi_send", (int)rc);
 }
@@ -1127,8 +1156,9 @@ static void ofi_close(struct bmpi_tl *tl)
         }
     }
     if (bmpi_world.verbose >= 2)
-        fprintf(stderr, "bmpi: rank %d: ofi: registration cache: %llu hits, %llu misses\n", bmpi_world.rank,
-                (unsigned long long)s->mrc.hits, (unsigned long long)s->mrc.misses);
+        fprintf(stderr, "bmpi: rank %d: ofi: registration cache: %llu hits, %llu misses; %llu messages came early\n",
+                bmpi_world.rank, (unsigned long long)s->mrc.hits, (unsigned long long)s->mrc.misses,
+                (unsigned long long)s->order.early);
     /* Memory regions before the endpoint they may be bound to. */
     ofi_mr_cache_fini(s);
     /* The endpoint before the buffers' registrations (closing it cancels
@@ -1165,6 +1195,7 @@ static void ofi_close(struct bmpi_tl *tl)
         s->rma_free = op->next;
         free(op);
     }
+    ofi_order_fini(&s->order);
     /* Operations never completed (timeout above) are leaked rather than
      * freed under the provider's feet; it is gone now. */
     free(s->addrs);

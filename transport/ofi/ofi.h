@@ -6,8 +6,9 @@
  * Two completion queues: transmit (sends, reads, writes) and receive.
  * Keeping them apart lets am_send drive the provider's progress when it
  * pushes back (reading the transmit queue) without delivering anything:
- * deliveries happen only from progress(), one at a time, in the order the
- * receive queue reports them, which is per-peer send order (FI_ORDER_SAS).
+ * deliveries happen only from progress(), one at a time, in per-peer send
+ * order: FI_ORDER_SAS orders the provider's processing, ofi_order.h puts
+ * completions that come out of that order back in it.
  *
  * Files: ofi.c (provider choice, lifecycle, data path, progress),
  * ofi_mr.c (the registration cache behind mem_reg/mem_dereg and the
@@ -24,6 +25,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
+#include "transport/ofi/ofi_order.h"
 #include "transport/transport.h"
 
 #define OFI_API_VERSION FI_VERSION(1, 10)
@@ -32,13 +34,16 @@
 
 /* In front of every active message on the wire. 8 bytes, so that the
  * runtime's header, which follows, stays 8-byte aligned in the receive
- * buffer (handlers read it in place). */
+ * buffer (handlers read it in place), and no more: on the shm provider 8
+ * more bytes cost 0.1-0.15 us of latency here. Hence the small fields,
+ * which ofi_am_send checks. */
 struct ofi_wire {
-    int32_t src; /* world rank of the sender */
-    uint16_t hdr_len;
-    uint8_t am_id;
-    uint8_t pad;
+    int32_t src;     /* world rank of the sender */
+    uint16_t seq;    /* of the sender's messages to this rank: ofi_order.h */
+    uint8_t hdr_len; /* the runtime's headers are a few dozen bytes */
+    uint8_t am_pad;  /* am_id << 3 | the zero bytes after the payload (0-7) */
 };
+#define OFI_AM_ID_MAX 31
 
 /* What the rkey blob of a registration holds. base travels only when the
  * provider addresses RMA by offset (no FI_MR_VIRT_ADDR). */
@@ -151,7 +156,8 @@ struct ofi_state {
     /* A send failed in the provider: reported from progress. */
     char send_err[256];
 
-    bool in_progress; /* deliveries do not nest */
+    struct ofi_order order; /* sequence numbers per peer, early arrivals */
+    bool in_progress;       /* deliveries do not nest */
     struct ofi_mr_cache mrc;
 };
 
