@@ -370,8 +370,9 @@ static int ofi_open(struct bmpi_tl *tl)
     s->rma = (info->caps & FI_RMA) != 0;
     s->nranks = bmpi_world.size;
     if (ofi_order_init(&s->order, s->nranks)) {
+        int err = bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", s->nranks);
         ofi_close(tl);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", bmpi_world.size);
+        return err;
     }
 
     /* Sizes: max_am is the largest runtime header + payload of one message. */
