@@ -1,11 +1,14 @@
 /* limits: what this machine allows an MPI on one node, without any MPI.
  *
- * Three floors against which the MPI numbers are read:
+ * Four floors against which the MPI numbers are read:
  *   memcpy     bandwidth of memcpy within one process, per size (the cost
  *              of one copy through a bounce buffer);
  *   cma        bandwidth of process_vm_readv from a process pinned to the
  *              second core into one pinned to the first, per size (the
  *              single-copy path that MPIs use for large messages);
+ *   mapped     bandwidth of memcpy from pages the process on the second core
+ *              wrote, mapped shared, into the first (a single copy without
+ *              the system call: what XPMEM or a shared heap would allow);
  *   cacheline  two threads pinned to the two cores bounce one cache line;
  *              nanoseconds per one-way transfer, the floor under any
  *              small-message latency through shared memory.
@@ -14,10 +17,12 @@
  * Output (machine readable; '#' lines are comments; MB = 1e6 bytes):
  *   memcpy <size_bytes> <best_MB/s> <median_MB/s>
  *   cma <size_bytes> <best_MB/s> <median_MB/s>
+ *   mapped <size_bytes> <best_MB/s> <median_MB/s>
  *   cacheline 64 <best_ns> <median_ns>
  *
- * Usage: limits [memcpy] [cma] [cacheline] [-m MIN] [-M MAX] [-s SAMPLES]
- *               [-t MS]   (default: all three, 4k .. 16m, 7 samples, 20 ms)
+ * Usage: limits [memcpy] [cma] [mapped] [cacheline] [-m MIN] [-M MAX]
+ *               [-s SAMPLES] [-t MS]   (default: all four, 4k .. 16m,
+ *               7 samples, 20 ms)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -133,14 +139,62 @@ static void run_memcpy(size_t min, size_t max)
     free(mdst);
 }
 
+/* --- a helper process on the second core -------------------------------- */
+static pid_t helper_pid;
+static int helper_done = -1;
+
+/* Forks a child pinned to the second core that writes buf (len bytes) and
+ * then waits until helper_stop(): the pages the tests below read are the
+ * child's, written from the other core. */
+static void helper_start(char *buf, size_t len)
+{
+    int ready[2], done[2];
+    char c = 0;
+    if (pipe(ready) || pipe(done)) {
+        fprintf(stderr, "limits: pipe: %s\n", strerror(errno));
+        exit(1);
+    }
+    fflush(stdout);
+    helper_pid = fork();
+    if (helper_pid < 0) {
+        fprintf(stderr, "limits: fork: %s\n", strerror(errno));
+        exit(1);
+    }
+    if (helper_pid == 0) {
+        close(ready[0]);
+        close(done[1]); /* or the read below never sees end of file */
+        pin(cpu[1]);
+        memset(buf, 2, len);
+        if (write(ready[1], &c, 1) != 1) _exit(1);
+        /* Wait until the parent is done (or gone). */
+        while (read(done[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(done[0]);
+    if (read(ready[0], &c, 1) != 1) {
+        fprintf(stderr, "limits: helper process died\n");
+        exit(1);
+    }
+    close(ready[0]);
+    helper_done = done[1];
+    pin(cpu[0]);
+}
+
+static void helper_stop(void)
+{
+    close(helper_done);
+    waitpid(helper_pid, NULL, 0);
+}
+
 /* --- process_vm_readv ----------------------------------------------------- */
-static pid_t cma_pid;
 static char *cma_remote, *cma_local;
 
 static int op_cma(size_t size)
 {
     struct iovec l = {cma_local, size}, r = {cma_remote, size};
-    ssize_t n = process_vm_readv(cma_pid, &l, 1, &r, 1, 0);
+    ssize_t n = process_vm_readv(helper_pid, &l, 1, &r, 1, 0);
     if (n != (ssize_t)size) {
         if (n < 0)
             printf("# cma: process_vm_readv failed: %s (a container without "
@@ -155,51 +209,45 @@ static int op_cma(size_t size)
 
 static void run_cma(size_t min, size_t max)
 {
-    int ready[2], done[2];
-    char c = 0;
-
     /* The child writes its own copy of the buffer (so its pages are its
      * own, not copy-on-write shares of ours) at the same address. */
     cma_remote = alloc_touched(max);
     cma_local = alloc_touched(max);
-    if (!cma_remote || !cma_local || pipe(ready) || pipe(done)) {
-        fprintf(stderr, "limits: cannot set up cma test: %s\n", strerror(errno));
+    if (!cma_remote || !cma_local) {
+        fprintf(stderr, "limits: out of memory for 2 x %zu bytes\n", max);
         exit(1);
     }
-    fflush(stdout);
-    cma_pid = fork();
-    if (cma_pid < 0) {
-        fprintf(stderr, "limits: fork: %s\n", strerror(errno));
-        exit(1);
-    }
-    if (cma_pid == 0) {
-        close(ready[0]);
-        close(done[1]); /* or the read below never sees end of file */
-        pin(cpu[1]);
-        memset(cma_remote, 2, max);
-        if (write(ready[1], &c, 1) != 1) _exit(1);
-        /* Wait until the parent is done (or gone). */
-        while (read(done[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        _exit(0);
-    }
-    close(ready[1]);
-    close(done[0]);
-    if (read(ready[0], &c, 1) != 1) {
-        fprintf(stderr, "limits: cma helper process died\n");
-        exit(1);
-    }
-    pin(cpu[0]);
+    helper_start(cma_remote, max);
     printf("# cma size_bytes best_MB/s median_MB/s (process_vm_readv, "
            "cpu %d reads from cpu %d)\n", cpu[0], cpu[1]);
     for (size_t size = min; size <= max; size *= 2)
         if (bandwidth("cma", op_cma, size))
             break;
-    close(done[1]);
-    waitpid(cma_pid, NULL, 0);
-    close(ready[0]);
+    helper_stop();
     free(cma_remote);
     free(cma_local);
+}
+
+/* --- memcpy from another process's pages, mapped ---------------------------- */
+/* The single copy that needs no system call and no pinning of pages: the
+ * other process's buffer is mapped here, as XPMEM or a heap in shared
+ * memory would map it. The same reads as the cma test. */
+static void run_mapped(size_t min, size_t max)
+{
+    msrc = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    mdst = alloc_touched(max);
+    if (msrc == MAP_FAILED || !mdst) {
+        fprintf(stderr, "limits: cannot set up the mapped test: %s\n", strerror(errno));
+        exit(1);
+    }
+    helper_start(msrc, max);
+    printf("# mapped size_bytes best_MB/s median_MB/s (memcpy from a shared "
+           "mapping cpu %d wrote, on cpu %d)\n", cpu[1], cpu[0]);
+    for (size_t size = min; size <= max; size *= 2)
+        bandwidth("mapped", op_memcpy, size);
+    helper_stop();
+    munmap(msrc, max);
+    free(mdst);
 }
 
 /* --- cache-line ping-pong ------------------------------------------------ */
@@ -272,7 +320,7 @@ static void run_cacheline(void)
 int main(int argc, char **argv)
 {
     size_t min = 4096, max = 16 << 20;
-    int want_memcpy = 0, want_cma = 0, want_line = 0;
+    int want_memcpy = 0, want_cma = 0, want_mapped = 0, want_line = 0;
     cpu_set_t set;
 
     for (int i = 1; i < argc; i++) {
@@ -283,15 +331,16 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-t")) target = atof(v) * 1e-3, i++;
         else if (!strcmp(argv[i], "memcpy")) want_memcpy = 1;
         else if (!strcmp(argv[i], "cma")) want_cma = 1;
+        else if (!strcmp(argv[i], "mapped")) want_mapped = 1;
         else if (!strcmp(argv[i], "cacheline")) want_line = 1;
         else {
-            fprintf(stderr, "usage: %s [memcpy] [cma] [cacheline] [-m MIN] "
-                    "[-M MAX] [-s SAMPLES] [-t MS]\n", argv[0]);
+            fprintf(stderr, "usage: %s [memcpy] [cma] [mapped] [cacheline] "
+                    "[-m MIN] [-M MAX] [-s SAMPLES] [-t MS]\n", argv[0]);
             return 2;
         }
     }
-    if (!want_memcpy && !want_cma && !want_line)
-        want_memcpy = want_cma = want_line = 1;
+    if (!want_memcpy && !want_cma && !want_mapped && !want_line)
+        want_memcpy = want_cma = want_mapped = want_line = 1;
     if (samples < 1) samples = 1;
     if (min < 1) min = 1;
 
@@ -305,11 +354,13 @@ int main(int argc, char **argv)
     if (want_memcpy)
         run_memcpy(min, max);
     if (cpu[1] < 0) {
-        printf("# only one cpu available: cma and cacheline need two\n");
+        printf("# only one cpu available: cma, mapped and cacheline need two\n");
         return 0;
     }
     if (want_cma)
         run_cma(min, max);
+    if (want_mapped)
+        run_mapped(min, max);
     if (want_line)
         run_cacheline();
     return 0;
