@@ -1,4 +1,5 @@
 # test/unit: Check unit tests; each component adds its own fragment.
 include test/unit/shm.mk
+include test/unit/heap.mk
 include test/unit/datatype.mk
 include test/unit/ofi_order.mk

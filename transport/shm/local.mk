@@ -4,4 +4,7 @@ libbmpi_core_la_SOURCES += \
 	transport/shm/cacheline.h \
 	transport/shm/shm.c \
 	transport/shm/segment.c \
-	transport/shm/cma.c
+	transport/shm/cma.c \
+	transport/shm/heap.h \
+	transport/shm/heap.c \
+	transport/shm/peer_heap.c

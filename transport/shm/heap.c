@@ -1,0 +1,498 @@
+/*
+ * The shared heap: the program's large blocks live in a memfd that the
+ * other ranks of the node map, so that a single-copy read or write between
+ * two ranks is one memcpy instead of a process_vm_readv, which pins every
+ * page it copies (docs/shm.md, "Shared heap").
+ *
+ * libbmpi defines malloc, free, calloc, realloc and the aligned
+ * allocators. The dynamic linker binds every call in the process to the
+ * first definition it finds, which is this one when the program links
+ * libbmpi and preloads no allocator of its own (a sanitizer, valgrind,
+ * jemalloc: theirs wins, and this file is never called). Requests under
+ * HEAP_MIN go to glibc unchanged (__libc_malloc and friends); larger ones
+ * are cut from one reserved range mapped from the memfd, so that a peer
+ * turns an address in it into its own by one subtraction (peer_heap.c).
+ *
+ * The heap is process state from before MPI_Init to after MPI_Finalize,
+ * so it lives here and not in bmpi_world. Blocks have boundary tags
+ * (header in front, size of the block below in the header) so that free
+ * merges neighbours in constant time; free blocks sit in power-of-two
+ * bins. A fork() child copies the heap into private memory before it
+ * returns, since MAP_SHARED pages would otherwise be shared with the
+ * parent.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "transport/shm/heap.h"
+
+/* glibc's own entry points, which stay reachable under their internal
+ * names when a program replaces malloc. */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+/* Requests of at least this many bytes come from the shared heap. Single
+ * copy starts near here (shm_rget_min, the collectives' direct floor);
+ * glibc itself serves such sizes by mmap, so nothing small moves. */
+#define HEAP_MIN ((size_t)64 << 10)
+#define HEAP_PAGE ((size_t)4096)
+#define HEAP_HDR ((size_t)64) /* keeps data 64-byte aligned */
+/* Free blocks (after merging) and a top shrunk by this much give their
+ * pages back to the kernel; glibc unmaps its own blocks from the same
+ * size on (its largest dynamic mmap threshold). */
+#define HEAP_PUNCH_MIN ((size_t)32 << 20)
+#define HEAP_NBINS 48
+
+/* Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator
+ * must serve every block to check it, and a definition of malloc here
+ * would take its place in programs that link this file statically. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HEAP_REPLACES_MALLOC 0
+#else
+#define HEAP_REPLACES_MALLOC 1
+#endif
+
+enum { BLK_USED = 0x75736564u, BLK_FREE = 0x66726565u, BLK_SHIM = 0x7368696du };
+
+struct blk {
+    uint32_t magic;
+    uint32_t bin;
+    size_t size;      /* bytes, header included, a page multiple; a shim: offset back to its block */
+    size_t prev_size; /* size of the block just below; 0 for the first */
+    struct blk *next, *prev; /* bin links, while free */
+};
+
+enum heap_state { HEAP_UNINIT, HEAP_ON, HEAP_OFF, HEAP_FORKED };
+
+static struct {
+    pthread_mutex_t lock;
+    enum heap_state state;
+    int fd;
+    char *base, *end;
+    char *top;        /* first byte not in a block */
+    char *fresh;      /* bytes from here up have never been handed out: zero */
+    struct blk *last; /* the block that ends at top, or NULL */
+    struct blk *bins[HEAP_NBINS];
+} heap = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* ---- setting up ---------------------------------------------------------- */
+
+static bool heap_wanted(void)
+{
+    if (!HEAP_REPLACES_MALLOC)
+        return false;
+    const char *v = getenv("BMPI_SHM_HEAP");
+    if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no")))
+        return false;
+    /* Under valgrind the blocks would escape memcheck, which replaces
+     * glibc's allocator but not this one. */
+    const char *pre = getenv("LD_PRELOAD");
+    return !(pre && strstr(pre, "vgpreload"));
+}
+
+static void heap_prepare_fork(void) { pthread_mutex_lock(&heap.lock); }
+static void heap_parent_fork(void) { pthread_mutex_unlock(&heap.lock); }
+
+/* In a fork() child: replace the shared pages by a private copy, and let
+ * glibc serve every new block (this process is not a rank of the job). */
+static void heap_child_fork(void)
+{
+    if (heap.state == HEAP_ON) {
+        size_t used = (size_t)(heap.fresh - heap.base);
+        void *copy = used ? mmap(NULL, used, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                          : NULL;
+        if (used && copy == MAP_FAILED)
+            abort(); /* a child sharing its parent's heap would corrupt both */
+        if (used) {
+            memcpy(copy, heap.base, used);
+            if (mremap(copy, used, used, MREMAP_MAYMOVE | MREMAP_FIXED, heap.base) == MAP_FAILED)
+                abort();
+        }
+        if (heap.end > heap.fresh)
+            mmap(heap.fresh, (size_t)(heap.end - heap.fresh), PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        close(heap.fd);
+        heap.fd = -1;
+        heap.state = HEAP_FORKED;
+    }
+    pthread_mutex_unlock(&heap.lock);
+}
+
+/* Reserve the range, backed by a sparse memfd of the same size. A limit
+ * on address space (ulimit -v) is met by trying smaller ranges. */
+static void heap_init_locked(void)
+{
+    heap.state = HEAP_OFF;
+    if (!heap_wanted())
+        return;
+    int fd = memfd_create("bmpi-heap", MFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (size_t len = (size_t)64 << 30; len >= ((size_t)1 << 30); len /= 4) {
+        if (ftruncate(fd, (off_t)len) != 0)
+            continue;
+        void *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        if (a == MAP_FAILED)
+            continue;
+        heap.fd = fd;
+        heap.base = heap.top = heap.fresh = a;
+        heap.end = heap.base + len;
+        heap.state = HEAP_ON;
+        pthread_atfork(heap_prepare_fork, heap_parent_fork, heap_child_fork);
+        return;
+    }
+    close(fd);
+}
+
+static bool heap_ready_locked(void)
+{
+    if (heap.state == HEAP_UNINIT)
+        heap_init_locked();
+    return heap.state == HEAP_ON;
+}
+
+void bmpi_shm_heap_info(struct bmpi_shm_heap_info *info)
+{
+    pthread_mutex_lock(&heap.lock);
+    bool on = heap_ready_locked();
+    *info = (struct bmpi_shm_heap_info){
+        .base = on ? (uintptr_t)heap.base : 0,
+        .len = on ? (size_t)(heap.end - heap.base) : 0,
+        .pid = getpid(),
+        .fd = on ? heap.fd : -1,
+    };
+    pthread_mutex_unlock(&heap.lock);
+}
+
+bool bmpi_shm_heap_owns(const void *p)
+{
+    return (const char *)p >= heap.base && (const char *)p < heap.end;
+}
+
+#if HEAP_REPLACES_MALLOC
+
+/* ---- blocks and bins ----------------------------------------------------- */
+
+static size_t page_up(size_t n) { return (n + HEAP_PAGE - 1) & ~(HEAP_PAGE - 1); }
+
+static struct blk *blk_above(struct blk *b) { return (struct blk *)((char *)b + b->size); }
+
+static struct blk *blk_below(struct blk *b)
+{
+    return b->prev_size ? (struct blk *)((char *)b - b->prev_size) : NULL;
+}
+
+static unsigned bin_of(size_t size)
+{
+    unsigned k = 63u - (unsigned)__builtin_clzll(size) - 12u; /* a page is bin 0 */
+    return k < HEAP_NBINS ? k : HEAP_NBINS - 1;
+}
+
+static void bin_insert(struct blk *b)
+{
+    b->magic = BLK_FREE;
+    b->bin = bin_of(b->size);
+    b->prev = NULL;
+    b->next = heap.bins[b->bin];
+    if (b->next)
+        b->next->prev = b;
+    heap.bins[b->bin] = b;
+}
+
+static void bin_remove(struct blk *b)
+{
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        heap.bins[b->bin] = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+}
+
+/* Tell the block above b (if any) how big b is now. */
+static void fix_above(struct blk *b)
+{
+    if (b != heap.last)
+        blk_above(b)->prev_size = b->size;
+}
+
+/* Give the pages of [from, to) back; they read as zero afterwards. */
+static void release(char *from, char *to)
+{
+    from = (char *)page_up((uintptr_t)from);
+    if (to > from)
+        fallocate(heap.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from - heap.base,
+                  to - from);
+}
+
+/* Keep the first `size` bytes of b, return the rest to a bin. */
+static void split(struct blk *b, size_t size)
+{
+    if (b->size - size < HEAP_MIN)
+        return;
+    struct blk *r = (struct blk *)((char *)b + size);
+    r->size = b->size - size;
+    r->prev_size = size;
+    b->size = size;
+    if (heap.last == b)
+        heap.last = r;
+    fix_above(r);
+    bin_insert(r);
+}
+
+static struct blk *take_from_bins(size_t size)
+{
+    for (unsigned k = bin_of(size); k < HEAP_NBINS; k++) {
+        for (struct blk *b = heap.bins[k]; b; b = b->next) {
+            if (b->size >= size) {
+                bin_remove(b);
+                split(b, size);
+                return b;
+            }
+        }
+    }
+    return NULL;
+}
+
+static struct blk *take_from_top(size_t size)
+{
+    if ((size_t)(heap.end - heap.top) < size)
+        return NULL;
+    struct blk *b = (struct blk *)heap.top;
+    b->size = size;
+    b->prev_size = heap.last ? heap.last->size : 0;
+    heap.top += size;
+    heap.last = b;
+    return b;
+}
+
+static void *blk_alloc_locked(size_t size, bool zero)
+{
+    struct blk *b = take_from_bins(size);
+    bool clean = false;
+    if (!b) {
+        b = take_from_top(size);
+        if (!b)
+            return NULL;
+        clean = (char *)b >= heap.fresh;
+    }
+    if ((char *)b + b->size > heap.fresh)
+        heap.fresh = (char *)b + b->size;
+    b->magic = BLK_USED;
+    if (zero && !clean)
+        memset((char *)b + HEAP_HDR, 0, b->size - HEAP_HDR);
+    return (char *)b + HEAP_HDR;
+}
+
+static void blk_free_locked(struct blk *b)
+{
+    struct blk *up = b == heap.last ? NULL : blk_above(b);
+    if (up && up->magic == BLK_FREE) {
+        bin_remove(up);
+        if (heap.last == up)
+            heap.last = b;
+        b->size += up->size;
+    }
+    struct blk *down = blk_below(b);
+    if (down && down->magic == BLK_FREE) {
+        bin_remove(down);
+        if (heap.last == b)
+            heap.last = down;
+        down->size += b->size;
+        b = down;
+    }
+    if (b == heap.last) {
+        heap.top = (char *)b;
+        heap.last = blk_below(b);
+        b->magic = 0;
+        if (heap.state == HEAP_ON && (size_t)(heap.fresh - heap.top) >= HEAP_PUNCH_MIN) {
+            release(heap.top, heap.fresh);
+            heap.fresh = (char *)page_up((uintptr_t)heap.top);
+        }
+        return;
+    }
+    fix_above(b);
+    bin_insert(b);
+    if (heap.state == HEAP_ON && b->size >= HEAP_PUNCH_MIN)
+        release((char *)b + HEAP_HDR, (char *)b + b->size);
+}
+
+/* The block that data pointer p belongs to, or NULL for a pointer that
+ * this heap never handed out. */
+static struct blk *blk_of(void *p)
+{
+    if ((char *)p < heap.base + HEAP_HDR || (char *)p >= heap.top)
+        return NULL;
+    struct blk *h = (struct blk *)((char *)p - HEAP_HDR);
+    if (h->magic == BLK_SHIM)
+        h = (struct blk *)((char *)p - h->size);
+    return (char *)h >= heap.base && h->magic == BLK_USED ? h : NULL;
+}
+
+static size_t usable(struct blk *b, void *p) { return b->size - (size_t)((char *)p - (char *)b); }
+
+static _Noreturn void bad_pointer(const char *fn, void *p)
+{
+    fprintf(stderr, "bmpi: %s(%p): not a block of the shared heap, or freed twice\n", fn, p);
+    abort();
+}
+
+/* ---- the allocator's entry points ------------------------------------------ */
+
+static void *heap_alloc(size_t n, size_t align, bool zero)
+{
+    size_t extra = align > HEAP_HDR ? align : 0;
+    if (n > (size_t)1 << 46)
+        return NULL;
+    size_t size = page_up(n + HEAP_HDR + extra);
+    pthread_mutex_lock(&heap.lock);
+    char *p = heap_ready_locked() ? blk_alloc_locked(size, zero) : NULL;
+    pthread_mutex_unlock(&heap.lock);
+    if (p && extra) {
+        char *b = p - HEAP_HDR;
+        p = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+        struct blk *shim = (struct blk *)(p - HEAP_HDR);
+        shim->magic = BLK_SHIM;
+        shim->size = (size_t)(p - b);
+    }
+    return p;
+}
+
+void *malloc(size_t n)
+{
+    void *p = n >= HEAP_MIN ? heap_alloc(n, 0, false) : NULL;
+    return p ? p : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = total >= HEAP_MIN ? heap_alloc(total, 0, true) : NULL;
+    return p ? p : __libc_calloc(n, m);
+}
+
+void free(void *p)
+{
+    if (!bmpi_shm_heap_owns(p)) {
+        __libc_free(p);
+        return;
+    }
+    pthread_mutex_lock(&heap.lock);
+    struct blk *b = blk_of(p);
+    if (!b)
+        bad_pointer("free", p);
+    blk_free_locked(b);
+    pthread_mutex_unlock(&heap.lock);
+}
+
+/* Grow b, the top block, in place to size bytes. */
+static bool grow_at_top_locked(struct blk *b, size_t size)
+{
+    if (heap.state != HEAP_ON || b != heap.last || (size_t)(heap.end - (char *)b) < size)
+        return false;
+    heap.top = (char *)b + size;
+    b->size = size;
+    if (heap.top > heap.fresh)
+        heap.fresh = heap.top;
+    return true;
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (!bmpi_shm_heap_owns(p))
+        return n >= HEAP_MIN && !p ? malloc(n) : __libc_realloc(p, n);
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    pthread_mutex_lock(&heap.lock);
+    struct blk *b = blk_of(p);
+    if (!b)
+        bad_pointer("realloc", p);
+    size_t have = usable(b, p);
+    bool fits = n <= have || grow_at_top_locked(b, page_up(n + (size_t)((char *)p - (char *)b)));
+    pthread_mutex_unlock(&heap.lock);
+    if (fits)
+        return p;
+    void *q = malloc(n);
+    if (q) {
+        memcpy(q, p, have);
+        free(p);
+    }
+    return q;
+}
+
+void *reallocarray(void *p, size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, total);
+}
+
+static void *aligned(size_t align, size_t n)
+{
+    void *p = n >= HEAP_MIN && align <= HEAP_MIN ? heap_alloc(n, align, false) : NULL;
+    return p ? p : __libc_memalign(align, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+    return aligned(align, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    return aligned(align, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (align < sizeof(void *) || (align & (align - 1)))
+        return EINVAL;
+    int saved = errno;
+    void *p = aligned(align, n);
+    errno = saved;
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+size_t malloc_usable_size(void *p)
+{
+    if (bmpi_shm_heap_owns(p)) {
+        pthread_mutex_lock(&heap.lock);
+        struct blk *b = blk_of(p);
+        size_t n = b ? usable(b, p) : 0;
+        pthread_mutex_unlock(&heap.lock);
+        return n;
+    }
+    static size_t (*libc_usable)(void *);
+    if (!libc_usable)
+        libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    return libc_usable ? libc_usable(p) : 0;
+}
+
+#endif /* HEAP_REPLACES_MALLOC */
