@@ -880,12 +880,12 @@ static int read_into(int pid, uint64_t addr, size_t n, void *buf, size_t count,
                      const struct bmpi_datatype *dt)
 {
     if (bmpi_dt_is_contig(dt))
-        return bmpi_shm_cma_read(pid, (char *)buf + bmpi_dt_true_lb(dt), addr, n);
+        return bmpi_shm_peer_read(pid, (char *)buf + bmpi_dt_true_lb(dt), addr, n);
     char *tmp;
     int err = staging(n, &tmp);
     if (err)
         return err;
-    if (!(err = bmpi_shm_cma_read(pid, tmp, addr, n)))
+    if (!(err = bmpi_shm_peer_read(pid, tmp, addr, n)))
         unpack(buf, count, dt, tmp, n);
     free(tmp);
     return err;
@@ -982,7 +982,7 @@ static int bcast_pair_root(struct call *k, void *buf, size_t count, const struct
     size_t cut = split_point(src.bytes), end = src.bytes < dst.bytes ? src.bytes : dst.bytes;
     err = err ? err : e;
     if (!err && dst.addr && end > cut)
-        err = bmpi_shm_cma_write((int)dst.pid, (const char *)(uintptr_t)src.addr + cut,
+        err = bmpi_shm_peer_write((int)dst.pid, (const char *)(uintptr_t)src.addr + cut,
                                  dst.addr + cut, end - cut);
     return finish_direct(k, staged, err);
 }
@@ -1209,7 +1209,7 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t bytes = n * bmpi_dt_size(dt);
     if (sbuf != MPI_IN_PLACE) {
-        int err = bmpi_shm_cma_read(leaf->pid, (char *)rbuf + lb, leaf->addr, bytes);
+        int err = bmpi_shm_peer_read(leaf->pid, (char *)rbuf + lb, leaf->addr, bytes);
         if (!err)
             bmpi_op_apply(op, sbuf, rbuf, n, dt);
         return err;
@@ -1218,7 +1218,7 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
     int err = staging(bytes, &tmp);
     if (err)
         return err;
-    if (!(err = bmpi_shm_cma_read(leaf->pid, tmp, leaf->addr, bytes)))
+    if (!(err = bmpi_shm_peer_read(leaf->pid, tmp, leaf->addr, bytes)))
         bmpi_op_apply(op, tmp - lb, rbuf, n, dt);
     free(tmp);
     return err;
@@ -1235,9 +1235,9 @@ static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t f
     int err = staging(bytes, &tmp);
     if (err)
         return err;
-    if (!(err = bmpi_shm_cma_read(root->pid, tmp, root->addr + first * size, bytes))) {
+    if (!(err = bmpi_shm_peer_read(root->pid, tmp, root->addr + first * size, bytes))) {
         bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, dt);
-        err = bmpi_shm_cma_write(root->pid, tmp, root->dst + first * size, bytes);
+        err = bmpi_shm_peer_write(root->pid, tmp, root->dst + first * size, bytes);
     }
     free(tmp);
     return err;

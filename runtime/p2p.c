@@ -20,6 +20,7 @@
 #include "runtime/p2p_proto.h"
 #include "runtime/progress.h"
 #include "runtime/world.h"
+#include "transport/shm/heap.h"
 
 /* Non-contiguous receives of RGET messages are pulled through a staging
  * buffer of this size, one chunk at a time. */
@@ -252,8 +253,9 @@ static int send_by_protocol(struct bmpi_request *req)
         req->proto = BMPI_PROTO_EAGER;
         return send_eager(req, tl);
     }
-    if ((tl->caps.flags & BMPI_TL_RMA_GET) && req->bytes >= tl->caps.rget_min &&
-        bmpi_dt_is_contig(req->dt)) {
+    if ((tl->caps.flags & BMPI_TL_RMA_GET) && bmpi_dt_is_contig(req->dt) &&
+        (req->bytes >= tl->caps.rget_min ||
+         ((tl->caps.flags & BMPI_TL_RMA_HEAP) && bmpi_shm_heap_owns(contig_base(req))))) {
         req->proto = BMPI_PROTO_RGET;
         return send_rget(req, tl);
     }

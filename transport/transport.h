@@ -34,6 +34,10 @@
 /* get()/put() are copies made by the calling CPU (CMA): a transfer split
  * between both sides runs on two cores. */
 #define BMPI_TL_RMA_CPU  0x8u
+/* get() from a buffer in the sender's shared heap (transport/shm/heap.c)
+ * is a memcpy with no fixed cost: the runtime pulls every contiguous
+ * message above eager_limit from there, whatever rget_min says. */
+#define BMPI_TL_RMA_HEAP 0x10u
 
 /* Exclusivity: when several transports reach a peer, the highest wins. */
 enum bmpi_tl_exclusivity {

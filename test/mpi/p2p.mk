@@ -80,3 +80,8 @@ test_mpi_p2p_truncate_LDADD = libbmpi.la
 TESTS += test/mpi/p2p_truncate.sh
 EXTRA_DIST += test/mpi/p2p_truncate.sh
 
+check_PROGRAMS += test/mpi/shm_heap
+test_mpi_shm_heap_SOURCES = test/mpi/shm_heap.c test/mpi/testutil.h
+test_mpi_shm_heap_LDADD = libbmpi.la
+TESTS += test/mpi/shm_heap.sh
+EXTRA_DIST += test/mpi/shm_heap.sh

@@ -22,6 +22,7 @@
 #include "runtime/pmix.h"
 #include "runtime/world.h"
 #include "transport/shm/cacheline.h"
+#include "transport/shm/heap.h"
 #include "transport/shm/shm.h"
 
 #define SHM_PMIX_KEY "bmpi.shm"
@@ -211,13 +212,26 @@ static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
         .rma_limit = 0,
         .rget_min = p->cma ? shm_rget_min(p) : 0,
         .flags = !p->cma ? 0
-                 : BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | (p->cfg.shared_copy ? BMPI_TL_RMA_CPU : 0),
+                 : BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_RMA_HEAP |
+                       (p->cfg.shared_copy ? BMPI_TL_RMA_CPU : 0),
         .latency_us = 0.2,
         .bandwidth_mbs = 8000.0,
     };
 }
 
 static void shm_close(struct bmpi_tl *tl);
+
+/* Map the peer's shared heap, so that single copy from blocks in it is a
+ * memcpy; where that fails, CMA still reads them. */
+static void attach_peer_heap(int peer_lr, const struct bmpi_shm_heap_info *heap)
+{
+    char why[256];
+    if (bmpi_shm_peer_heap_attach(heap, why, sizeof why) != 0 && bmpi_world.verbose)
+        fprintf(stderr,
+                "bmpi: shm on %s (rank %d): single copy from local rank %d's heap goes through "
+                "process_vm_readv: %s\n",
+                bmpi_world.hostname, bmpi_world.rank, peer_lr, why);
+}
 
 static int shm_open_tl(struct bmpi_tl *tl)
 {
@@ -294,6 +308,7 @@ static int shm_open_tl(struct bmpi_tl *tl)
         .probe_addr = (uint64_t)(uintptr_t)&p->probe,
         .cookie = p->cookie,
     };
+    bmpi_shm_heap_info(&addr.heap);
     rc = bmpi_pmix_put(SHM_PMIX_KEY, &addr, sizeof addr);
     if (rc)
         goto fail;
@@ -402,6 +417,8 @@ static int shm_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool 
                 p->cma = false;
                 cma_report(p, reason);
             }
+            if (p->cma)
+                attach_peer_heap(i, &a->heap);
             free(data);
         }
         p->peers[p->my_lr].pid = (int)getpid();
@@ -455,6 +472,7 @@ static void shm_close(struct bmpi_tl *tl)
             if (s->in)
                 munmap(s->in, s->in_maplen);
         }
+        bmpi_shm_peer_heap_detach_all();
     }
     if (p->base) {
         if (p->creator && !__atomic_load_n(&p->seg->unlinked, __ATOMIC_ACQUIRE))
@@ -910,7 +928,7 @@ static int shm_get(struct bmpi_tl *tl, int peer, void *local, void *local_memh, 
     int rc = rkey_pid(p, peer, rkey, rkey_len, &pid);
     if (rc)
         return rc;
-    rc = bmpi_shm_cma_read(pid, local, remote_addr, len);
+    rc = bmpi_shm_peer_read(pid, local, remote_addr, len);
     return comp_push(p, done, ctx, rc);
 }
 
@@ -923,7 +941,7 @@ static int shm_put(struct bmpi_tl *tl, int peer, const void *local, void *local_
     int rc = rkey_pid(p, peer, rkey, rkey_len, &pid);
     if (rc)
         return rc;
-    rc = bmpi_shm_cma_write(pid, local, remote_addr, len);
+    rc = bmpi_shm_peer_write(pid, local, remote_addr, len);
     return comp_push(p, done, ctx, rc);
 }
 

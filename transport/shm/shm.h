@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "transport/shm/heap.h"
 #include "transport/transport.h"
 
 #define SHM_LINE 64
@@ -51,7 +52,7 @@
 #define SHM_RING_MAGIC 0x31676e72696d7062ull /* "bmpirng1" */
 #define SHM_ADDR_MAGIC 0x626d7368u
 #define SHM_RKEY_MAGIC 0x626d726bu
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 
 /* Message types in cells and ring entries. */
 enum { SHM_MSG_AM = 1, SHM_MSG_ANNOUNCE = 2, SHM_MSG_WRAP = 3 };
@@ -142,6 +143,7 @@ struct shm_addr {
     int32_t local_rank;
     uint64_t probe_addr; /* address of probe word, holding cookie */
     uint64_t cookie;
+    struct bmpi_shm_heap_info heap; /* its shared heap, for single copy by memcpy */
 };
 
 struct shm_rkey {
