@@ -23,9 +23,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/uio.h>
 
 #define BMPI_TL_EAGAIN (-11)
+
+/* An on/off environment variable of a transport: -1 unset, empty or
+ * "auto"; 0 for "0", "no", "off" or "false" (any case); 1 otherwise. */
+static inline int bmpi_env_switch(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s || !*s || !strcasecmp(s, "auto"))
+        return -1;
+    return !(!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
+             !strcasecmp(s, "false"));
+}
 
 /* Capability flags. */
 #define BMPI_TL_RMA_GET  0x1u /* get() reads a peer's registered memory */

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "transport/shm/heap.h"
+#include "transport/transport.h"
 
 /* glibc's own entry points, which stay reachable under their internal
  * names when a program replaces malloc. */
@@ -95,8 +96,7 @@ static bool heap_wanted(void)
 {
     if (!HEAP_REPLACES_MALLOC)
         return false;
-    const char *v = getenv("BMPI_SHM_HEAP");
-    if (v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no")))
+    if (bmpi_env_switch("BMPI_SHM_HEAP") == 0)
         return false;
     /* Under valgrind the blocks would escape memcheck, which replaces
      * glibc's allocator but not this one. */
@@ -113,12 +113,11 @@ static void heap_child_fork(void)
 {
     if (heap.state == HEAP_ON) {
         size_t used = (size_t)(heap.fresh - heap.base);
-        void *copy = used ? mmap(NULL, used, PROT_READ | PROT_WRITE,
-                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                          : NULL;
-        if (used && copy == MAP_FAILED)
-            abort(); /* a child sharing its parent's heap would corrupt both */
         if (used) {
+            /* on failure abort: a child sharing its parent's heap would corrupt both */
+            void *copy = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (copy == MAP_FAILED)
+                abort();
             memcpy(copy, heap.base, used);
             if (mremap(copy, used, used, MREMAP_MAYMOVE | MREMAP_FIXED, heap.base) == MAP_FAILED)
                 abort();

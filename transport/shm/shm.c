@@ -64,17 +64,6 @@ static size_t env_size(const char *name, size_t def, size_t min, size_t max)
     return (size_t)v;
 }
 
-static int env_switch(const char *name)
-{
-    const char *s = getenv(name);
-    if (!s || !*s || !strcasecmp(s, "auto"))
-        return -1;
-    if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
-        !strcasecmp(s, "false"))
-        return 0;
-    return 1;
-}
-
 static size_t pow2_ceil(size_t v)
 {
     size_t r = 1;
@@ -96,9 +85,9 @@ static void shm_read_config(struct shm_config *c)
     c->nsmall = (uint32_t)env_size("BMPI_SHM_SMALL_CELLS", 64, 1, 1 << 16);
     c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
     c->small_size = SHM_SMALL_CELL;
-    c->cma = env_switch("BMPI_SHM_CMA");
+    c->cma = bmpi_env_switch("BMPI_SHM_CMA");
     c->rget_min = env_size("BMPI_SHM_RGET_MIN", 0, 0, SIZE_MAX);
-    c->shared_copy = env_switch("BMPI_SHM_SHARED_COPY") != 0;
+    c->shared_copy = bmpi_env_switch("BMPI_SHM_SHARED_COPY") != 0;
 }
 
 /* ---- completions of get/put ------------------------------------------------ */

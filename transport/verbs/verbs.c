@@ -69,15 +69,6 @@ static size_t env_size(const char *name, size_t dflt, size_t min, size_t max)
     return x < min ? min : x > max ? max : (size_t)x;
 }
 
-static int env_switch(const char *name)
-{
-    const char *s = getenv(name);
-    if (!s || !*s || !strcasecmp(s, "auto"))
-        return -1;
-    return !(!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
-             !strcasecmp(s, "false"));
-}
-
 static void read_config(struct verbs_config *c)
 {
     c->max_am = env_size("BMPI_VERBS_MAX_AM", 16384, 1024, 1u << 20);
@@ -86,8 +77,8 @@ static void read_config(struct verbs_config *c)
     c->sq_depth = (int)env_size("BMPI_VERBS_SQ_DEPTH", 64, 8, 16384);
     c->tx_bufs = (int)env_size("BMPI_VERBS_TX_BUFS", 64, 2, 65536);
     c->mr_cache = (int)env_size("BMPI_VERBS_MR_CACHE", 256, 0, 1 << 20);
-    c->odp = env_switch("BMPI_VERBS_ODP");
-    c->leave_pinned = env_switch("BMPI_VERBS_LEAVE_PINNED") == 1;
+    c->odp = bmpi_env_switch("BMPI_VERBS_ODP");
+    c->leave_pinned = bmpi_env_switch("BMPI_VERBS_LEAVE_PINNED") == 1;
     c->sl = (int)env_size("BMPI_VERBS_SL", 0, 0, 15);
     const char *g = getenv("BMPI_VERBS_GID_INDEX");
     c->gid_index = g && *g ? (int)env_size("BMPI_VERBS_GID_INDEX", 0, 0, 255) : -1;
