@@ -159,6 +159,7 @@ static struct {
     size_t slot;
     size_t direct_min; /* 0: never direct */
     bool direct_set;   /* by BMPI_COLL_SHM_DIRECT: then no floor from the machine */
+    bool fsrm;         /* readers copy slots with REP MOVSB (cacheline.h) */
     bool forced[BMPI_COLL_NCOLLS];
 } cfg;
 
@@ -189,6 +190,7 @@ static void read_config(void)
     cfg.direct_min = cfg.direct_set ? parse_size(v, DEFAULT_DIRECT) : DEFAULT_DIRECT;
     for (int id = 0; id < BMPI_COLL_NCOLLS; id++)
         cfg.forced[id] = bmpi_coll_overridden(id); /* a forced algorithm is a schedule's */
+    cfg.fsrm = bmpi_cpu_has_fsrm();
 }
 
 /* Payload bytes per big slot for p ranks: the configured size, lowered so
@@ -723,7 +725,7 @@ static int unpack(void *buf, size_t count, const struct bmpi_datatype *dt, const
     size_t room = count * bmpi_dt_size(dt);
     size_t n = len < room ? len : room;
     if (bmpi_dt_is_contig(dt)) {
-        memcpy((char *)buf + bmpi_dt_true_lb(dt), data, n);
+        bmpi_cacheline_copy_in((char *)buf + bmpi_dt_true_lb(dt), data, n, cfg.fsrm);
     } else {
         struct bmpi_dt_cursor cur;
         bmpi_dt_cursor_init(&cur, buf, count, dt);
@@ -754,7 +756,7 @@ static int unpack_chunks(const struct call *k, int w, void *buf, size_t count,
         size_t clen = n - off < CHUNK ? n - off : CHUNK;
         await_bytes(k, w, off + clen);
         if (contig)
-            memcpy(dst + off, s->data + off, clen);
+            bmpi_cacheline_copy_in(dst + off, s->data + off, clen, cfg.fsrm);
         else
             bmpi_dt_unpack(&cur, s->data + off, clen);
     }

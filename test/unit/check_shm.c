@@ -32,6 +32,7 @@
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "runtime/world.h"
+#include "transport/shm/cacheline.h"
 #include "transport/shm/shm.h"
 
 #define MAXR 64
@@ -967,6 +968,37 @@ START_TEST(memory_64)
 }
 END_TEST
 
+/* ---- copy_in ----------------------------------------------------------------------------- */
+
+/* Both ways of copy_in (REP MOVSB where the CPU has FSRM, memcpy) copy
+ * exactly n bytes at any alignment, around the size where they switch. */
+START_TEST(copy_in_exact)
+{
+    static const size_t sizes[] = {0, 1, 63, 64, 511, 1024, BMPI_COPY_IN_MOVSB_MIN,
+                                   1537, 2048, 2113, 8192, 16411};
+    enum { GUARD = 64, ROOM = 16411 + 2 * GUARD + 64 };
+    static unsigned char src[ROOM], dst[ROOM];
+    for (size_t i = 0; i < ROOM; i++)
+        src[i] = (unsigned char)(i * 131 + 7);
+    bool movsb = bmpi_cpu_has_fsrm();
+    for (int way = 0; way <= (int)movsb; way++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+            for (size_t from = 0; from < 64; from += 13)
+                for (size_t to = GUARD; to < 2 * GUARD; to += 17) {
+                    size_t n = sizes[z];
+                    memset(dst, 0xa5, sizeof dst);
+                    bmpi_cacheline_copy_in(dst + to, src + from, n, way);
+                    ck_assert_msg(!memcmp(dst + to, src + from, n),
+                                  "movsb %d, %zu bytes from +%zu to +%zu: wrong data", way, n,
+                                  from, to);
+                    for (size_t i = 0; i < sizeof dst; i++)
+                        ck_assert_msg((i >= to && i < to + n) || dst[i] == 0xa5,
+                                      "movsb %d, %zu bytes to +%zu: byte %zu written", way, n, to,
+                                      i);
+                }
+}
+END_TEST
+
 /* ---- suite ----------------------------------------------------------------------------- */
 
 static void clean_env(void)
@@ -988,7 +1020,7 @@ static Suite *shm_suite(void)
         storm_2,           storm_3,         storm_8,           storm_8_queue_only,
         storm_3_capped,    backpressure_queue, backpressure_ring, reentrant_send,
         cma_get,           cma_off,         sigkill_after_attach, sigkill_before_attach,
-        memory_64,
+        memory_64,         copy_in_exact,
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         /* one case per test, so CK_RUN_CASE=name runs just that one */
