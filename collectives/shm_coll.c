@@ -104,6 +104,7 @@ struct region_hdr {
     uint64_t nranks, big_bytes;
     uint64_t direct_floor; /* rank 0's, so that every rank decides alike */
     uint64_t allgather_ceiling; /* rank 0's, as direct_floor */
+    uint64_t oversubscribed;    /* rank 0's, as direct_floor */
 };
 
 struct slot {
@@ -137,6 +138,7 @@ struct bmpi_shmcoll {
     bool cma;   /* every rank can read every other's memory: direct calls */
     size_t direct_floor; /* blocks below this never go direct */
     size_t allgather_ceiling; /* 2-rank allgather blocks above this never go direct */
+    bool oversubscribed; /* the node has more ranks than cores (two_phases()) */
     int pid;    /* this process, as direct calls post it: getpid() is a system call */
     struct ring ring[NRINGS];
 };
@@ -375,7 +377,8 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
             r->base = base;
             struct region_hdr *h = base;
             *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes,
-                                     direct_floor(), allgather_ceiling(c)};
+                                     direct_floor(), allgather_ceiling(c),
+                                     bmpi_world.oversubscribed};
         }
     }
     if ((err = share_name(c, name, sizeof name)))
@@ -397,6 +400,7 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
         const struct region_hdr *h = (const struct region_hdr *)r->base;
         r->direct_floor = h->direct_floor;
         r->allgather_ceiling = h->allgather_ceiling;
+        r->oversubscribed = h->oversubscribed;
     }
     enum { NO_REGION, REGION, REGION_AND_CMA };
     ok = !usable || !r->base ? NO_REGION : cma_to_all(c) ? REGION_AND_CMA : REGION;
@@ -1091,15 +1095,23 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
 
 /* Whether a reduction of count elements, bytes in all, takes two phases:
  * big enough that sharing the folding pays for a second round of slots.
- * A reduce at 2 ranks stays in one, where the leaf returns at once. An
- * allreduce at 2 ranks halves its folding only, and in one phase was
- * faster up to 64 KiB (AMD VM, interleaved runs: 16 KiB 3.4-3.6 ->
- * 2.1-2.3 us, 32 KiB 5.6-5.7 -> 4.4, 64 KiB 9.6-9.7 -> 8.6-8.9; even at
- * 128 KiB). */
-static bool two_phases(size_t count, size_t bytes, int p, bool rooted)
+ * A reduce at 2 ranks stays in one, where the leaf returns at once, and
+ * so does a reduce on a node with more ranks than cores, whose ranks
+ * cannot fold their segments at the same time anyway: there the second
+ * round cost every rank a wait for all others on the shared cores (AMD
+ * VM, 2 cores, interleaved runs: 4 ranks 16 KiB 14.6-24.5 -> 3.5-5.3 us,
+ * 1 MiB 222-321 -> 145; 8 ranks 16 KiB 46-48 -> 14-15, 64 KiB 67-68 ->
+ * 41). An allreduce, whose ranks would each fold everything in one
+ * phase, keeps two there (8 ranks, 256 KiB: 208-283 against 565-585 us
+ * in one). An allreduce at 2 ranks halves its folding only, and in one
+ * phase was faster up to 64 KiB (AMD VM, interleaved runs: 16 KiB
+ * 3.4-3.6 -> 2.1-2.3 us, 32 KiB 5.6-5.7 -> 4.4, 64 KiB 9.6-9.7 ->
+ * 8.6-8.9; even at 128 KiB). */
+static bool two_phases(const struct call *k, size_t count, size_t bytes, bool rooted)
 {
-    size_t min = p == 2 ? PAIR_TWO_PHASE_MIN : TWO_PHASE_MIN;
-    return bytes >= min && count >= (size_t)p && (!rooted || p > 2);
+    size_t min = k->p == 2 ? PAIR_TWO_PHASE_MIN : TWO_PHASE_MIN;
+    return bytes >= min && count >= (size_t)k->p &&
+           (!rooted || (k->p > 2 && !k->r->oversubscribed));
 }
 
 /* Elements [i * count / p, (i + 1) * count / p): rank i's segment. */
@@ -1270,7 +1282,7 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
 static void reduce_round(struct call *k, const void *own, void *rbuf, size_t count,
                          const struct bmpi_datatype *dt, const struct bmpi_op *op, int root)
 {
-    if (two_phases(count, count * bmpi_dt_size(dt), k->p, true)) {
+    if (two_phases(k, count, count * bmpi_dt_size(dt), true)) {
         contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
         fold_two_phases(k, own, rbuf, count, dt, op, k->me == root);
         return;
@@ -1291,7 +1303,7 @@ static void reduce_round(struct call *k, const void *own, void *rbuf, size_t cou
 static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t count,
                             const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
-    if (two_phases(count, count * bmpi_dt_size(dt), k->p, false)) {
+    if (two_phases(k, count, count * bmpi_dt_size(dt), false)) {
         contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
         fold_two_phases(k, own, rbuf, count, dt, op, true);
         return;
