@@ -20,7 +20,8 @@
  *    trip as the flag instead of one after it.
  * Demote and claim are no-op hints on x86 processors without them, so no
  * CPU check is needed; elsewhere they compile to nothing. Pull is the
- * compiler's portable prefetch.
+ * compiler's portable prefetch. Last, copy_in is the consumer's copy of
+ * what a producer wrote, as one stream of requests where the CPU allows.
  */
 #ifndef BMPI_TRANSPORT_SHM_CACHELINE_H
 #define BMPI_TRANSPORT_SHM_CACHELINE_H

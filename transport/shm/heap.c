@@ -115,7 +115,8 @@ static void heap_child_fork(void)
         size_t used = (size_t)(heap.fresh - heap.base);
         if (used) {
             /* on failure abort: a child sharing its parent's heap would corrupt both */
-            void *copy = mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            void *copy =
+                mmap(NULL, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (copy == MAP_FAILED)
                 abort();
             memcpy(copy, heap.base, used);
