@@ -3,10 +3,12 @@
  * collective blocks in malloc'ed buffers large enough to live there, one
  * buffer freed and its space reused between rounds, and a rank that
  * fork()s while its buffers are shared (the child must get a private copy,
- * and the parent's heap must go on working). shm_heap.sh also checks,
+ * and the parent's heap must go on working); last, collectives whose ranks
+ * send some from their heap, some from outside it. shm_heap.sh also checks,
  * under strace, that such buffers move without process_vm_readv.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +41,52 @@ static void alltoall_round(size_t block, int phase)
     }
     free(r);
     free(s);
+}
+
+/* Collective blocks posted by reference where they lie in the writer's
+ * heap and copied into its slot where not (shm_coll.c, "slots by
+ * reference"): even ranks send from the heap, odd ranks from static
+ * memory. Every rank overwrites its send buffer as soon as a call
+ * returns, which shows a writer that returned before its readers copied. */
+#define MIXED_RANKS 4
+#define MIXED_BLOCK ((size_t)64 << 10)
+static unsigned char outside[MIXED_RANKS * MIXED_BLOCK];
+
+static void expect_blocks(const unsigned char *r, size_t block, int phase, bool to_all)
+{
+    for (int p = 0; p < tu_size; p++) {
+        long bad = tu_verify(r + (size_t)p * block, block,
+                             tu_seed(phase, p, to_all ? 0 : tu_rank, 2));
+        CHECK(bad < 0, "%s of %zu B, phase %d: byte %ld of the block from rank %d is wrong",
+              to_all ? "allgather" : "alltoall", block, phase, bad, p);
+    }
+}
+
+static void mixed_call(unsigned char *s, unsigned char *r, size_t block, int phase, bool to_all)
+{
+    int blocks = to_all ? 1 : tu_size;
+    for (int p = 0; p < blocks; p++)
+        tu_fill(s + (size_t)p * block, block, tu_seed(phase, tu_rank, to_all ? 0 : p, 2));
+    if (to_all)
+        MPICHK(MPI_Allgather(s, (int)block, MPI_BYTE, r, (int)block, MPI_BYTE, MPI_COMM_WORLD));
+    else
+        MPICHK(MPI_Alltoall(s, (int)block, MPI_BYTE, r, (int)block, MPI_BYTE, MPI_COMM_WORLD));
+    memset(s, 0xee, (size_t)blocks * block);
+    expect_blocks(r, block, phase, to_all);
+}
+
+static void mixed_rounds(int phase)
+{
+    if (tu_size > MIXED_RANKS)
+        return;
+    unsigned char *heap = malloc(sizeof outside), *r = malloc(sizeof outside);
+    CHECK(heap && r, "malloc of %zu bytes", sizeof outside);
+    unsigned char *s = tu_rank % 2 ? outside : heap;
+    for (size_t block = 1024; block <= MIXED_BLOCK; block *= 2)
+        for (int call = 0; call < 16; call++, phase++)
+            mixed_call(s, r, block, phase, call % 2);
+    free(r);
+    free(heap);
 }
 
 /* fork() with a buffer in the heap: the child writes over it and exits;
@@ -79,6 +127,7 @@ int main(int argc, char **argv)
     fork_round(buf, 2 * MIB);
     ring_round(buf, rbuf, 2 * MIB, 31);
     alltoall_round(512 * 1024, 32);
+    mixed_rounds(40);
     free(rbuf);
     free(buf);
     tu_finish();
