@@ -21,7 +21,8 @@
  * Demote and claim are no-op hints on x86 processors without them, so no
  * CPU check is needed; elsewhere they compile to nothing. Pull is the
  * compiler's portable prefetch. Last, copy_in is the consumer's copy of
- * what a producer wrote, as one stream of requests where the CPU allows.
+ * what a producer wrote, as one stream of requests where the CPU allows,
+ * and cpu_relax the pause of a consumer polling a line.
  */
 #ifndef BMPI_TRANSPORT_SHM_CACHELINE_H
 #define BMPI_TRANSPORT_SHM_CACHELINE_H
@@ -65,6 +66,17 @@ static inline void bmpi_cacheline_pull(const void *p, size_t len)
 {
     for (size_t off = 0; off < len; off += BMPI_CACHELINE)
         __builtin_prefetch((const char *)p + off);
+}
+
+/* Tells the core this thread is spinning on a line (PAUSE, YIELD): it
+ * leaves the loop without a memory-order flush when the line changes. */
+static inline void bmpi_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#endif
 }
 
 /* Whether this CPU has fast short REP MOVSB (FSRM). CPUID traps to the
