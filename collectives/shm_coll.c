@@ -121,8 +121,8 @@ struct slot {
     uint64_t bytes; /* payload bytes of the call, stored first */
     uint64_t ready; /* while a big payload is written: the call's number + 1
                      * (low 32 bits) << 32 | bytes written so far */
-    uint64_t ref;   /* nonzero: data is a struct exposed, where the writer's
-                     * payload is (in its shared heap), not the payload */
+    uint64_t ref;   /* nonzero: data is a struct exposed, where the payload
+                     * is, not the payload */
     char data[];    /* payload; small payloads share the line with seq */
 };
 #define SLOT_HDR 32
@@ -878,7 +878,7 @@ static void post_exposed(const struct call *k, const struct exposed *e)
 {
     struct slot *s = claim(k);
     memcpy(s->data, e, sizeof *e);
-    post(k, s, sizeof *e);
+    publish(k, s, sizeof *e, true);
 }
 
 /* A buffer of bytes to stage data of a direct call in (free it after). */
@@ -940,6 +940,18 @@ static int read_into(int pid, uint64_t addr, size_t n, void *buf, size_t count,
     return err;
 }
 
+/* Copies block i of the nblocks equal blocks e exposes into (buf, count,
+ * dt), truncating like unpack. */
+static int read_block(const struct call *k, const struct exposed *e, size_t i, size_t nblocks,
+                      void *buf, size_t count, const struct bmpi_datatype *dt)
+{
+    size_t len = e->bytes / nblocks, room = count * bmpi_dt_size(dt), n = len < room ? len : room;
+    if (e->pid == k->r->pid) /* an alltoall among more than 2 ranks reads its own slot too */
+        return unpack(buf, count, dt, (const char *)(uintptr_t)e->addr + i * len, len);
+    int err = read_into((int)e->pid, e->addr + i * len, n, buf, count, dt);
+    return err ? err : check_fit(len, room);
+}
+
 /* Copies block i of the nblocks equal blocks rank w exposed into
  * (buf, count, dt), truncating like unpack. */
 static int fetch(const struct call *k, int w, size_t i, size_t nblocks, void *buf, size_t count,
@@ -947,11 +959,7 @@ static int fetch(const struct call *k, int w, size_t i, size_t nblocks, void *bu
 {
     struct exposed e;
     int err = exposed_by(k, w, &e);
-    if (err)
-        return err;
-    size_t len = e.bytes / nblocks, room = count * bmpi_dt_size(dt), n = len < room ? len : room;
-    err = read_into((int)e.pid, e.addr + i * len, n, buf, count, dt);
-    return err ? err : check_fit(len, room);
+    return err ? err : read_block(k, &e, i, nblocks, buf, count, dt);
 }
 
 /* This rank has finished its part of a direct call, with result err. A
@@ -1037,9 +1045,7 @@ static bool contribute_shared(const struct call *k, const void *buf, size_t coun
     }
     struct exposed e = {(uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt),
                         count * bmpi_dt_size(dt), 0, k->r->pid};
-    struct slot *s = claim(k);
-    memcpy(s->data, &e, sizeof e);
-    publish(k, s, sizeof e, true);
+    post_exposed(k, &e);
     return true;
 }
 
@@ -1055,11 +1061,7 @@ static int unpack_part(const struct call *k, int w, size_t i, size_t nparts, voi
     }
     struct exposed e;
     memcpy(&e, s->data, sizeof e);
-    size_t len = e.bytes / nparts, room = count * bmpi_dt_size(dt), n = len < room ? len : room;
-    if (w == k->me) /* alltoall among more than 2 ranks reads its own slot too */
-        return unpack(buf, count, dt, (const char *)(uintptr_t)e.addr + i * len, len);
-    int err = read_into((int)e.pid, e.addr + i * len, n, buf, count, dt);
-    return err ? err : check_fit(len, room);
+    return read_block(k, &e, i, nparts, buf, count, dt);
 }
 
 /* After finish(): until every rank has finished the call, so nobody reads
