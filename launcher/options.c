@@ -75,7 +75,10 @@ static void print_help(void)
         "  --timeout SECONDS    kill the job after SECONDS (fractions allowed; 0 = no\n"
         "                       limit) and exit with status 124\n"
         "  --bind-to core|none  core: bind rank i to core i %% ncores (cores that\n"
-        "                       bmpirun may use, in order); none (default): no binding\n"
+        "                       bmpirun may use, in order); none: no binding.\n"
+        "                       Default: core when there are more ranks than CPUs\n"
+        "                       bmpirun may use, so that every core gets its share\n"
+        "                       of ranks; none otherwise\n"
         "  --allow-run-as-root  accepted for mpirun compatibility; root needs nothing\n"
         "  --version            print bmpirun's version and the PMIx versions it was\n"
         "                       built with and runs with\n"
@@ -244,7 +247,7 @@ static const struct opt_spec *lookup(const char *name, size_t len)
 int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
 {
     int rc;
-    *o = (struct bmpi_options){.nprocs = 1, .bind = BMPI_BIND_NONE};
+    *o = (struct bmpi_options){.nprocs = 1, .bind = BMPI_BIND_AUTO};
 
     int i = 1;
     while (i < argc) {

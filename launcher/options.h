@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 
-enum bmpi_bind { BMPI_BIND_NONE, BMPI_BIND_CORE };
+/* AUTO: bind to cores when the job has more ranks than bmpirun has CPUs
+ * (spawn.c says why), otherwise not. */
+enum bmpi_bind { BMPI_BIND_AUTO, BMPI_BIND_NONE, BMPI_BIND_CORE };
 
 struct bmpi_options {
     int nprocs;
