@@ -6,14 +6,17 @@
  * eligible collective, one region mapped by all of them:
  *
  *   line 0              header (geometry, checked by every rank that maps it)
- *   lines 1 .. 3p       done[ring][r]: calls of that ring rank r has finished,
+ *   lines 1 .. 4p       done[ring][r]: calls of that ring rank r has finished,
  *                       and the last direct call in which rank r failed
  *   per ring, per rank  the rank's slots, written only by that rank
  *
  * There are three rings: a deep one of small slots (a few lines each, so
  * latency-bound calls stream far ahead and a reader's next slot is close
  * by), a deep one of medium slots (16 KiB) and a shallow one of big slots
- * (256 KiB by default). A call uses the smallest ring its data fits. The
+ * (256 KiB by default). A call uses the smallest ring its data fits. On a
+ * node with more ranks than cores a fourth, deeper ring of small slots
+ * takes the small calls whose writers stream ahead (bcast, reduce), so
+ * that they yield their core less often. The
  * medium ring is deep for the same reason as the small one, and so big
  * (4 MiB per rank at 2 ranks) that a writer running ahead of its readers,
  * as a bcast root or a reduce leaf does, has its older slots pushed out of
@@ -71,6 +74,18 @@
 
 #define LINE 64
 #define SMALL_DEPTH 256               /* slots per rank in the small ring */
+/* Slots per rank in the stream ring (small slots for the calls whose
+ * writers stream ahead: bcast, reduce), which only a node with more ranks
+ * than cores has, and all ranks' stream slots in bytes, at most. There a
+ * bcast root or a reduce leaf runs up to a ring's depth of calls ahead
+ * before it yields its core, and a yield that switches costs 5-8 us on
+ * the AMD VM, where 8 ranks on 2 cores took 0.35 us per 8-256 B bcast
+ * through 256 slots, 0.22 through 1024 and 0.19-0.21 through 4096. The
+ * calls where every rank waits for every other stay in the small ring:
+ * through 2048 slots an 8-rank barrier took 102 us instead of 29 until
+ * each rank had touched every page of the ring once. */
+#define STREAM_DEPTH 2048
+#define STREAM_BUDGET ((size_t)8 << 20)
 /* Bytes per small slot, header included: 288 B of payload, so 256 B calls
  * take the small ring too, where readers pull a slot's lines as they wait
  * (await_bytes; 2-rank allreduce, allgather, alltoall of 256 B 0.51-0.55
@@ -79,7 +94,12 @@
 #define MEDIUM_STRIDE (16384 + LINE)  /* bytes per medium slot: 16 KiB of payload and more */
 #define MEDIUM_DEPTH 256              /* medium slots per rank, at most ... */
 #define MEDIUM_MIN_DEPTH 8            /* ... and at least (fewer: no medium ring) */
-#define MEDIUM_BUDGET ((size_t)16 << 20) /* bytes of all ranks' medium slots, at most */
+#define MEDIUM_BUDGET ((size_t)16 << 20) /* bytes of all ranks' medium slots, at most ... */
+/* ... on a node with more ranks than cores, where only the calls that
+ * stream take the medium ring (medium_suits()) and depth saves yields as
+ * in the stream ring: 8 ranks on 2 cores, bcast 512 B 0.37 -> 0.24 us,
+ * 8 KiB 1.18 -> 0.96-1.0 with 255 slots instead of 127. */
+#define MEDIUM_BUDGET_OVERSUBSCRIBED ((size_t)32 << 20)
 #define BIG_DEPTH 8                   /* ... in the big ring */
 /* Payload bytes up to which a posted slot is demoted to the shared cache
  * (cacheline.h): 64-512 B calls at 2 ranks gained 10-20%; beyond 1 KiB a
@@ -106,7 +126,7 @@
 #define BIG_CAP ((size_t)16 << 20)    /* bytes of all ranks' big slots, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
 
-enum { SMALL, MEDIUM, BIG, NRINGS };
+enum { SMALL, STREAM, MEDIUM, BIG, NRINGS };
 
 struct region_hdr {
     uint64_t magic;
@@ -132,7 +152,7 @@ struct slot {
 #define CHUNK (8u << 10)
 
 struct ring {
-    int id;            /* SMALL, MEDIUM or BIG */
+    int id;            /* SMALL, STREAM, MEDIUM or BIG */
     unsigned depth;    /* slots per rank */
     size_t stride;     /* between slots */
     size_t slot_bytes; /* payload capacity of a slot */
@@ -224,23 +244,36 @@ static void ring_init(struct ring *g, int id, unsigned depth, size_t stride, siz
 }
 
 /* Medium slots per rank for p ranks and big slots of big_bytes: as many as
- * MEDIUM_BUDGET holds, up to MEDIUM_DEPTH; 0 (no medium ring) when that is
- * too few or a big slot is no bigger. */
+ * the node's budget holds, up to MEDIUM_DEPTH; 0 (no medium ring) when that
+ * is too few or a big slot is no bigger. */
 static unsigned medium_depth_for(int p, size_t big_bytes)
 {
-    size_t d = MEDIUM_BUDGET / ((size_t)p * MEDIUM_STRIDE);
+    size_t budget = bmpi_world.oversubscribed ? MEDIUM_BUDGET_OVERSUBSCRIBED : MEDIUM_BUDGET;
+    size_t d = budget / ((size_t)p * MEDIUM_STRIDE);
     if (big_bytes <= MEDIUM_STRIDE - SLOT_HDR || d < MEDIUM_MIN_DEPTH)
         return 0;
     return d < MEDIUM_DEPTH ? (unsigned)d : MEDIUM_DEPTH;
+}
+
+/* Stream slots per rank for p ranks: 0 (no stream ring) unless the node
+ * has more ranks than cores, and never fewer than the small ring has. */
+static unsigned stream_depth_for(int p)
+{
+    size_t d = STREAM_BUDGET / ((size_t)p * SMALL_STRIDE);
+    if (!bmpi_world.oversubscribed || d <= SMALL_DEPTH)
+        return 0;
+    return d < STREAM_DEPTH ? (unsigned)d : STREAM_DEPTH;
 }
 
 /* Where everything is for p ranks and big slots of big_bytes. */
 static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
 {
     size_t off = LINE * (size_t)(1 + NRINGS * p);
-    unsigned medium = medium_depth_for(p, big_bytes);
+    unsigned stream = stream_depth_for(p), medium = medium_depth_for(p, big_bytes);
     ring_init(&r->ring[SMALL], SMALL, SMALL_DEPTH, SMALL_STRIDE, off);
     off += (size_t)p * SMALL_DEPTH * SMALL_STRIDE;
+    ring_init(&r->ring[STREAM], STREAM, stream, SMALL_STRIDE, off);
+    off += (size_t)p * stream * SMALL_STRIDE;
     ring_init(&r->ring[MEDIUM], MEDIUM, medium, MEDIUM_STRIDE, off);
     if (!medium)
         r->ring[MEDIUM].slot_bytes = 0; /* never chosen */
@@ -471,14 +504,15 @@ static bool medium_suits(const struct call *k, size_t bytes)
     return k->id == BMPI_COLL_BCAST || (k->id == BMPI_COLL_REDUCE && bytes < TWO_PHASE_MIN);
 }
 
-/* The ring for slots of bytes: the smallest they fit, the medium one as
+/* The ring for slots of bytes: the smallest they fit (the stream ring for
+ * a streaming call's small slots, where there is one), the medium one as
  * medium_suits() says. */
 static void use_ring(struct call *k, size_t bytes)
 {
     struct ring *rings = k->r->ring;
     k->pull = 0;
     if (bytes <= rings[SMALL].slot_bytes) {
-        k->g = &rings[SMALL];
+        k->g = streams(k) && rings[STREAM].depth ? &rings[STREAM] : &rings[SMALL];
         if (!streams(k) && SLOT_HDR + bytes > LINE)
             k->pull = SLOT_HDR + bytes - LINE;
     } else if (bytes <= rings[MEDIUM].slot_bytes && medium_suits(k, bytes))
@@ -593,7 +627,7 @@ static void publish(const struct call *k, struct slot *s, size_t bytes, bool ref
     __atomic_store_n(&s->seq, k->g->n + 1, __ATOMIC_RELEASE);
     if (bytes <= DEMOTE_MAX && k->g->id != MEDIUM)
         bmpi_cacheline_demote(s, SLOT_HDR + bytes);
-    if (k->g->id == SMALL && (SLOT_HDR + bytes <= LINE || streams(k)))
+    if ((k->g->id == SMALL || k->g->id == STREAM) && (SLOT_HDR + bytes <= LINE || streams(k)))
         claim_lines(slot_at(k, k->me, 1), SLOT_HDR + bytes);
 }
 

@@ -261,13 +261,14 @@ static int reduce_root(int k, int p, bool fixed_root)
 }
 
 /* CALLS bcasts and reduces of n ints each, back to back: n = 5 streams
- * through the small ring, n = 1000 through the medium one, both wrapping
+ * through the small ring (the stream ring, 2048 slots deep, on a node with
+ * more ranks than cores), n = 1000 through the medium one, both wrapping
  * around. With moving roots there is a barrier now and then; with root 0
  * throughout, the others start late, so rank 0 runs a whole ring ahead
  * and must wait for its slots to be read before it reuses them. */
 static void test_stream_of(MPI_Comm comm, int p, int me, int n, bool fixed_root)
 {
-    enum { CALLS = 300 };
+    enum { CALLS = 1100 };
     int *got = malloc(sizeof(int) * CALLS * (size_t)n);
     int *own = malloc(sizeof(int) * (size_t)n);
     int *red = malloc(sizeof(int) * CALLS * (size_t)n);
