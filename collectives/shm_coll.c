@@ -243,26 +243,33 @@ static void ring_init(struct ring *g, int id, unsigned depth, size_t stride, siz
                        .slot_bytes = stride - SLOT_HDR};
 }
 
-/* Medium slots per rank for p ranks and big slots of big_bytes: as many as
- * the node's budget holds, up to MEDIUM_DEPTH; 0 (no medium ring) when that
- * is too few or a big slot is no bigger. */
+/* Slots of stride bytes per rank that budget holds for p ranks, up to
+ * most; 0 (no such ring) when that is fewer than fewest. */
+static unsigned depth_within(size_t budget, int p, size_t stride, size_t fewest, unsigned most)
+{
+    size_t d = budget / ((size_t)p * stride);
+    if (d < fewest)
+        return 0;
+    return d < most ? (unsigned)d : most;
+}
+
+/* Medium slots per rank for p ranks and big slots of big_bytes, within the
+ * node's budget; 0 (no medium ring) when a big slot is no bigger. */
 static unsigned medium_depth_for(int p, size_t big_bytes)
 {
     size_t budget = bmpi_world.oversubscribed ? MEDIUM_BUDGET_OVERSUBSCRIBED : MEDIUM_BUDGET;
-    size_t d = budget / ((size_t)p * MEDIUM_STRIDE);
-    if (big_bytes <= MEDIUM_STRIDE - SLOT_HDR || d < MEDIUM_MIN_DEPTH)
+    if (big_bytes <= MEDIUM_STRIDE - SLOT_HDR)
         return 0;
-    return d < MEDIUM_DEPTH ? (unsigned)d : MEDIUM_DEPTH;
+    return depth_within(budget, p, MEDIUM_STRIDE, MEDIUM_MIN_DEPTH, MEDIUM_DEPTH);
 }
 
 /* Stream slots per rank for p ranks: 0 (no stream ring) unless the node
- * has more ranks than cores, and never fewer than the small ring has. */
+ * has more ranks than cores, and more than the small ring has. */
 static unsigned stream_depth_for(int p)
 {
-    size_t d = STREAM_BUDGET / ((size_t)p * SMALL_STRIDE);
-    if (!bmpi_world.oversubscribed || d <= SMALL_DEPTH)
+    if (!bmpi_world.oversubscribed)
         return 0;
-    return d < STREAM_DEPTH ? (unsigned)d : STREAM_DEPTH;
+    return depth_within(STREAM_BUDGET, p, SMALL_STRIDE, SMALL_DEPTH + 1, STREAM_DEPTH);
 }
 
 /* Where everything is for p ranks and big slots of big_bytes. */
