@@ -78,9 +78,10 @@
  * writers stream ahead: bcast, reduce), which only a node with more ranks
  * than cores has, and all ranks' stream slots in bytes, at most. There a
  * bcast root or a reduce leaf runs up to a ring's depth of calls ahead
- * before it yields its core, and a yield that switches costs 5-8 us on
- * the AMD VM, where 8 ranks on 2 cores took 0.35 us per 8-256 B bcast
- * through 256 slots, 0.22 through 1024 and 0.19-0.21 through 4096. The
+ * before it yields its core, and a yield that switches costs 4.7-8 us on
+ * the AMD VM, where 8 ranks on 2 cores took 0.34-0.40 us per 8-256 B
+ * bcast through 256 slots, 0.20-0.26 through 1024 and 0.14-0.23 through
+ * 4096 (interleaved runs in the VM's slow mode). The
  * calls where every rank waits for every other stay in the small ring:
  * through 2048 slots an 8-rank barrier took 102 us instead of 29 until
  * each rank had touched every page of the ring once. */
