@@ -1645,6 +1645,15 @@ static bool contribute_blocks(const struct call *k, const void *buf, size_t coun
 }
 
 #define ALLTOALL_SLOT_BLOCK (64u << 10) /* largest block through slots among > 2 ranks */
+/* Most rounds an alltoall among more than 2 ranks takes through the
+ * slots. A round carries the blocks for only as many destinations as fit
+ * a slot, and only those destinations read in it while the others wait,
+ * so in r rounds the copies run r steps in a row on p / r cores. Big slots
+ * shrink as ranks grow (BIG_CAP), so 64 KiB blocks took 16 rounds of one
+ * reader each at 16 ranks, five times as long as point-to-point, where
+ * every rank reads at once (docs/collectives.md, "Shared-memory path"). Three
+ * rounds is what 64 KiB blocks take at 8 ranks, where the slots won. */
+#define ALLTOALL_MAX_ROUNDS 3
 
 /* Alltoall between two ranks through the slots: only the block for the
  * other rank crosses; this rank's own block is copied locally (in place it
@@ -1701,6 +1710,8 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
     /* When the p blocks of a rank do not fit a slot, the call goes in
      * rounds, each carrying the blocks for as many destinations as fit. */
     size_t cap = k.r->ring[BIG].slot_bytes, per = all <= cap ? p : cap / block;
+    if ((p + per - 1) / per > ALLTOALL_MAX_ROUNDS) /* alike on every rank: the region's geometry */
+        return BMPI_SHMCOLL_DECLINED;
     use_ring(&k, per * block);
     const void *src = in_place ? rbuf : sbuf;
     size_t scnt = in_place ? rcount : scount;
