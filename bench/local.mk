@@ -12,11 +12,12 @@ bench_sources = \
 	bench/bw.c \
 	bench/bibw.c \
 	bench/coll.c \
+	bench/firstcall.c \
 	bench/limits.c \
 	bench/ofi_floor.c \
 	bench/tcp_stream.c
 
-EXTRA_DIST += $(bench_sources) bench/run-compare bench/net-compare bench/README.md
+EXTRA_DIST += $(bench_sources) bench/run-compare bench/net-compare bench/bundle bench/README.md
 
 BENCH_ARGS = all
 
