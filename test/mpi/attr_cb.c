@@ -12,6 +12,7 @@
  *             through the error handler, and the objects stay sane
  *   predef    predefined attributes cannot be set or deleted; the MPI-1
  *             names and the predefined callbacks
+ *   copy      the dups copy attributes, the other constructors do not
  *   finalize  MPI_COMM_SELF's attributes are deleted first thing in
  *             MPI_Finalize, the last set first, while MPI still works;
  *             a failing callback is MPI_Finalize's error
@@ -575,6 +576,34 @@ static void case_predef(void)
     predefined_callbacks();
 }
 
+/* ---------------------------------------------------------------- copy */
+
+static void case_copy(void)
+{
+    MPI_Comm c = fresh_comm(), d;
+    MPI_Request rq;
+    MPICHK(MPI_Comm_set_attr(c, pa.key, (void *)1L));
+    MPICHK(MPI_Comm_idup(c, &d, &rq));
+    MPICHK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(pa.copies == 1 && comm_val(d, &pa) == 1, "MPI_Comm_idup: %d copies", pa.copies);
+    MPICHK(MPI_Comm_free(&d));
+    MPICHK(MPI_Comm_dup_with_info(c, MPI_INFO_NULL, &d));
+    CHECK(pa.copies == 2 && comm_val(d, &pa) == 1, "MPI_Comm_dup_with_info: %d copies", pa.copies);
+    MPICHK(MPI_Comm_free(&d));
+
+    MPICHK(MPI_Comm_split(c, 0, tu_rank, &d));
+    CHECK(pa.copies == 2 && comm_val(d, &pa) == -1, "MPI_Comm_split copied (%d copies)", pa.copies);
+    MPICHK(MPI_Comm_free(&d));
+    MPI_Group g;
+    MPICHK(MPI_Comm_group(c, &g));
+    MPICHK(MPI_Comm_create(c, g, &d));
+    MPICHK(MPI_Group_free(&g));
+    CHECK(pa.copies == 2 && comm_val(d, &pa) == -1, "MPI_Comm_create copied (%d copies)", pa.copies);
+    MPICHK(MPI_Comm_free(&d));
+    done_comm(&c);
+    CHECK(pa.deletes == 3, "%d deletes for a set and two copies", pa.deletes);
+}
+
 /* ------------------------------------------------------------ finalize */
 
 static int finalize_code;
@@ -634,7 +663,7 @@ int main(int argc, char **argv)
         const char *name;
         void (*run)(void);
     } cases[] = {{"reenter", case_reenter}, {"keyval", case_keyval}, {"errors", case_errors},
-                 {"predef", case_predef}};
+                 {"predef", case_predef}, {"copy", case_copy}};
     tu_init(&argc, &argv, "attr_cb");
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         if (named(argc, argv, cases[c].name))
