@@ -6,7 +6,13 @@
  * not supported yet.
  *
  * A keyval lives while its handle is not freed or any attribute uses it,
- * so delete callbacks still run after MPI_Comm_free_keyval.
+ * so callbacks still run after MPI_Comm_free_keyval; its handle is taken
+ * until then, so a second free is told from a later keyval.
+ *
+ * Callbacks may call back in on the same object: an attribute whose delete
+ * callback runs stays in its list, marked, and only that caller unlinks it;
+ * copies look each attribute up again before its callback. A callback's
+ * error code is the calling function's, and the object keeps its state.
  */
 #include "config.h"
 
@@ -37,6 +43,8 @@ struct attr {
     struct attr *next;
     struct keyval *kv;
     void *val;
+    /* its delete callback is running: only that caller removes it */
+    int deleting;
 };
 
 struct type_attrs {
@@ -54,21 +62,24 @@ static struct {
 
 void bmpi_attr_set_lastusedcode(int code) { attrs.lastusedcode = code; }
 
+/* The handle stays taken until the last reference goes, so a freed keyval
+ * is told apart from any later one (a second free is MPI_ERR_KEYVAL). */
 static void kv_release(struct keyval *kv)
 {
-    if (--kv->refs == 0)
-        free(kv);
+    if (--kv->refs > 0)
+        return;
+    bmpi_handle_release(&attrs.keyvals, kv->handle);
+    free(kv);
 }
 
 static const char *kind_name(enum kv_kind k) { return k == KV_COMM ? "communicator" : "datatype"; }
 
-/* The live keyval of a handle of the given kind, or an error class. */
+/* The keyval of a handle of the given kind, or NULL. One the user freed
+ * still serves the attributes that use it, as the standard says. */
 static struct keyval *kv_get(int keyval, enum kv_kind kind)
 {
     struct keyval *kv = bmpi_handle_get(&attrs.keyvals, keyval);
-    if (!kv || kv->freed || kv->kind != kind)
-        return NULL;
-    return kv;
+    return kv && kv->kind == kind ? kv : NULL;
 }
 
 static int create_keyval(enum kv_kind kind, void (*copy)(void), void (*del)(void), int *keyval, void *extra,
@@ -94,23 +105,34 @@ static int free_keyval(enum kv_kind kind, int *keyval, const char *fn)
     if (!keyval)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "keyval is NULL");
     struct keyval *kv = kv_get(*keyval, kind);
-    if (!kv)
-        return bmpi_err_noobj(MPI_ERR_KEYVAL, fn, "invalid %s keyval 0x%x", kind_name(kind), (unsigned)*keyval);
+    if (!kv || kv->freed)
+        return bmpi_err_noobj(MPI_ERR_KEYVAL, fn, "invalid %s keyval 0x%x%s", kind_name(kind), (unsigned)*keyval,
+                              kv ? " (already freed)" : "");
     kv->freed = 1;
-    bmpi_handle_release(&attrs.keyvals, kv->handle);
-    kv_release(kv);
     *keyval = MPI_KEYVAL_INVALID;
+    kv_release(kv);
     return MPI_SUCCESS;
 }
 
-/* Call the delete callback of a; its return code (MPI_SUCCESS if none). */
+/* Call the delete callback of a; its return code (MPI_SUCCESS if none).
+ * a stays in its list meanwhile, marked, so the callback may get, set or
+ * delete any attribute of obj without a being freed under us. */
 static int run_delete(struct attr *a, int obj)
 {
-    if (!a->kv->del)
+    struct keyval *kv = a->kv;
+    if (!kv->del)
         return MPI_SUCCESS;
-    if (a->kv->kind == KV_COMM)
-        return ((MPI_Comm_delete_attr_function *)a->kv->del)(obj, a->kv->handle, a->val, a->kv->extra);
-    return ((MPI_Type_delete_attr_function *)a->kv->del)(obj, a->kv->handle, a->val, a->kv->extra);
+    a->deleting = 1;
+    int rc;
+    if (kv->kind == KV_COMM)
+        rc = ((MPI_Comm_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
+    else
+        rc = ((MPI_Type_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
+    a->deleting = 0;
+    if (rc != MPI_SUCCESS)
+        bmpi_err_set(rc, "the delete callback of %s keyval 0x%x returned %d", kind_name(kv->kind),
+                     (unsigned)kv->handle, rc);
+    return rc;
 }
 
 static struct attr **find(struct attr **head, struct keyval *kv)
@@ -121,93 +143,166 @@ static struct attr **find(struct attr **head, struct keyval *kv)
     return NULL;
 }
 
+/* Unlink a, wherever callbacks have left it in the list, and free it. */
+static void drop(struct attr **head, struct attr *a)
+{
+    while (*head != a)
+        head = &(*head)->next;
+    *head = a->next;
+    kv_release(a->kv);
+    free(a);
+}
+
 static int set_attr(struct attr **head, struct keyval *kv, void *val, int obj)
 {
     struct attr **at = find(head, kv);
     if (at) {
-        int rc = run_delete(*at, obj);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        (*at)->val = val;
-        return MPI_SUCCESS;
+        struct attr *a = *at;
+        /* from inside its own delete callback the old value is already
+         * being deleted: the new one just takes its place */
+        int rc = a->deleting ? MPI_SUCCESS : run_delete(a, obj);
+        if (rc == MPI_SUCCESS)
+            a->val = val;
+        return rc;
     }
     struct attr *a = malloc(sizeof(*a));
     if (!a)
-        return MPI_ERR_NO_MEM;
-    *a = (struct attr){NULL, kv, val};
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an attribute");
+    *a = (struct attr){.kv = kv, .val = val};
     kv->refs++;
-    /* append: callbacks run in the order the attributes were set */
+    /* append: the list is in the order the attributes were set */
     while (*head)
         head = &(*head)->next;
     *head = a;
     return MPI_SUCCESS;
 }
 
+/* A failing callback leaves the attribute in place. Deleting the attribute
+ * whose delete callback is running (from inside it) is a no-op: it goes
+ * when that callback returns. */
 static int delete_attr(struct attr **head, struct keyval *kv, int obj)
 {
     struct attr **at = find(head, kv);
-    if (!at)
+    if (!at || (*at)->deleting)
         return MPI_SUCCESS;
-    int rc = run_delete(*at, obj);
-    if (rc != MPI_SUCCESS)
-        return rc;
     struct attr *a = *at;
-    *at = a->next;
-    kv_release(a->kv);
-    free(a);
-    return MPI_SUCCESS;
+    int rc = run_delete(a, obj);
+    if (rc == MPI_SUCCESS)
+        drop(head, a);
+    return rc;
 }
 
-static void delete_all(struct attr **head, int obj)
+static struct attr *last_to_delete(struct attr *a)
 {
-    while (*head) {
-        struct attr *a = *head;
-        *head = a->next;
-        run_delete(a, obj); /* a failing callback cannot stop the free */
-        kv_release(a->kv);
-        free(a);
+    struct attr *last = NULL;
+    for (; a; a = a->next)
+        if (!a->deleting)
+            last = a;
+    return last;
+}
+
+/* Delete every attribute, the last set first (the standard's order for
+ * MPI_COMM_SELF at MPI_Finalize, used for every object). Attributes the
+ * callbacks set meanwhile are deleted too. A failing callback stops it with
+ * that attribute and the older ones in place, unless force (the object
+ * goes anyway): then every attribute goes and the first failure is
+ * returned. */
+static int delete_all(struct attr **head, int obj, int force)
+{
+    int first_rc = MPI_SUCCESS;
+    struct attr *a;
+    while ((a = last_to_delete(*head))) {
+        int rc = run_delete(a, obj);
+        if (rc != MPI_SUCCESS && !force)
+            return rc;
+        if (first_rc == MPI_SUCCESS)
+            first_rc = rc;
+        drop(head, a);
     }
+    return first_rc;
 }
 
-/* Copy callbacks of src's attributes onto *dst (old is src's handle). */
-static int copy_all(struct attr *src, struct attr **dst, int old_obj, int new_obj)
+static int run_copy(struct keyval *kv, int old_obj, void *in, void **out, int *flag)
 {
-    for (struct attr *a = src; a; a = a->next) {
-        if (!a->kv->copy)
+    int rc;
+    if (kv->kind == KV_COMM)
+        rc = ((MPI_Comm_copy_attr_function *)kv->copy)(old_obj, kv->handle, kv->extra, in, out, flag);
+    else
+        rc = ((MPI_Type_copy_attr_function *)kv->copy)(old_obj, kv->handle, kv->extra, in, out, flag);
+    if (rc != MPI_SUCCESS)
+        bmpi_err_set(rc, "the copy callback of %s keyval 0x%x returned %d", kind_name(kv->kind),
+                     (unsigned)kv->handle, rc);
+    return rc;
+}
+
+/* The keyvals of src that have a copy callback, each retained. */
+static struct keyval **copy_keyvals(struct attr *src, int *n)
+{
+    int cnt = 0;
+    for (struct attr *a = src; a; a = a->next)
+        cnt += a->kv->copy && !a->deleting;
+    struct keyval **kvs = malloc((size_t)(cnt ? cnt : 1) * sizeof(*kvs));
+    if (!kvs)
+        return NULL;
+    *n = 0;
+    for (struct attr *a = src; a; a = a->next)
+        if (a->kv->copy && !a->deleting) {
+            a->kv->refs++;
+            kvs[(*n)++] = a->kv;
+        }
+    return kvs;
+}
+
+/* Copy callbacks of *src's attributes onto *dst. The callbacks may change
+ * *src, so each attribute is looked up again before its callback runs; one
+ * deleted meanwhile is not copied. On failure *dst is emptied again. */
+static int copy_all(struct attr **src, struct attr **dst, int old_obj, int new_obj)
+{
+    int n, rc = MPI_SUCCESS;
+    struct keyval **kvs = copy_keyvals(*src, &n);
+    if (!kvs)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying attributes");
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        struct attr **at = find(src, kvs[i]);
+        if (!at || (*at)->deleting)
             continue;
         void *out = NULL;
-        int flag = 0, rc;
-        if (a->kv->kind == KV_COMM)
-            rc = ((MPI_Comm_copy_attr_function *)a->kv->copy)(old_obj, a->kv->handle, a->kv->extra, a->val, &out,
-                                                              &flag);
-        else
-            rc = ((MPI_Type_copy_attr_function *)a->kv->copy)(old_obj, a->kv->handle, a->kv->extra, a->val, &out,
-                                                              &flag);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (flag && (rc = set_attr(dst, a->kv, out, new_obj)) != MPI_SUCCESS)
-            return rc;
+        int flag = 0;
+        rc = run_copy(kvs[i], old_obj, (*at)->val, &out, &flag);
+        if (rc == MPI_SUCCESS && flag)
+            rc = set_attr(dst, kvs[i], out, new_obj);
     }
-    return MPI_SUCCESS;
+    for (int i = 0; i < n; i++)
+        kv_release(kvs[i]);
+    free(kvs);
+    if (rc != MPI_SUCCESS)
+        delete_all(dst, new_obj, 1);
+    return rc;
 }
 
 /* --- communicators --------------------------------------------------------- */
 
 int bmpi_attr_comm_copy(struct bmpi_comm *old, struct bmpi_comm *new_c)
 {
-    return copy_all(old->attrs, (struct attr **)&new_c->attrs, old->handle, new_c->handle);
+    return copy_all((struct attr **)&old->attrs, (struct attr **)&new_c->attrs, old->handle, new_c->handle);
+}
+
+int bmpi_attr_comm_free(struct bmpi_comm *c)
+{
+    return delete_all((struct attr **)&c->attrs, c->handle, 0);
 }
 
 void bmpi_attr_comm_delete_all(struct bmpi_comm *c)
 {
-    delete_all((struct attr **)&c->attrs, c->handle);
+    delete_all((struct attr **)&c->attrs, c->handle, 1);
 }
 
-void bmpi_attr_finalize_self(void)
+int bmpi_attr_finalize_self(void)
 {
     struct bmpi_comm *self = bmpi_comm_get(MPI_COMM_SELF);
-    if (self)
-        delete_all((struct attr **)&self->attrs, MPI_COMM_SELF);
+    int rc = self ? delete_all((struct attr **)&self->attrs, MPI_COMM_SELF, 1) : MPI_SUCCESS;
+    /* reported now, while MPI_COMM_SELF and its error handler still exist */
+    return rc ? bmpi_err_comm(MPI_COMM_SELF, rc, "MPI_Finalize", NULL) : MPI_SUCCESS;
 }
 
 /* The predefined attributes: a pointer to the int, as the standard says. */
@@ -225,11 +320,15 @@ static int *predefined(int keyval)
     }
 }
 
+/* The communicator and user keyval of a set, get or delete. */
 static int comm_keyval(MPI_Comm comm, int keyval, const char *fn, struct bmpi_comm **c, struct keyval **kv)
 {
     int err = bmpi_check_comm(comm, fn, c);
     if (err)
         return err;
+    if (predefined(keyval))
+        return bmpi_err_comm(comm, MPI_ERR_KEYVAL, fn, "predefined attribute 0x%x cannot be set or deleted",
+                             (unsigned)keyval);
     if (!(*kv = kv_get(keyval, KV_COMM)))
         return bmpi_err_comm(comm, MPI_ERR_KEYVAL, fn, "invalid communicator keyval 0x%x", (unsigned)keyval);
     return MPI_SUCCESS;
@@ -257,17 +356,11 @@ static int comm_set(MPI_Comm comm, int keyval, void *val, const char *fn)
 {
     struct bmpi_comm *c;
     struct keyval *kv;
-    if (predefined(keyval)) {
-        int err = bmpi_check_comm(comm, fn, &c);
-        return err ? err : bmpi_err_comm(comm, MPI_ERR_KEYVAL, fn, "predefined attribute 0x%x is read-only",
-                                         (unsigned)keyval);
-    }
     int err = comm_keyval(comm, keyval, fn, &c, &kv);
     if (err)
         return err;
     int rc = set_attr((struct attr **)&c->attrs, kv, val, comm);
-    return rc ? bmpi_err_comm(comm, rc, fn, "the delete callback of the old value failed or out of memory")
-              : MPI_SUCCESS;
+    return rc ? bmpi_err_comm(comm, rc, fn, NULL) : MPI_SUCCESS;
 }
 
 static int comm_get(MPI_Comm comm, int keyval, void *val, int *flag, const char *fn)
@@ -305,7 +398,7 @@ static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
     if (err)
         return err;
     int rc = delete_attr((struct attr **)&c->attrs, kv, comm);
-    return rc ? bmpi_err_comm(comm, rc, fn, "the delete callback failed with %d", rc) : MPI_SUCCESS;
+    return rc ? bmpi_err_comm(comm, rc, fn, NULL) : MPI_SUCCESS;
 }
 
 BMPI_API(MPI_Comm_set_attr)
@@ -405,7 +498,9 @@ static struct type_attrs **type_slot(MPI_Datatype t)
     return p;
 }
 
-/* The attribute list of t, created when create. */
+/* The attribute list of t, created when create. An entry lives until its
+ * type is freed (or its copy failed), never shorter, so a list pointer
+ * held across callbacks stays valid whatever they delete. */
 static struct attr **type_list(MPI_Datatype t, int create)
 {
     struct type_attrs **p = type_slot(t);
@@ -434,19 +529,20 @@ int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t)
         return MPI_SUCCESS;
     struct attr **dst = type_list(new_t, 1);
     if (!dst)
-        return MPI_ERR_NO_MEM;
-    int rc = copy_all(*src, dst, old, new_t);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying attributes");
+    int rc = copy_all(src, dst, old, new_t);
     type_list_drop_if_empty(new_t);
     return rc;
 }
 
-void bmpi_attr_type_delete_all(MPI_Datatype t)
+int bmpi_attr_type_delete_all(MPI_Datatype t)
 {
     struct attr **l = type_list(t, 0);
     if (!l)
-        return;
-    delete_all(l, t);
+        return MPI_SUCCESS;
+    int rc = delete_all(l, t, 0);
     type_list_drop_if_empty(t);
+    return rc;
 }
 
 static int type_kv(MPI_Datatype type, int keyval, const char *fn, struct keyval **kv)
@@ -481,10 +577,9 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     if (err)
         return err;
     struct attr **l = type_list(datatype, 1);
-    int rc = l ? set_attr(l, kv, attribute_val, datatype) : MPI_ERR_NO_MEM;
-    type_list_drop_if_empty(datatype);
-    return rc ? bmpi_err_noobj(rc, "MPI_Type_set_attr", "the delete callback of the old value failed or out of memory")
-              : MPI_SUCCESS;
+    int rc = l ? set_attr(l, kv, attribute_val, datatype)
+               : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an attribute");
+    return rc ? bmpi_err_noobj(rc, "MPI_Type_set_attr", NULL) : MPI_SUCCESS;
 }
 
 BMPI_API(MPI_Type_get_attr)
@@ -513,7 +608,5 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
         return err;
     struct attr **l = type_list(datatype, 0);
     int rc = l ? delete_attr(l, kv, datatype) : MPI_SUCCESS;
-    type_list_drop_if_empty(datatype);
-    return rc ? bmpi_err_noobj(rc, "MPI_Type_delete_attr", "the delete callback failed with %d", rc)
-              : MPI_SUCCESS;
+    return rc ? bmpi_err_noobj(rc, "MPI_Type_delete_attr", NULL) : MPI_SUCCESS;
 }

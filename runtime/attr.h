@@ -9,24 +9,33 @@
 struct bmpi_comm;
 
 /* MPI_Comm_dup: run the copy callbacks of old's attributes onto new_c.
- * Returns an MPI error class (a callback's failure) or 0. */
+ * Returns the code a copy callback failed with (new_c is then left
+ * without attributes) or 0. */
 int bmpi_attr_comm_copy(struct bmpi_comm *old, struct bmpi_comm *new_c);
-/* MPI_Comm_free: run every delete callback and drop the attributes. */
+/* MPI_Comm_free, before the communicator goes: delete every attribute, the
+ * last set first. Returns the code of a failing delete callback (then that
+ * attribute and the older ones stay and the communicator must stay too) or
+ * 0. */
+int bmpi_attr_comm_free(struct bmpi_comm *c);
+/* The communicator goes whatever happens (its last reference dropped):
+ * every attribute is deleted, failing callbacks notwithstanding. */
 void bmpi_attr_comm_delete_all(struct bmpi_comm *c);
 
 /* MPI_Finalize, first thing: the standard deletes MPI_COMM_SELF's
- * attributes then (their delete callbacks are the libraries' cleanup hook).
- * To be called from runtime/init.c. */
-void bmpi_attr_finalize_self(void);
+ * attributes then, the last set first (their delete callbacks are the
+ * libraries' cleanup hook). All go; a failing callback is reported through
+ * MPI_COMM_SELF's error handler and its code returned, else 0. */
+int bmpi_attr_finalize_self(void);
 
 /*
  * Datatypes have no attribute slot, so their attributes live in a side
- * table keyed by handle here. The datatype code should call these:
- * bmpi_attr_type_copy from MPI_Type_dup (old -> new handle),
- * bmpi_attr_type_delete_all from MPI_Type_free before the handle dies.
+ * table keyed by handle here. MPI_Type_dup calls bmpi_attr_type_copy (old
+ * -> new handle; on failure new_t is left without attributes), MPI_Type_free
+ * calls bmpi_attr_type_delete_all before the handle dies; it fails as
+ * bmpi_attr_comm_free does, and the type must then stay.
  */
 int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t);
-void bmpi_attr_type_delete_all(MPI_Datatype t);
+int bmpi_attr_type_delete_all(MPI_Datatype t);
 
 /* MPI_LASTUSEDCODE follows the user error codes (runtime/errors_api.c). */
 void bmpi_attr_set_lastusedcode(int code);

@@ -436,6 +436,10 @@ int PMPI_Comm_free(MPI_Comm *comm)
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return bmpi_err_comm(*comm, MPI_ERR_COMM, "MPI_Comm_free", "cannot free %s",
                              *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    /* now, not at the last reference: a failing delete callback is this
+     * call's error, and the communicator then stays */
+    if ((err = bmpi_attr_comm_free(c)))
+        return bmpi_err_comm(*comm, err, "MPI_Comm_free", NULL);
     bmpi_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

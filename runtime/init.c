@@ -112,7 +112,7 @@ int PMPI_Finalize(void)
         return bmpi_err_noobj(MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized");
     /* The standard deletes MPI_COMM_SELF's attributes first, while MPI is
      * still fully usable: libraries hang their cleanup on that. */
-    bmpi_attr_finalize_self();
+    int self_err = bmpi_attr_finalize_self();
     /* Every rank must be done with every other rank's memory and segments
      * before any of them tears down its transports. */
     int err = bmpi_p2p_drain();
@@ -132,7 +132,7 @@ int PMPI_Finalize(void)
     bmpi_world.peers = NULL;
     if (err || perr)
         return bmpi_err_noobj(err ? err : perr, "MPI_Finalize", NULL);
-    return MPI_SUCCESS;
+    return self_err;
 }
 
 BMPI_API(MPI_Initialized)

@@ -402,9 +402,11 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     GET_TYPE(*datatype, &dt);
     CHECK(!(dt->flags & (BMPI_DT_PREDEFINED | BMPI_DT_NOFREE)), MPI_ERR_TYPE,
           "%s is predefined and cannot be freed", bmpi_dt_name(*datatype));
-    /* the handle dies with the user's last reference, and its attributes */
-    if (dt->user_refs == 1)
-        bmpi_attr_type_delete_all(*datatype);
+    /* the handle dies with the user's last reference, and its attributes;
+     * a failing delete callback keeps the type */
+    int rc;
+    if (dt->user_refs == 1 && (rc = bmpi_attr_type_delete_all(*datatype)))
+        return bmpi_err_noobj(rc, FN, NULL);
     bmpi_dt_user_free(dt);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
