@@ -13,8 +13,10 @@
  * BMPI_KILL_GRACE_MS, and after BMPI_REAP_TIMEOUT_MS more bmpirun stops
  * waiting and says which ranks it could not reap.
  *
- * Cleanup, whatever happened: no rank left, the PMIx server stopped, the
- * job's /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed.
+ * Cleanup, whatever happened: no rank left, the job's
+ * /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed; only
+ * then is the PMIx server stopped (main.c), so that neither the exit
+ * status nor the cleanup depends on that succeeding.
  * What a bmpirun killed by SIGKILL leaves, the next one in the same TMPDIR
  * removes (see remove_stale_jobs). */
 #include "config.h"
@@ -620,8 +622,6 @@ void bmpi_job_cleanup(struct bmpi_job *job)
     }
     bmpi_iof_fini(&job->iof);
 
-    bmpi_pmix_stop(job);
-
     if (job->nspace[0] != '\0')
         unlink_shm(job->nspace);
     for (int i = 0; i < job->nranks; i++)
@@ -631,11 +631,15 @@ void bmpi_job_cleanup(struct bmpi_job *job)
         rm_tree(job->tmpdir);
         job->tmpdir_made = false;
     }
+}
+
+/* What the PMIx server's thread may still use: after bmpi_pmix_stop. */
+void bmpi_job_free(struct bmpi_job *job)
+{
     if (job->lock_fd >= 0) {
         close(job->lock_fd);
         job->lock_fd = -1;
     }
-
     for (int i = 0; i < 2; i++)
         if (job->event_pipe[i] >= 0)
             close(job->event_pipe[i]);

@@ -34,6 +34,8 @@ enum {
 #define BMPI_REAP_TIMEOUT_MS 10000
 /* Upper bound for any wait on the PMIx server library. */
 #define BMPI_PMIX_WAIT_MS 30000
+/* How long the job's end waits for the library to stop. */
+#define BMPI_PMIX_STOP_MS 2000
 
 enum bmpi_rank_state {
     BMPI_RANK_PENDING, /* not started (yet) */
@@ -120,6 +122,7 @@ void bmpi_job_kill_all(struct bmpi_job *job, int sig);
 void bmpi_job_fail(struct bmpi_job *job, int code);
 void bmpi_job_terminate(struct bmpi_job *job, int first_signal);
 void bmpi_job_cleanup(struct bmpi_job *job);
+void bmpi_job_free(struct bmpi_job *job);
 int bmpi_job_reap_all_now(struct bmpi_job *job, int timeout_ms);
 /* Milliseconds from now until *ts (negative when past). */
 long bmpi_ms_until(const struct timespec *ts);
