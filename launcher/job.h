@@ -34,6 +34,9 @@ enum {
 #define BMPI_REAP_TIMEOUT_MS 10000
 /* Upper bound for any wait on the PMIx server library. */
 #define BMPI_PMIX_WAIT_MS 30000
+/* How long a failure's report waits for a peer that is exiting already
+ * (job.c: settle). */
+#define BMPI_SETTLE_MS 1000
 /* How long the job's end waits for the library to stop. */
 #define BMPI_PMIX_STOP_MS 2000
 
@@ -61,7 +64,7 @@ struct bmpi_rank {
 
 /* What the PMIx progress thread tells the main loop through event_pipe.
  * Small enough for one atomic pipe write. */
-enum bmpi_event_type { BMPI_EV_ABORT = 1 };
+enum bmpi_event_type { BMPI_EV_ABORT = 1, BMPI_EV_CONNECTED };
 struct bmpi_event {
     int type;
     int rank;
@@ -101,6 +104,8 @@ struct bmpi_job {
 
     /* Outcome. */
     bool failed;        /* the first failure has been reported */
+    struct bmpi_rank *left_before_init; /* exited 0 without PMIx_Init */
+    struct bmpi_rank *unjudged;         /* reaped, its exit not judged yet */
     int exit_code;
     int term_signal;    /* bmpirun was asked to stop by this signal */
     enum bmpi_phase phase;

@@ -141,12 +141,26 @@ static pmix_status_t latch_wait(struct latch *l, const char *what)
 
 /* ---- upcalls (PMIx progress thread) ---------------------------------------- */
 
+/* Hand an event to the main loop (job->event_pipe). */
+static void post_event(struct bmpi_job *job, struct bmpi_event *ev)
+{
+    ssize_t n;
+    do
+        n = write(job->event_pipe[1], ev, sizeof(*ev));
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(*ev))
+        free(ev->msg);
+}
+
 static pmix_status_t up_client_connected(const pmix_proc_t *proc, void *server_object,
                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     struct bmpi_rank *r = server_object;
-    if (r != NULL)
+    if (r != NULL) {
         atomic_store(&r->connected, true);
+        struct bmpi_event ev = {.type = BMPI_EV_CONNECTED, .rank = r->rank};
+        post_event(r->job, &ev);
+    }
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -180,12 +194,7 @@ static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int 
         .status = status,
         .msg = msg != NULL ? strdup(msg) : NULL,
     };
-    ssize_t n;
-    do
-        n = write(r->job->event_pipe[1], &ev, sizeof(ev));
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof(ev))
-        free(ev.msg);
+    post_event(r->job, &ev);
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
