@@ -107,10 +107,11 @@ static void print_help(void)
         "Exit status: 0 when every rank exits 0. Otherwise that of the first failure:\n"
         "a rank's exit status; 128+N for a rank killed by signal N; the status given\n"
         "to MPI_Abort/PMIx_Abort (1 if that was 0); 1 for a rank that exits 0 after\n"
-        "PMIx_Init without PMIx_Finalize; 124 on --timeout; 128+N when bmpirun got\n"
-        "signal N. bmpirun's own errors: 1 launch failure, 2 usage error, 126 program\n"
-        "not executable, 127 program not found. When one rank fails, all others are\n"
-        "terminated.\n",
+        "PMIx_Init without PMIx_Finalize, or without PMIx_Init while its peers wait\n"
+        "in it; 124 on --timeout; 128+N when bmpirun got signal N. bmpirun's own\n"
+        "errors: 1 launch failure, 2 usage error, 126 program not executable, 127\n"
+        "program not found. When one rank fails, all others are terminated; ranks\n"
+        "that fail because a peer died (a failed fence) are not the first failure.\n",
         BMPI_KILL_GRACE_MS);
 }
 
