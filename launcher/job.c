@@ -13,8 +13,10 @@
  * BMPI_KILL_GRACE_MS, and after BMPI_REAP_TIMEOUT_MS more bmpirun stops
  * waiting and says which ranks it could not reap.
  *
- * Cleanup, whatever happened: no rank left, the PMIx server stopped, the
- * job's /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed.
+ * Cleanup, whatever happened: no rank left, the job's
+ * /dev/shm/bmpi.<nspace>.* segments and its tmp directory removed; only
+ * then is the PMIx server stopped (main.c), so that neither the exit
+ * status nor the cleanup depends on that succeeding.
  * What a bmpirun killed by SIGKILL leaves, the next one in the same TMPDIR
  * removes (see remove_stale_jobs). */
 #include "config.h"
@@ -337,7 +339,26 @@ static struct bmpi_rank *rank_by_pid(struct bmpi_job *job, pid_t pid)
     return NULL;
 }
 
-static void rank_exited(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
+/* What ended a rank, the likeliest cause of the job's failure first: a
+ * rank that loses a peer fails after it, as a consequence. */
+enum failure_kind {
+    FAIL_SIGNAL = 1, /* killed by a signal bmpirun did not send */
+    FAIL_MIDWAY,     /* exited between PMIx_Init and PMIx_Finalize, or left
+                        without PMIx_Init while peers wait in it */
+    FAIL_ABORT,      /* MPI_Abort / PMIx_Abort */
+    FAIL_AFTER,      /* exited != 0 after PMIx_Finalize */
+    FAIL_NONE,
+};
+
+struct failure {
+    enum failure_kind kind;
+    struct bmpi_rank *rank;
+    int code;       /* the job's exit status if it is the first */
+    char what[384]; /* "exited with status 3" */
+};
+
+/* Bookkeeping of a reaped rank; no judgement yet. */
+static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
 {
     r->state = BMPI_RANK_EXITED;
     r->wstatus = wstatus;
@@ -347,35 +368,152 @@ static void rank_exited(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
         bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
     if (r->rank == 0)
         bmpi_iof_stdin_stop(&job->iof);
+}
 
-    if (job->phase != BMPI_PHASE_RUN || job->failed)
-        return; /* the teardown's doing, or after the first failure */
+/* A rank that connected and has not finalized: it waits for its peers. */
+static bool waits_for_peers(const struct bmpi_rank *r)
+{
+    return r->state == BMPI_RANK_RUNNING && atomic_load(&r->connected) && !atomic_load(&r->finalized);
+}
 
-    char what[256];
-    int code;
+static struct bmpi_rank *rank_waiting(struct bmpi_job *job)
+{
+    for (int i = 0; i < job->nranks; i++)
+        if (waits_for_peers(&job->ranks[i]))
+            return &job->ranks[i];
+    return NULL;
+}
+
+/* How r ended, as a failure of the job (FAIL_NONE: not one). A rank that
+ * left with status 0 before PMIx_Init while no peer waits in it yet is
+ * remembered: a peer that connects later fails the job (handle_connected). */
+static void judge_exit(struct bmpi_job *job, struct bmpi_rank *r, struct failure *f)
+{
+    int wstatus = r->wstatus;
+    bool midway = !atomic_load(&r->finalized);
+    *f = (struct failure){.kind = FAIL_NONE, .rank = r};
     if (WIFSIGNALED(wstatus)) {
         int sig = WTERMSIG(wstatus);
         const char *desc = sigdescr_np(sig);
-        snprintf(what, sizeof(what), "was killed by signal %d (%s%s)", sig, desc ? desc : "unknown",
+        f->kind = FAIL_SIGNAL;
+        f->code = 128 + sig;
+        snprintf(f->what, sizeof(f->what), "was killed by signal %d (%s%s)", sig, desc ? desc : "unknown",
                  WCOREDUMP(wstatus) ? ", core dumped" : "");
-        code = 128 + sig;
     } else if (WEXITSTATUS(wstatus) != 0) {
-        code = WEXITSTATUS(wstatus);
-        snprintf(what, sizeof(what), "exited with status %d", code);
-    } else if (atomic_load(&r->connected) && !atomic_load(&r->finalized)) {
-        code = 1;
-        snprintf(what, sizeof(what),
+        f->kind = midway ? FAIL_MIDWAY : FAIL_AFTER;
+        f->code = WEXITSTATUS(wstatus);
+        snprintf(f->what, sizeof(f->what), "exited with status %d%s", f->code,
+                 !atomic_load(&r->connected) && rank_waiting(job) ? " before MPI_Init (PMIx_Init)" : "");
+    } else if (atomic_load(&r->connected) && midway) {
+        f->kind = FAIL_MIDWAY;
+        f->code = 1;
+        snprintf(f->what, sizeof(f->what),
                  "exited with status 0 after PMIx_Init but without PMIx_Finalize (MPI_Finalize)");
-    } else {
-        return; /* done, all well */
+    } else if (!atomic_load(&r->connected)) {
+        struct bmpi_rank *w = rank_waiting(job);
+        if (w == NULL) {
+            /* A plain program, or peers that have not come yet. */
+            if (job->left_before_init == NULL)
+                job->left_before_init = r;
+            return;
+        }
+        f->kind = FAIL_MIDWAY;
+        f->code = 1;
+        snprintf(f->what, sizeof(f->what),
+                 "exited with status 0 without calling MPI_Init (PMIx_Init), which rank %d called and "
+                 "would wait in for it forever",
+                 w->rank);
     }
-    bmpi_job_fail(job, code);
+}
+
+/* Whether pid has begun to exit, or is a zombie (/proc/PID/stat: state, and
+ * PF_EXITING in the flags, which the kernel sets before it closes the
+ * process's files). */
+#define BMPI_PF_EXITING 0x4
+static bool is_dying(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    char state;
+    unsigned long flags;
+    if (p == NULL || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+        return false;
+    return state == 'Z' || state == 'X' || (flags & BMPI_PF_EXITING) != 0;
+}
+
+/* Reap r, which is dying, waiting at most BMPI_SETTLE_MS. */
+static bool reap_dying(struct bmpi_job *job, struct bmpi_rank *r)
+{
+    struct timespec deadline, tick = {.tv_nsec = 1000000};
+    bmpi_deadline_in(&deadline, BMPI_SETTLE_MS);
+    siginfo_t si;
+    for (;;) {
+        si.si_pid = 0;
+        if (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+            return false;
+        if (si.si_pid == r->pid)
+            break;
+        if (bmpi_ms_until(&deadline) <= 0)
+            return false;
+        nanosleep(&tick, NULL);
+    }
+    kill(-r->pid, SIGKILL);
+    int wstatus;
+    if (waitpid(r->pid, &wstatus, 0) != r->pid)
+        return false;
+    rank_gone(job, r, wstatus);
+    return true;
+}
+
+/* A rank that loses a peer fails after it, in PMIx (a fence reports
+ * PARTIAL SUCCESS) or in MPI, and may be reaped or heard first. Any peer
+ * that has begun to exit when a failure is seen began before it: the one
+ * whose end is likelier the cause (FAIL_* order) is the first failure. */
+static void settle(struct bmpi_job *job, struct failure *f)
+{
+    for (int i = 0; i < job->nranks; i++) {
+        struct bmpi_rank *r = &job->ranks[i];
+        if (r == f->rank)
+            continue;
+        if (r != job->unjudged && !(r->state == BMPI_RANK_RUNNING && is_dying(r->pid) && reap_dying(job, r)))
+            continue;
+        struct failure g;
+        judge_exit(job, r, &g);
+        if (g.kind != FAIL_NONE && g.kind < f->kind)
+            *f = g;
+    }
+}
+
+/* Report the job's first failure, f or one that caused it; end the job. */
+static void declare_failure(struct bmpi_job *job, struct failure *f)
+{
+    settle(job, f);
+    bmpi_job_fail(job, f->code);
     if (job->nrunning > 0) {
-        bmpi_say("rank %d (pid %d) %s; terminating the job", r->rank, (int)r->pid, what);
+        bmpi_say("rank %d (pid %d) %s; terminating the job", f->rank->rank, (int)f->rank->pid, f->what);
         bmpi_job_terminate(job, SIGTERM);
     } else {
-        bmpi_say("rank %d (pid %d) %s", r->rank, (int)r->pid, what);
+        bmpi_say("rank %d (pid %d) %s", f->rank->rank, (int)f->rank->pid, f->what);
     }
+}
+
+static void rank_exited(struct bmpi_job *job, struct bmpi_rank *r)
+{
+    if (job->phase != BMPI_PHASE_RUN || job->failed)
+        return; /* the teardown's doing, or after the first failure */
+    struct failure f;
+    judge_exit(job, r, &f);
+    if (f.kind != FAIL_NONE)
+        declare_failure(job, &f);
 }
 
 static void handle_events(struct bmpi_job *job);
@@ -394,40 +532,62 @@ static void reap(struct bmpi_job *job)
         if (r != NULL)
             kill(-pid, SIGKILL);
         int wstatus;
-        if (waitpid(pid, &wstatus, 0) != pid)
+        if (waitpid(pid, &wstatus, 0) != pid || r == NULL)
             continue;
+        rank_gone(job, r, wstatus);
         /* An aborting rank wrote its abort before it could exit: take it
          * first, so that the abort and not the exit is reported. */
+        job->unjudged = r;
         handle_events(job);
-        if (r != NULL)
-            rank_exited(job, r, wstatus);
+        job->unjudged = NULL;
+        rank_exited(job, r);
     }
 }
 
 /* ---- events from the PMIx thread and from signals ---------------------------- */
 
+static void handle_abort(struct bmpi_job *job, const struct bmpi_event *ev)
+{
+    struct failure f = {.kind = FAIL_ABORT, .rank = &job->ranks[ev->rank]};
+    char *msg = ev->msg;
+    if (msg != NULL) {
+        size_t len = strlen(msg);
+        while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+            msg[--len] = '\0';
+    }
+    /* What exit(status) would leave, but never "success". */
+    f.code = ev->status & 0xff;
+    if (f.code == 0)
+        f.code = 1;
+    snprintf(f.what, sizeof(f.what), "called MPI_Abort/PMIx_Abort with status %d%s%s%s", ev->status,
+             msg && *msg ? " (\"" : "", msg && *msg ? msg : "", msg && *msg ? "\")" : "");
+    declare_failure(job, &f);
+}
+
+/* A rank connected while a peer had left without: the connected one would
+ * wait for it forever. */
+static void handle_connected(struct bmpi_job *job, const struct bmpi_event *ev)
+{
+    struct bmpi_rank *gone = job->left_before_init;
+    if (gone == NULL || !waits_for_peers(&job->ranks[ev->rank]))
+        return;
+    struct failure f = {.kind = FAIL_MIDWAY, .rank = gone, .code = 1};
+    snprintf(f.what, sizeof(f.what),
+             "exited with status 0 without calling MPI_Init (PMIx_Init), which rank %d called and would "
+             "wait in for it forever",
+             ev->rank);
+    declare_failure(job, &f);
+}
+
 static void handle_events(struct bmpi_job *job)
 {
     struct bmpi_event ev;
     while (read(job->event_pipe[0], &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
-        if (ev.type == BMPI_EV_ABORT && ev.rank >= 0 && ev.rank < job->nranks &&
-            job->phase == BMPI_PHASE_RUN && !job->failed) {
-            struct bmpi_rank *r = &job->ranks[ev.rank];
-            char *msg = ev.msg;
-            if (msg != NULL) {
-                size_t len = strlen(msg);
-                while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-                    msg[--len] = '\0';
-            }
-            /* What exit(status) would leave, but never "success". */
-            int code = ev.status & 0xff;
-            if (code == 0)
-                code = 1;
-            bmpi_job_fail(job, code);
-            bmpi_say("rank %d (pid %d) called MPI_Abort/PMIx_Abort with status %d%s%s%s; terminating the job",
-                     r->rank, (int)r->pid, ev.status, msg && *msg ? " (\"" : "", msg && *msg ? msg : "",
-                     msg && *msg ? "\")" : "");
-            bmpi_job_terminate(job, SIGTERM);
+        if (ev.rank >= 0 && ev.rank < job->nranks && job->phase == BMPI_PHASE_RUN && !job->failed) {
+            if (ev.type == BMPI_EV_ABORT)
+                handle_abort(job, &ev);
+            else if (ev.type == BMPI_EV_CONNECTED)
+                handle_connected(job, &ev);
         }
         free(ev.msg);
     }
@@ -620,8 +780,6 @@ void bmpi_job_cleanup(struct bmpi_job *job)
     }
     bmpi_iof_fini(&job->iof);
 
-    bmpi_pmix_stop(job);
-
     if (job->nspace[0] != '\0')
         unlink_shm(job->nspace);
     for (int i = 0; i < job->nranks; i++)
@@ -631,11 +789,15 @@ void bmpi_job_cleanup(struct bmpi_job *job)
         rm_tree(job->tmpdir);
         job->tmpdir_made = false;
     }
+}
+
+/* What the PMIx server's thread may still use: after bmpi_pmix_stop. */
+void bmpi_job_free(struct bmpi_job *job)
+{
     if (job->lock_fd >= 0) {
         close(job->lock_fd);
         job->lock_fd = -1;
     }
-
     for (int i = 0; i < 2; i++)
         if (job->event_pipe[i] >= 0)
             close(job->event_pipe[i]);

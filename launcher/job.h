@@ -34,6 +34,11 @@ enum {
 #define BMPI_REAP_TIMEOUT_MS 10000
 /* Upper bound for any wait on the PMIx server library. */
 #define BMPI_PMIX_WAIT_MS 30000
+/* How long a failure's report waits for a peer that is exiting already
+ * (job.c: settle). */
+#define BMPI_SETTLE_MS 1000
+/* How long the job's end waits for the library to stop. */
+#define BMPI_PMIX_STOP_MS 2000
 
 enum bmpi_rank_state {
     BMPI_RANK_PENDING, /* not started (yet) */
@@ -59,7 +64,7 @@ struct bmpi_rank {
 
 /* What the PMIx progress thread tells the main loop through event_pipe.
  * Small enough for one atomic pipe write. */
-enum bmpi_event_type { BMPI_EV_ABORT = 1 };
+enum bmpi_event_type { BMPI_EV_ABORT = 1, BMPI_EV_CONNECTED };
 struct bmpi_event {
     int type;
     int rank;
@@ -99,6 +104,8 @@ struct bmpi_job {
 
     /* Outcome. */
     bool failed;        /* the first failure has been reported */
+    struct bmpi_rank *left_before_init; /* exited 0 without PMIx_Init */
+    struct bmpi_rank *unjudged;         /* reaped, its exit not judged yet */
     int exit_code;
     int term_signal;    /* bmpirun was asked to stop by this signal */
     enum bmpi_phase phase;
@@ -120,6 +127,7 @@ void bmpi_job_kill_all(struct bmpi_job *job, int sig);
 void bmpi_job_fail(struct bmpi_job *job, int code);
 void bmpi_job_terminate(struct bmpi_job *job, int first_signal);
 void bmpi_job_cleanup(struct bmpi_job *job);
+void bmpi_job_free(struct bmpi_job *job);
 int bmpi_job_reap_all_now(struct bmpi_job *job, int timeout_ms);
 /* Milliseconds from now until *ts (negative when past). */
 long bmpi_ms_until(const struct timespec *ts);

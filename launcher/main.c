@@ -8,11 +8,13 @@
  *   job.c + iof.c  event loop: exits, aborts, signals,
  *                  output, stdin, timeouts                (bmpi_job_run)
  *   job.c          teardown and cleanup, in reverse order (bmpi_job_cleanup)
+ *   pmix_server.c  the PMIx server stopped, within a limit (bmpi_pmix_stop)
  * The exit status is the first failure's (see bmpirun --help). */
 #include "config.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -69,6 +71,14 @@ int main(int argc, char **argv)
 
     bmpi_job_cleanup(&job);
     int sig = job.term_signal;
+    if (!bmpi_pmix_stop(&job)) {
+        /* The library's thread still runs: no exit handlers, no frees. */
+        fflush(NULL);
+        if (sig != 0)
+            reraise(sig);
+        _exit(rc);
+    }
+    bmpi_job_free(&job);
     bmpi_options_free(&job.opt);
     if (sig != 0)
         reraise(sig);

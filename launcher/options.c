@@ -30,6 +30,8 @@ enum opt_id {
     OPT_TIMEOUT,
     OPT_BIND_TO,
     OPT_ALLOW_ROOT,
+    OPT_HOST,
+    OPT_HOSTFILE,
     OPT_VERSION,
     OPT_HELP,
 };
@@ -49,6 +51,10 @@ static const struct opt_spec opt_table[] = {
     {"timeout", OPT_TIMEOUT, true},
     {"bind-to", OPT_BIND_TO, true},
     {"allow-run-as-root", OPT_ALLOW_ROOT, false},
+    {"host", OPT_HOST, true},
+    {"H", OPT_HOST, true},
+    {"hostfile", OPT_HOSTFILE, true},
+    {"machinefile", OPT_HOSTFILE, true},
     {"version", OPT_VERSION, false},
     {"V", OPT_VERSION, false},
     {"help", OPT_HELP, false},
@@ -80,6 +86,10 @@ static void print_help(void)
         "                       bmpirun may use, so that every core gets its share\n"
         "                       of ranks; none otherwise\n"
         "  --allow-run-as-root  accepted for mpirun compatibility; root needs nothing\n"
+        "  --host, -H LIST      accepted when LIST (host[:slots],...) names only this\n"
+        "                       host; bmpirun does not start ranks on other hosts\n"
+        "  --hostfile, --machinefile FILE\n"
+        "                       the same for the hosts listed in FILE\n"
         "  --version            print bmpirun's version and the PMIx versions it was\n"
         "                       built with and runs with\n"
         "  -h, --help           this text\n"
@@ -97,10 +107,11 @@ static void print_help(void)
         "Exit status: 0 when every rank exits 0. Otherwise that of the first failure:\n"
         "a rank's exit status; 128+N for a rank killed by signal N; the status given\n"
         "to MPI_Abort/PMIx_Abort (1 if that was 0); 1 for a rank that exits 0 after\n"
-        "PMIx_Init without PMIx_Finalize; 124 on --timeout; 128+N when bmpirun got\n"
-        "signal N. bmpirun's own errors: 1 launch failure, 2 usage error, 126 program\n"
-        "not executable, 127 program not found. When one rank fails, all others are\n"
-        "terminated.\n",
+        "PMIx_Init without PMIx_Finalize, or without PMIx_Init while its peers wait\n"
+        "in it; 124 on --timeout; 128+N when bmpirun got signal N. bmpirun's own\n"
+        "errors: 1 launch failure, 2 usage error, 126 program not executable, 127\n"
+        "program not found. When one rank fails, all others are terminated; ranks\n"
+        "that fail because a peer died (a failed fence) are not the first failure.\n",
         BMPI_KILL_GRACE_MS);
 }
 
@@ -140,16 +151,36 @@ static int set_nprocs(struct bmpi_options *o, const char *flag, const char *val)
                 BMPI_MAX_RANKS);
         return USAGE_ERROR;
     }
+    if (o->nprocs_given && v != o->nprocs) {
+        fprintf(stderr, "bmpirun: %s %ld conflicts with the %d ranks asked for before; give the number of "
+                "ranks once\n", flag, v, o->nprocs);
+        return USAGE_ERROR;
+    }
     o->nprocs = (int)v;
+    o->nprocs_given = true;
     return BMPI_OPT_RUN;
+}
+
+/* A shell variable name: letters, digits, '_', not starting with a digit.
+ * "-x -n 4" must not pass a variable named "-n". */
+static bool is_env_name(const char *s, size_t len)
+{
+    if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9')))
+            return false;
+    return true;
 }
 
 static int add_env(struct bmpi_options *o, const char *val)
 {
     const char *eq = strchr(val, '=');
     size_t namelen = eq ? (size_t)(eq - val) : strlen(val);
-    if (namelen == 0) {
-        fprintf(stderr, "bmpirun: -x '%s': no variable name; use -x VAR or -x VAR=value\n", val);
+    if (!is_env_name(val, namelen)) {
+        fprintf(stderr, "bmpirun: -x '%s': %s; use -x VAR or -x VAR=value\n", val,
+                namelen == 0 ? "no variable name" : "not a variable name");
         return USAGE_ERROR;
     }
     char *entry;
@@ -178,6 +209,80 @@ static int add_env(struct bmpi_options *o, const char *val)
     o->env = grown;
     o->env[o->nenv++] = entry;
     return BMPI_OPT_RUN;
+}
+
+/* ---- hosts: this one only (launcher/README.md "Multi-host") ------------- */
+
+static void this_host(char self[HOST_NAME_MAX + 1])
+{
+    if (gethostname(self, HOST_NAME_MAX + 1) != 0)
+        snprintf(self, HOST_NAME_MAX + 1, "localhost");
+    self[HOST_NAME_MAX] = '\0';
+}
+
+static bool is_this_host(const char *name, size_t len)
+{
+    char self[HOST_NAME_MAX + 1];
+    this_host(self);
+    size_t selflen = strlen(self), shortlen = strcspn(self, ".");
+    static const char *const loopback[] = {"localhost", "localhost.localdomain", "::1"};
+    for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
+        if (strlen(loopback[i]) == len && strncmp(loopback[i], name, len) == 0)
+            return true;
+    if (len > 4 && strncmp(name, "127.", 4) == 0)
+        return true;
+    return len > 0 && ((len == selflen && strncmp(name, self, len) == 0) ||
+                       (len == shortlen && strncmp(name, self, len) == 0));
+}
+
+static int refuse_host(const char *flag, const char *what, const char *name, size_t len)
+{
+    char self[HOST_NAME_MAX + 1];
+    this_host(self);
+    fprintf(stderr,
+            "bmpirun: %s %s: '%.*s' is another host, and bmpirun starts ranks on this host (%s) only; "
+            "for a job across hosts use Slurm (srun --mpi=pmix) or an mpirun (Open MPI's mpirun, "
+            "MPICH's mpiexec)\n",
+            flag, what, (int)len, name, self);
+    return USAGE_ERROR;
+}
+
+/* --host a,b:2,...: each entry names this host, or the job is refused. */
+static int check_host_list(const char *flag, const char *list)
+{
+    const char *p = list;
+    for (;;) {
+        size_t entry = strcspn(p, ",");
+        size_t name = strcspn(p, ",:");
+        if (name > entry)
+            name = entry;
+        if (!is_this_host(p, name))
+            return refuse_host(flag, list, p, name);
+        if (p[entry] == '\0')
+            return BMPI_OPT_RUN;
+        p += entry + 1;
+    }
+}
+
+/* A hostfile: one host a line ("name slots=N" as Open MPI, "name:N" as
+ * MPICH), '#' starts a comment. */
+static int check_hostfile(const char *flag, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "bmpirun: %s '%s': cannot read it: %s\n", flag, path, strerror(errno));
+        return USAGE_ERROR;
+    }
+    char line[1024];
+    int rc = BMPI_OPT_RUN;
+    while (rc == BMPI_OPT_RUN && fgets(line, sizeof(line), f) != NULL) {
+        char *p = line + strspn(line, " \t");
+        size_t name = strcspn(p, " \t\r\n:#");
+        if (name > 0 && !is_this_host(p, name))
+            rc = refuse_host(flag, path, p, name);
+    }
+    fclose(f);
+    return rc;
 }
 
 /* Resolve program as execvp would, and make sure it can run, so that a typo
@@ -329,6 +434,12 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
         case OPT_TAG_OUTPUT:
             o->tag_output = true;
             rc = BMPI_OPT_RUN;
+            break;
+        case OPT_HOST:
+            rc = check_host_list(arg[1] == 'H' ? "-H" : "--host", val);
+            break;
+        case OPT_HOSTFILE:
+            rc = check_hostfile(namelen == 8 ? "--hostfile" : "--machinefile", val);
             break;
         case OPT_OVERSUBSCRIBE:
         case OPT_ALLOW_ROOT:

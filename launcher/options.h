@@ -12,6 +12,7 @@ enum bmpi_bind { BMPI_BIND_AUTO, BMPI_BIND_NONE, BMPI_BIND_CORE };
 
 struct bmpi_options {
     int nprocs;
+    bool nprocs_given; /* by -n/-np: a second one must agree */
     bool tag_output;
     double timeout; /* seconds; 0 = none */
     enum bmpi_bind bind;

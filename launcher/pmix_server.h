@@ -5,6 +5,8 @@
 #ifndef BMPI_LAUNCHER_PMIX_SERVER_H
 #define BMPI_LAUNCHER_PMIX_SERVER_H
 
+#include <stdbool.h>
+
 struct bmpi_job;
 
 /* Print the PMIx versions bmpirun was built with and runs with. */
@@ -19,7 +21,10 @@ int bmpi_pmix_start(struct bmpi_job *job);
 /* Add what rank needs to reach the server to *env (a malloc'd,
  * NULL-terminated array of malloc'd strings; it may be realloc'd). */
 int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env);
-/* Undo bmpi_pmix_start (whatever part of it happened). */
-void bmpi_pmix_stop(struct bmpi_job *job);
+/* Undo bmpi_pmix_start (whatever part of it happened), within
+ * BMPI_PMIX_STOP_MS. False when the library could not be stopped (or was
+ * better not: see pmix_server.c): its thread may still run and use the
+ * job, so bmpirun must then _exit without freeing anything. */
+bool bmpi_pmix_stop(struct bmpi_job *job);
 
 #endif

@@ -42,6 +42,19 @@ expect 2 "--timeout 'soon'" --timeout soon "$prog"
 expect 2 "--timeout '-1'" --timeout -1 "$prog"
 expect 2 "--bind-to 'socket'" --bind-to socket "$prog"
 expect 2 "takes no value" --tag-output=yes "$prog"
+# -x needs a variable name, not the next option
+expect 2 "-x '-n': not a variable name" -x -n 2 "$prog"
+expect 2 "-x '=v': no variable name" -x =v "$prog"
+expect 2 "-x '1A=v': not a variable name" -x 1A=v "$prog"
+# the number of ranks, given twice, must agree
+expect 2 "-n 3 conflicts with the 2 ranks" -n 2 -n 3 "$prog"
+expect 2 "-np 4 conflicts with the 2 ranks" -n 2 -np 4 "$prog"
+# other hosts: one line saying where to go instead
+expect 2 "'bmpi-other-host' is another host.*Slurm" --host "localhost,bmpi-other-host:2" "$prog"
+expect 2 "'bmpi-other-host' is another host.*mpirun" -H bmpi-other-host "$prog"
+printf '# hosts\n%s slots=2\nbmpi-other-host:4\n' "$(hostname)" >"$SCRATCH/hosts"
+expect 2 "'bmpi-other-host' is another host" --hostfile "$SCRATCH/hosts" "$prog"
+expect 2 "cannot read it" --machinefile "$SCRATCH/no-hosts" "$prog"
 expect 127 "not found in PATH" -n 2 bmpi-no-such-program-here
 expect 127 "No such file" -n 2 "$SCRATCH/missing"
 expect 126 "not an executable" -n 2 "$noexec"
@@ -52,6 +65,17 @@ bmpirun -n 2 "$prog"
 expect_rc 0
 [ -e "$started" ] || fail "the program did not run when asked properly"
 echo "ok: a good command line runs"
+
+# This host alone, by any name, is fine, as is the same -n twice.
+printf '%s slots=2\nlocalhost:2\n' "$(hostname)" >"$SCRATCH/hosts"
+for opts in "--host $(hostname),localhost:2" "-H 127.0.0.1" "--hostfile $SCRATCH/hosts" "-n 2 -np 2"; do
+    rm -f "$started"
+    # shellcheck disable=SC2086
+    bmpirun $opts "$prog"
+    expect_rc 0 "bmpirun $opts"
+    [ -e "$started" ] || fail "bmpirun $opts did not run the program"
+done
+echo "ok: --host/--hostfile naming this host only, and a repeated equal -n, run"
 
 # A TMPDIR that cannot hold the job's PMIx directory: status 1, one line
 # naming it, nothing started.

@@ -1,5 +1,6 @@
 # Shared by bmpirun's tests; sourced, POSIX sh. Every bmpirun runs under
-# `timeout 60`, so that a hang fails instead of blocking `make check`.
+# `timeout -k 10 60`, so that a hang fails instead of blocking `make
+# check`, also one that SIGTERM does not end (bmpirun stuck in libpmix).
 # Exit codes: 0 pass, 1 fail, 77 skip.
 
 : "${top_builddir:?run through make check (top_builddir not set)}"
@@ -37,7 +38,8 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 # bmpirun ARGS...: stdout to $SCRATCH/out, stderr to $SCRATCH/err; sets RC.
 bmpirun() {
     RC=0
-    timeout 60 "$BMPIRUN" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null || RC=$?
+    T0=$(now)
+    timeout -k 10 60 "$BMPIRUN" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null || RC=$?
     hung_check "$@"
 }
 
@@ -45,12 +47,16 @@ hung_check() {
     if [ "$RC" -eq 124 ] && ! grep -q -- "--timeout" "$SCRATCH/err"; then
         fail "bmpirun $* hung (killed by timeout 60)"
     fi
+    if [ "$RC" -eq 137 ] && ! lt "$(elapsed "$T0")" 60; then
+        fail "bmpirun $* hung, even after SIGTERM (killed by timeout -k 10 60)"
+    fi
 }
 
 # bmpirun_bg ARGS...: start in the background; BPID is bmpirun's pid, TPID
 # that of its watchdog; bg_wait collects RC.
 bmpirun_bg() {
-    timeout 60 "$BMPIRUN" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null &
+    T0=$(now)
+    timeout -k 10 60 "$BMPIRUN" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null &
     TPID=$!
     BPID=
     i=0

@@ -25,3 +25,4 @@ LAUNCHER_TESTS = \
 	test/launcher/with_timeout.sh
 TESTS += $(LAUNCHER_TESTS)
 EXTRA_DIST += $(LAUNCHER_TESTS) test/launcher/lib.sh
+include test/launcher/hardening.mk
