@@ -38,6 +38,8 @@ struct bmpi_sched_step {
     void *dst;       /* recv, reduce (inout), copy */
     size_t count;
     MPI_Datatype type;
+    int tag;                /* send, recv: s->tag and s->comm when appended (an */
+    struct bmpi_comm *comm; /* intercommunicator's schedule has steps of two, inter.c) */
     size_t dcount;   /* copy: destination */
     MPI_Datatype dtype;
     struct bmpi_request *req;
