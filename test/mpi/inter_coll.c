@@ -508,17 +508,31 @@ static void check_all(const struct ic *x)
 }
 
 /* Nonblocking collectives of both kinds in flight at once, completed in
- * reverse order. */
+ * reverse order, while a dup of the intercommunicator (an agreement over
+ * each local group) and an allreduce on it run; a strided type freed
+ * right after the call that uses it. */
 static void check_in_flight(const struct ic *x)
 {
-    int v = val(x->group, x->rank, 0, 14), sum = SENTINEL, got[64];
+    int v = val(x->group, x->rank, 0, 14), sum = SENTINEL, dsum = SENTINEL, got[64], strided[9];
     for (int i = 0; i < 64; i++)
         got[i] = SENTINEL;
-    MPI_Request r[3];
+    for (int i = 0; i < 9; i++)
+        strided[i] = x->group == 0 && x->rank == 0 ? val(0, 0, (size_t)i, 15) : SENTINEL;
+    MPI_Datatype every_other;
+    MPICHK(MPI_Type_vector(5, 1, 2, MPI_INT, &every_other));
+    MPICHK(MPI_Type_commit(&every_other));
+    MPI_Request r[4];
     MPICHK(MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, x->comm, &r[0]));
     MPICHK(MPI_Ibarrier(x->comm, &r[1]));
     MPICHK(MPI_Iallgather(&v, 1, MPI_INT, got, 1, MPI_INT, x->comm, &r[2]));
-    for (int i = 2; i >= 0; i--)
+    int root = x->group == 0 ? (x->rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    MPICHK(MPI_Ibcast(strided, 1, every_other, root, x->comm, &r[3]));
+    MPICHK(MPI_Type_free(&every_other));
+    MPI_Comm dup;
+    MPICHK(MPI_Comm_dup(x->comm, &dup));
+    MPICHK(MPI_Allreduce(&v, &dsum, 1, MPI_INT, MPI_SUM, dup));
+    MPICHK(MPI_Comm_free(&dup));
+    for (int i = 3; i >= 0; i--)
         MPICHK(MPI_Wait(&r[i], MPI_STATUS_IGNORE));
     int want = 0;
     for (int j = 0; j < x->rsize; j++) {
@@ -526,7 +540,12 @@ static void check_in_flight(const struct ic *x)
         CHECK(got[j] == val(1 - x->group, j, 0, 14), "%s: iallgather [%d] = %d", x->what, j,
               got[j]);
     }
-    CHECK(sum == want, "%s: iallreduce %d, want %d", x->what, sum, want);
+    CHECK(sum == want && dsum == want, "%s: iallreduce %d, on the dup %d, want %d", x->what, sum,
+          dsum, want);
+    for (int i = 0; i < 9 && x->group == 1; i++) {
+        int w = i % 2 ? SENTINEL : val(0, 0, (size_t)i, 15);
+        CHECK(strided[i] == w, "%s: ibcast of a strided type [%d] = %d", x->what, i, strided[i]);
+    }
 }
 
 /* The intercommunicator of the groups that in_first splits the world
