@@ -13,8 +13,9 @@
  *
  * Files: sched.c (engine), select.c (algorithm choice, BMPI_COLL_*
  * overrides), one file per collective family, coll_api.c (MPI_* entry
- * points and argument checks), shm_coll.c (the shared-memory path that
- * blocking collectives on one node try first, see shm_coll.h).
+ * points and argument checks), inter.c (the collectives on
+ * intercommunicators), shm_coll.c (the shared-memory path that blocking
+ * collectives on one node try first, see shm_coll.h).
  */
 #ifndef BMPI_COLLECTIVES_COLL_H
 #define BMPI_COLLECTIVES_COLL_H
@@ -38,6 +39,8 @@ struct bmpi_sched_step {
     void *dst;       /* recv, reduce (inout), copy */
     size_t count;
     MPI_Datatype type;
+    int tag;                /* send, recv: s->tag and s->comm when appended (an */
+    struct bmpi_comm *comm; /* intercommunicator's schedule has steps of two, inter.c) */
     size_t dcount;   /* copy: destination */
     MPI_Datatype dtype;
     struct bmpi_request *req;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collectives/coll.h"
+#include "collectives/coll_impl.h"
 #include "collectives/shm_coll.h"
 #include "runtime/api.h"
 #include "runtime/info.h"
@@ -115,19 +116,14 @@ static int check_alias(struct bmpi_comm *c, const char *fn, const void *sbuf, co
     return MPI_SUCCESS;
 }
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        int e_ = (x);                                                                              \
-        if (e_)                                                                                    \
-            return e_;                                                                             \
-    } while (0)
-
 /* --- barrier --------------------------------------------------------------- */
 
 static int barrier(MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_barrier(c, request, fn);
     TRY_SHM(c, request, fn, bmpi_shmcoll_barrier(c));
     SCHED_BEGIN(c, request, fn);
     return launch(s, bmpi_coll_barrier(s), request, c, fn);
@@ -150,7 +146,9 @@ static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm com
                  MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_bcast(c, buf, count, type, root, request, fn);
     CHECK(check_root(c, fn, root));
     CHECK(check_not_in_place(c, fn, buf, "the buffer"));
     struct bmpi_datatype *dt;
@@ -182,7 +180,9 @@ static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MP
                   MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_reduce(c, sbuf, rbuf, count, type, op, root, request, fn);
     CHECK(check_root(c, fn, root));
     bool is_root = c->rank == root;
     if (sbuf == MPI_IN_PLACE && !is_root)
@@ -245,7 +245,9 @@ static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
                      MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_allreduce(c, sbuf, rbuf, count, type, op, request, fn);
     struct bmpi_datatype *dt;
     struct bmpi_op *o;
     CHECK(check_reduction_to_all(c, fn, sbuf, rbuf, count, type, op, &dt, &o));
@@ -281,7 +283,8 @@ static int check_type(struct bmpi_comm *c, const char *fn, MPI_Datatype type)
     return MPI_SUCCESS;
 }
 
-/* An array of p counts (and displacements, if displs is given). */
+/* An array of counts (and displacements, if displs is given), one per rank
+ * that point-to-point on c names (of the remote group on an intercommunicator). */
 static int check_counts(struct bmpi_comm *c, const char *fn, const int *counts, const void *displs,
                         bool want_displs, const char *what)
 {
@@ -289,7 +292,7 @@ static int check_counts(struct bmpi_comm *c, const char *fn, const int *counts, 
         return bmpi_err_comm(c->handle, MPI_ERR_ARG, fn, "%s is NULL", what);
     if (want_displs && !displs)
         return bmpi_err_comm(c->handle, MPI_ERR_ARG, fn, "the displacements of %s are NULL", what);
-    for (int i = 0; i < c->size; i++)
+    for (int i = 0; i < bmpi_comm_peer_size(c); i++)
         if (counts[i] < 0)
             return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%s[%d] is negative (%d)", what, i,
                                  counts[i]);
@@ -314,7 +317,9 @@ static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
                   const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_gather(c, sbuf, scount, stype, rbuf, rcount, rtype, root, request, fn);
     CHECK(check_root(c, fn, root));
     bool is_root = c->rank == root;
     if (is_root) {
@@ -352,7 +357,10 @@ static int gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_gatherv(c, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root,
+                                  request, fn);
     CHECK(check_root(c, fn, root));
     if (c->rank == root) {
         CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
@@ -394,7 +402,9 @@ static int scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_scatter(c, sbuf, scount, stype, rbuf, rcount, rtype, root, request, fn);
     CHECK(check_root(c, fn, root));
     if (c->rank == root) {
         CHECK(check_buf_nip(c, fn, sbuf, scount, stype, "sendbuf"));
@@ -431,7 +441,10 @@ static int scatterv(const void *sbuf, const int *scounts, const int *displs, MPI
                     MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_scatterv(c, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root,
+                                   request, fn);
     CHECK(check_root(c, fn, root));
     if (c->rank == root) {
         CHECK(check_not_in_place(c, fn, sbuf, "sendbuf"));
@@ -472,7 +485,9 @@ static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_allgather(c, sbuf, scount, stype, rbuf, rcount, rtype, request, fn);
     CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
     if (sbuf != MPI_IN_PLACE)
         CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
@@ -505,7 +520,10 @@ static int allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rb
                       MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_allgatherv(c, sbuf, scount, stype, rbuf, rcounts, displs, rtype, request,
+                                     fn);
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     CHECK(check_counts(c, fn, rcounts, displs, true, "recvcounts"));
     CHECK(check_type(c, fn, rtype));
@@ -541,7 +559,9 @@ static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_alltoall(c, sbuf, scount, stype, rbuf, rcount, rtype, request, fn);
     CHECK(check_buf_nip(c, fn, rbuf, rcount, rtype, "recvbuf"));
     if (sbuf != MPI_IN_PLACE) {
         CHECK(bmpi_check_buffer(comm, fn, sbuf, scount, stype));
@@ -579,8 +599,10 @@ static int alltoallvw(const void *sbuf, const int *scounts, const int *sdispls,
                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
-    int p = c->size;
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        CHECK(check_not_in_place(c, fn, sbuf, "sendbuf on an intercommunicator"));
+    int p = bmpi_comm_peer_size(c);
     bool w = stypes || rtypes || (fn[strlen(fn) - 1] == 'w');
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     CHECK(check_counts(c, fn, rcounts, rdispls, true, "recvcounts"));
@@ -624,6 +646,10 @@ static int alltoallvw(const void *sbuf, const int *scounts, const int *sdispls,
         stypes = st;
         rtypes = st + p;
     }
+    if (c->remote_group)
+        return launch(s,
+                      bmpi_inter_alltoallw(s, sbuf, scounts, sd, stypes, rbuf, rcounts, rd, rtypes),
+                      request, c, fn);
     return launch(s, bmpi_coll_alltoallw(s, sbuf, scounts, sd, stypes, rbuf, rcounts, rd, rtypes),
                   request, c, fn);
 }
@@ -677,7 +703,9 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int 
                           const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_reduce_scatter(c, sbuf, rbuf, rcounts, rcount, type, op, request, fn);
     int p = c->size;
     if (!rcounts && rcount < 0)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative recvcount %d", rcount);
@@ -757,7 +785,9 @@ static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
                 MPI_Comm comm, MPI_Request *request, bool exclusive, const char *fn)
 {
     struct bmpi_comm *c;
-    CHECK(bmpi_check_intracomm(comm, fn, &c));
+    CHECK(bmpi_check_comm(comm, fn, &c));
+    if (c->remote_group)
+        return bmpi_inter_scan(c, fn);
     struct bmpi_datatype *dt;
     struct bmpi_op *o;
     CHECK(check_reduction_to_all(c, fn, sbuf, rbuf, count, type, op, &dt, &o));
@@ -794,6 +824,26 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 {
     NB_ENTRY("MPI_Iexscan");
     return scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, "MPI_Iexscan");
+}
+
+/* --- lent to the intercommunicator collectives (inter.c) ------------------- */
+
+int bmpi_coll_launch(struct bmpi_sched *s, int err, MPI_Request *request, struct bmpi_comm *c,
+                     const char *fn)
+{
+    return launch(s, err, request, c, fn);
+}
+
+int bmpi_coll_check_op(struct bmpi_comm *c, const char *fn, MPI_Op op,
+                       const struct bmpi_datatype *dt, struct bmpi_op **o)
+{
+    return check_op(c, fn, op, dt, o);
+}
+
+int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, const int *counts,
+                           const void *displs, bool want_displs, const char *what)
+{
+    return check_counts(c, fn, counts, displs, want_displs, what);
 }
 
 /* --- persistent collectives (MPI_*_init) ------------------------------------

@@ -50,4 +50,66 @@ void bmpi_coll_bcast_linear(struct bmpi_sched *s, void *buf, size_t count, MPI_D
 void bmpi_coll_allgather_linear(struct bmpi_sched *s, const void *sbuf, size_t scount,
                                 MPI_Datatype stype, void *rbuf, size_t rcount, MPI_Datatype rtype);
 
+/* In an entry point: return the error of x, if any. */
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        int e_ = (x);                                                                              \
+        if (e_)                                                                                    \
+            return e_;                                                                             \
+    } while (0)
+
+/* Lent by coll_api.c to inter.c: run, start or keep (MPI_*_init) a built
+ * schedule and report its outcome; check an op on a type; an array of one
+ * count (and displacement) per rank point-to-point on c names. */
+int bmpi_coll_launch(struct bmpi_sched *s, int err, MPI_Request *request, struct bmpi_comm *c,
+                     const char *fn);
+int bmpi_coll_check_op(struct bmpi_comm *c, const char *fn, MPI_Op op,
+                       const struct bmpi_datatype *dt, struct bmpi_op **o);
+int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, const int *counts,
+                           const void *displs, bool want_displs, const char *what);
+
+/* Intercommunicators (inter.c): the entry points' work from their checks
+ * on, for c with a remote group; request NULL for the blocking call. */
+int bmpi_inter_barrier(struct bmpi_comm *c, MPI_Request *request, const char *fn);
+int bmpi_inter_bcast(struct bmpi_comm *c, void *buf, int count, MPI_Datatype type, int root,
+                     MPI_Request *request, const char *fn);
+int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int count,
+                      MPI_Datatype type, MPI_Op op, int root, MPI_Request *request,
+                      const char *fn);
+int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int count,
+                         MPI_Datatype type, MPI_Op op, MPI_Request *request, const char *fn);
+/* rcounts NULL: Reduce_scatter_block with rcount */
+int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
+                              const int *rcounts, int rcount, MPI_Datatype type, MPI_Op op,
+                              MPI_Request *request, const char *fn);
+/* Scan and Exscan: refused (MPI_ERR_COMM). */
+int bmpi_inter_scan(struct bmpi_comm *c, const char *fn);
+int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+                      void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Request *request,
+                      const char *fn);
+int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
+                       int root, MPI_Request *request, const char *fn);
+int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Request *request,
+                       const char *fn);
+int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, const int *scounts,
+                        const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+                        MPI_Datatype rtype, int root, MPI_Request *request, const char *fn);
+int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+                         void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *request,
+                         const char *fn);
+int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+                          void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
+                          MPI_Request *request, const char *fn);
+int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *request,
+                        const char *fn);
+/* The schedule of Alltoall(v,w) on s's intercommunicator, as coll_api.c
+ * checked and converted the arguments (byte displacements, a type per
+ * remote rank). */
+int bmpi_inter_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+                         const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
+                         const int *rcounts, const MPI_Aint *rdispls, const MPI_Datatype *rtypes);
+
 #endif

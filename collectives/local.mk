@@ -18,6 +18,7 @@ libbmpi_core_la_SOURCES += \
 	collectives/alltoall.c \
 	collectives/reduce_scatter.c \
 	collectives/scan.c \
+	collectives/inter.c \
 	collectives/shm_coll.c collectives/shm_coll.h \
 	collectives/coll_api.c \
 	runtime/op.c runtime/op.h

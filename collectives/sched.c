@@ -87,7 +87,8 @@ void bmpi_sched_send(struct bmpi_sched *s, const void *buf, size_t count, MPI_Da
     struct bmpi_sched_step *st = push(s, BMPI_STEP_SEND);
     if (st)
         *st = (struct bmpi_sched_step){.kind = BMPI_STEP_SEND, .peer = peer, .src = buf,
-                                       .count = count, .type = type};
+                                       .count = count, .type = type, .tag = s->tag,
+                                       .comm = s->comm};
 }
 
 void bmpi_sched_recv(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype type, int peer)
@@ -95,7 +96,8 @@ void bmpi_sched_recv(struct bmpi_sched *s, void *buf, size_t count, MPI_Datatype
     struct bmpi_sched_step *st = push(s, BMPI_STEP_RECV);
     if (st)
         *st = (struct bmpi_sched_step){.kind = BMPI_STEP_RECV, .peer = peer, .dst = buf,
-                                       .count = count, .type = type};
+                                       .count = count, .type = type, .tag = s->tag,
+                                       .comm = s->comm};
 }
 
 void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t count,
@@ -269,14 +271,14 @@ static bool advance(struct bmpi_sched *s)
             s->first_open = s->next + 1;
             break;
         case BMPI_STEP_SEND:
-            e = bmpi_isend(st->src, st->count, st->type, st->peer, s->tag, s->comm,
-                           s->comm->context_id + 1, BMPI_SEND_STANDARD, &st->req);
+            e = bmpi_isend(st->src, st->count, st->type, st->peer, st->tag, st->comm,
+                           st->comm->context_id + 1, BMPI_SEND_STANDARD, &st->req);
             if (!e)
                 s->pending++;
             break;
         case BMPI_STEP_RECV:
-            e = bmpi_irecv(st->dst, st->count, st->type, st->peer, s->tag, s->comm,
-                           s->comm->context_id + 1, &st->req);
+            e = bmpi_irecv(st->dst, st->count, st->type, st->peer, st->tag, st->comm,
+                           st->comm->context_id + 1, &st->req);
             if (!e)
                 s->pending++;
             break;

@@ -17,3 +17,4 @@ test_mpi_req_misc_LDADD = libbmpi.la
 TESTS += test/mpi/req_misc.sh
 EXTRA_DIST += test/mpi/req_misc.sh
 include test/mpi/attrcache.mk
+include test/mpi/intercoll.mk
