@@ -1,0 +1,21 @@
+# test/mpi: argument checks and edge cases of point-to-point, requests,
+# groups, topologies, datatypes and reductions (issue 29, p2pmisc), each
+# through run-ranks.
+
+check_PROGRAMS += test/mpi/p2p_nullreq
+test_mpi_p2p_nullreq_SOURCES = test/mpi/p2p_nullreq.c test/mpi/testutil.h
+test_mpi_p2p_nullreq_LDADD = libbmpi.la
+TESTS += test/mpi/p2p_nullreq.sh
+EXTRA_DIST += test/mpi/p2p_nullreq.sh
+
+check_PROGRAMS += test/mpi/status_error
+test_mpi_status_error_SOURCES = test/mpi/status_error.c test/mpi/testutil.h
+test_mpi_status_error_LDADD = libbmpi.la
+TESTS += test/mpi/status_error.sh
+EXTRA_DIST += test/mpi/status_error.sh
+
+check_PROGRAMS += test/mpi/req_garbage
+test_mpi_req_garbage_SOURCES = test/mpi/req_garbage.c test/mpi/testutil.h
+test_mpi_req_garbage_LDADD = libbmpi.la
+TESTS += test/mpi/req_garbage.sh
+EXTRA_DIST += test/mpi/req_garbage.sh
