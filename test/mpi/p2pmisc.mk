@@ -19,3 +19,9 @@ test_mpi_req_garbage_SOURCES = test/mpi/req_garbage.c test/mpi/testutil.h
 test_mpi_req_garbage_LDADD = libbmpi.la
 TESTS += test/mpi/req_garbage.sh
 EXTRA_DIST += test/mpi/req_garbage.sh
+
+check_PROGRAMS += test/mpi/comm_null
+test_mpi_comm_null_SOURCES = test/mpi/comm_null.c test/mpi/testutil.h
+test_mpi_comm_null_LDADD = libbmpi.la
+TESTS += test/mpi/comm_null.sh
+EXTRA_DIST += test/mpi/comm_null.sh
