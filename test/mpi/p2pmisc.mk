@@ -25,3 +25,9 @@ test_mpi_comm_null_SOURCES = test/mpi/comm_null.c test/mpi/testutil.h
 test_mpi_comm_null_LDADD = libbmpi.la
 TESTS += test/mpi/comm_null.sh
 EXTRA_DIST += test/mpi/comm_null.sh
+
+check_PROGRAMS += test/mpi/reduce_char
+test_mpi_reduce_char_SOURCES = test/mpi/reduce_char.c test/mpi/testutil.h
+test_mpi_reduce_char_LDADD = libbmpi.la
+TESTS += test/mpi/reduce_char.sh
+EXTRA_DIST += test/mpi/reduce_char.sh
