@@ -31,3 +31,9 @@ test_mpi_reduce_char_SOURCES = test/mpi/reduce_char.c test/mpi/testutil.h
 test_mpi_reduce_char_LDADD = libbmpi.la
 TESTS += test/mpi/reduce_char.sh
 EXTRA_DIST += test/mpi/reduce_char.sh
+
+check_PROGRAMS += test/mpi/type_names
+test_mpi_type_names_SOURCES = test/mpi/type_names.c test/mpi/testutil.h
+test_mpi_type_names_LDADD = libbmpi.la
+TESTS += test/mpi/type_names.sh
+EXTRA_DIST += test/mpi/type_names.sh
