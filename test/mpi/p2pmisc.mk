@@ -37,3 +37,9 @@ test_mpi_type_names_SOURCES = test/mpi/type_names.c test/mpi/testutil.h
 test_mpi_type_names_LDADD = libbmpi.la
 TESTS += test/mpi/type_names.sh
 EXTRA_DIST += test/mpi/type_names.sh
+
+check_PROGRAMS += test/mpi/dims_create
+test_mpi_dims_create_SOURCES = test/mpi/dims_create.c test/mpi/testutil.h
+test_mpi_dims_create_LDADD = libbmpi.la
+TESTS += test/mpi/dims_create.sh
+EXTRA_DIST += test/mpi/dims_create.sh
