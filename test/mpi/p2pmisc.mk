@@ -43,3 +43,9 @@ test_mpi_dims_create_SOURCES = test/mpi/dims_create.c test/mpi/testutil.h
 test_mpi_dims_create_LDADD = libbmpi.la
 TESTS += test/mpi/dims_create.sh
 EXTRA_DIST += test/mpi/dims_create.sh
+
+check_PROGRAMS += test/mpi/group_edge
+test_mpi_group_edge_SOURCES = test/mpi/group_edge.c test/mpi/testutil.h
+test_mpi_group_edge_LDADD = libbmpi.la
+TESTS += test/mpi/group_edge.sh
+EXTRA_DIST += test/mpi/group_edge.sh
