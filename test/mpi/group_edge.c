@@ -19,41 +19,37 @@ static void expect_empty(MPI_Group g, const char *what)
     CHECK(g == MPI_GROUP_NULL, "freeing %s left 0x%x", what, (unsigned)g);
 }
 
+/* call must give the empty group in g */
+#define EXPECT_EMPTY(call)              \
+    do {                                \
+        MPI_Group g = MPI_GROUP_NULL;   \
+        MPICHK(call);                   \
+        expect_empty(g, #call);         \
+    } while (0)
+
 static void empty_results(MPI_Group world)
 {
-    MPI_Group g;
     int ranges[1][3] = {{0, tu_size - 1, 1}};
-    MPICHK(MPI_Group_incl(MPI_GROUP_EMPTY, 0, NULL, &g));
-    expect_empty(g, "incl(EMPTY, 0, NULL)");
-    MPICHK(MPI_Group_excl(MPI_GROUP_EMPTY, 0, NULL, &g));
-    expect_empty(g, "excl(EMPTY, 0, NULL)");
-    MPICHK(MPI_Group_incl(world, 0, NULL, &g));
-    expect_empty(g, "incl(world, 0, NULL)");
-    MPICHK(MPI_Group_range_incl(world, 0, NULL, &g));
-    expect_empty(g, "range_incl(world, 0, NULL)");
-    MPICHK(MPI_Group_range_incl(MPI_GROUP_EMPTY, 0, NULL, &g));
-    expect_empty(g, "range_incl(EMPTY, 0, NULL)");
-    MPICHK(MPI_Group_range_excl(world, 1, ranges, &g));
-    expect_empty(g, "range_excl(world, everything)");
-    MPICHK(MPI_Group_range_excl(MPI_GROUP_EMPTY, 0, NULL, &g));
-    expect_empty(g, "range_excl(EMPTY, 0, NULL)");
-    MPICHK(MPI_Group_union(MPI_GROUP_EMPTY, MPI_GROUP_EMPTY, &g));
-    expect_empty(g, "union(EMPTY, EMPTY)");
-    MPICHK(MPI_Group_intersection(world, MPI_GROUP_EMPTY, &g));
-    expect_empty(g, "intersection(world, EMPTY)");
-    MPICHK(MPI_Group_difference(world, world, &g));
-    expect_empty(g, "difference(world, world)");
-    MPICHK(MPI_Group_difference(MPI_GROUP_EMPTY, world, &g));
-    expect_empty(g, "difference(EMPTY, world)");
-    g = MPI_GROUP_EMPTY;
-    expect_empty(g, "MPI_GROUP_EMPTY itself");
+    EXPECT_EMPTY(MPI_Group_incl(MPI_GROUP_EMPTY, 0, NULL, &g));
+    EXPECT_EMPTY(MPI_Group_excl(MPI_GROUP_EMPTY, 0, NULL, &g));
+    EXPECT_EMPTY(MPI_Group_incl(world, 0, NULL, &g));
+    EXPECT_EMPTY(MPI_Group_range_incl(world, 0, NULL, &g));
+    EXPECT_EMPTY(MPI_Group_range_incl(MPI_GROUP_EMPTY, 0, NULL, &g));
+    EXPECT_EMPTY(MPI_Group_range_excl(world, 1, ranges, &g));
+    EXPECT_EMPTY(MPI_Group_range_excl(MPI_GROUP_EMPTY, 0, NULL, &g));
+    EXPECT_EMPTY(MPI_Group_union(MPI_GROUP_EMPTY, MPI_GROUP_EMPTY, &g));
+    EXPECT_EMPTY(MPI_Group_intersection(world, MPI_GROUP_EMPTY, &g));
+    EXPECT_EMPTY(MPI_Group_difference(world, world, &g));
+    EXPECT_EMPTY(MPI_Group_difference(MPI_GROUP_EMPTY, world, &g));
+    expect_empty(MPI_GROUP_EMPTY, "MPI_GROUP_EMPTY itself");
 
     /* union with EMPTY is the group itself */
     int cmp = -1;
-    MPICHK(MPI_Group_union(MPI_GROUP_EMPTY, world, &g));
-    MPICHK(MPI_Group_compare(g, world, &cmp));
+    MPI_Group u;
+    MPICHK(MPI_Group_union(MPI_GROUP_EMPTY, world, &u));
+    MPICHK(MPI_Group_compare(u, world, &cmp));
     CHECK(cmp == MPI_IDENT, "union(EMPTY, world) compares %d to world", cmp);
-    MPICHK(MPI_Group_free(&g));
+    MPICHK(MPI_Group_free(&u));
     MPICHK(MPI_Group_compare(world, MPI_GROUP_EMPTY, &cmp));
     CHECK(cmp == MPI_UNEQUAL, "world and EMPTY compare %d", cmp);
 
