@@ -358,8 +358,10 @@ static int isendrecv_checked(const struct p2p_args *s, const struct p2p_args *r,
 static int check_pair(const struct p2p_args *s, const struct p2p_args *r, MPI_Request *request)
 {
     struct bmpi_comm *c;
-    int err = check_p2p(r, &c);
-    return err ? err : check_p2p_request(s, &c, request);
+    int err = check_halves(s, r, &c);
+    if (!err && !request)
+        err = bmpi_err_comm(s->comm, MPI_ERR_ARG, s->fn, "request is NULL");
+    return err;
 }
 
 BMPI_API(MPI_Isendrecv)
