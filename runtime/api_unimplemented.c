@@ -374,13 +374,6 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
     return bmpi_err_unsupported(comm, "MPI_Comm_connect");
 }
 
-BMPI_API(MPI_Comm_disconnect)
-int PMPI_Comm_disconnect(MPI_Comm *comm)
-{
-    (void)comm;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_disconnect");
-}
-
 BMPI_API(MPI_Comm_get_parent)
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {

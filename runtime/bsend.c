@@ -8,7 +8,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "runtime/api.h"
 #include "runtime/p2p.h"
@@ -102,8 +101,11 @@ int bmpi_bsend_start(struct bmpi_request *req)
     return BMPI_OK;
 }
 
+/* Which call: only the blocking one goes without a request. */
+enum bsend_call { BSEND_BLOCKING, BSEND_NONBLOCKING, BSEND_PERSISTENT };
+
 static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request, bool persistent)
+                 MPI_Comm comm, MPI_Request *request, enum bsend_call call)
 {
     struct bmpi_comm *c;
     int err = bmpi_check_comm(comm, fn, &c);
@@ -116,14 +118,14 @@ static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, 
                              bmpi_comm_peer_size(c));
     if (tag < 0)
         return bmpi_err_comm(comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
-    if (request == NULL && (persistent || strcmp(fn, "MPI_Ibsend") == 0))
+    if (call != BSEND_BLOCKING && !request)
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
     struct bmpi_request *req =
         bmpi_p2p_request_new(BMPI_REQ_SEND, (void *)buf, (size_t)count, type, dest, tag, c, c->context_id);
     if (!req)
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
     req->mode = BMPI_SEND_BUFFERED;
-    if (persistent) {
+    if (call == BSEND_PERSISTENT) {
         req->persistent = true;
         req->complete = true;
         *request = bmpi_request_handle(req);
@@ -134,7 +136,7 @@ static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, 
         bmpi_request_free(req);
         return bmpi_err_comm(comm, err, fn, NULL);
     }
-    if (request) {
+    if (call == BSEND_NONBLOCKING) {
         *request = bmpi_request_handle(req);
         return MPI_SUCCESS;
     }
@@ -145,21 +147,21 @@ static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, 
 BMPI_API(MPI_Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    return bsend("MPI_Bsend", buf, count, datatype, dest, tag, comm, NULL, false);
+    return bsend("MPI_Bsend", buf, count, datatype, dest, tag, comm, NULL, BSEND_BLOCKING);
 }
 
 BMPI_API(MPI_Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
-    return bsend("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request, false);
+    return bsend("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request, BSEND_NONBLOCKING);
 }
 
 BMPI_API(MPI_Bsend_init)
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
-    return bsend("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, request, true);
+    return bsend("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, request, BSEND_PERSISTENT);
 }
 
 BMPI_API(MPI_Buffer_attach)

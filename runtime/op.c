@@ -50,8 +50,10 @@ struct elem_info {
 static struct elem_info classify(MPI_Datatype t)
 {
     switch (t) {
-    /* MPI_CHAR and MPI_WCHAR hold characters: no op is defined on them
-     * (6.9.2), as MPI_CHARACTER and MPI_PACKED. */
+    /* 6.9.2 defines no op on character data, but Open MPI and MPICH
+     * reduce MPI_CHAR as the C integer char is, and programs rely on it.
+     * MPI_WCHAR, MPI_CHARACTER and MPI_PACKED take no op. */
+    case MPI_CHAR: return (struct elem_info){CHAR_MIN < 0 ? E_I8 : E_U8, C_INT};
     case MPI_SIGNED_CHAR: case MPI_INT8_T: return (struct elem_info){E_I8, C_INT};
     case MPI_INTEGER1: return (struct elem_info){E_I8, C_FINT};
     case MPI_UNSIGNED_CHAR: case MPI_UINT8_T: return (struct elem_info){E_U8, C_INT};

@@ -86,9 +86,14 @@ static int check_p2p(const struct p2p_args *a, struct bmpi_comm **c)
     return MPI_SUCCESS;
 }
 
-static int check_request_out(MPI_Comm comm, const char *fn, MPI_Request *request)
+/* A nonblocking or persistent call: its arguments and the request it
+ * writes (a NULL there is an error, never a blocking call). */
+static int check_p2p_request(const struct p2p_args *a, struct bmpi_comm **c, MPI_Request *request)
 {
-    return request ? MPI_SUCCESS : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+    int err = check_p2p(a, c);
+    if (!err && !request)
+        err = bmpi_err_comm(a->comm, MPI_ERR_ARG, a->fn, "request is NULL");
+    return err;
 }
 
 /* The error of a completed operation, through the communicator's handler. */
@@ -102,30 +107,43 @@ int bmpi_report_status(struct bmpi_comm *c, const char *fn, const MPI_Status *st
     return bmpi_err_comm(c->handle, st->MPI_ERROR, fn, NULL);
 }
 
-static int isend_mode(const struct p2p_args *a, enum bmpi_send_mode mode, MPI_Request *request)
+/* Post the send of a (checked); errors go through the handler. */
+static int post_send(const struct p2p_args *a, struct bmpi_comm *c, enum bmpi_send_mode mode,
+                     struct bmpi_request **req)
+{
+    int err = bmpi_isend(a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, mode, req);
+    return err ? bmpi_err_comm(a->comm, err, a->fn, NULL) : MPI_SUCCESS;
+}
+
+/* The blocking sends: small standard and ready sends may go out at once,
+ * without a request. */
+static int send_mode(const struct p2p_args *a, enum bmpi_send_mode mode)
 {
     struct bmpi_comm *c;
     int err = check_p2p(a, &c);
-    if (!err && request)
-        err = check_request_out(a->comm, a->fn, request);
     if (err)
         return err;
-    if (!request && mode != BMPI_SEND_SYNC) {
+    if (mode != BMPI_SEND_SYNC) {
         err = bmpi_send_immediate(a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id);
         if (err != BMPI_TL_EAGAIN)
             return err ? bmpi_err_comm(a->comm, err, a->fn, NULL) : MPI_SUCCESS;
     }
     struct bmpi_request *req;
-    err = bmpi_isend(a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, mode, &req);
-    if (err)
-        return bmpi_err_comm(a->comm, err, a->fn, NULL);
-    if (request) {
-        *request = bmpi_request_handle(req);
-        return MPI_SUCCESS;
-    }
+    if ((err = post_send(a, c, mode, &req)))
+        return err;
     MPI_Status st;
     err = bmpi_request_wait(req, &st);
     return err ? bmpi_report_status(c, a->fn, &st) : MPI_SUCCESS;
+}
+
+static int isend_mode(const struct p2p_args *a, enum bmpi_send_mode mode, MPI_Request *request)
+{
+    struct bmpi_comm *c;
+    struct bmpi_request *req;
+    int err = check_p2p_request(a, &c, request);
+    if (!err && !(err = post_send(a, c, mode, &req)))
+        *request = bmpi_request_handle(req);
+    return err;
 }
 
 #define SEND_ARGS(name) \
@@ -135,14 +153,14 @@ BMPI_API(MPI_Send)
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     struct p2p_args a = SEND_ARGS("MPI_Send");
-    return isend_mode(&a, BMPI_SEND_STANDARD, NULL);
+    return send_mode(&a, BMPI_SEND_STANDARD);
 }
 
 BMPI_API(MPI_Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     struct p2p_args a = SEND_ARGS("MPI_Ssend");
-    return isend_mode(&a, BMPI_SEND_SYNC, NULL);
+    return send_mode(&a, BMPI_SEND_SYNC);
 }
 
 /* A ready send may assume the receive is posted; sending it as a standard
@@ -151,7 +169,7 @@ BMPI_API(MPI_Rsend)
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     struct p2p_args a = SEND_ARGS("MPI_Rsend");
-    return isend_mode(&a, BMPI_SEND_READY, NULL);
+    return send_mode(&a, BMPI_SEND_READY);
 }
 
 BMPI_API(MPI_Isend)
@@ -178,29 +196,21 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return isend_mode(&a, BMPI_SEND_READY, request);
 }
 
-static int irecv_checked(const struct p2p_args *a, MPI_Request *request, MPI_Status *status)
+/* Post the receive of a (checked); errors go through the handler. */
+static int post_recv(const struct p2p_args *a, struct bmpi_comm *c, struct bmpi_request **req)
 {
-    struct bmpi_comm *c;
-    int err = check_p2p(a, &c);
-    if (!err && request)
-        err = check_request_out(a->comm, a->fn, request);
-    if (err)
-        return err;
-    struct bmpi_request *req;
-    err = bmpi_irecv((void *)a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, &req);
-    if (err)
-        return bmpi_err_comm(a->comm, err, a->fn, NULL);
-    if (request) {
-        *request = bmpi_request_handle(req);
-        return MPI_SUCCESS;
-    }
-    MPI_Status st;
-    err = bmpi_request_wait(req, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
-    return err ? bmpi_report_status(c, a->fn, &st) : MPI_SUCCESS;
+    int err = bmpi_irecv((void *)a->buf, (size_t)a->count, a->type, a->peer, a->tag, c, c->context_id, req);
+    return err ? bmpi_err_comm(a->comm, err, a->fn, NULL) : MPI_SUCCESS;
 }
 
+/* Wait for a receive posted for a blocking call and report its result. */
+static int finish_recv(struct bmpi_comm *c, const char *fn, struct bmpi_request *req, MPI_Status *status)
+{
+    MPI_Status st;
+    int err = bmpi_request_wait(req, &st);
+    bmpi_status_out(status, &st);
+    return err ? bmpi_report_status(c, fn, &st) : MPI_SUCCESS;
+}
 #define RECV_ARGS(name) \
     {.fn = name, .comm = comm, .buf = buf, .count = count, .type = datatype, .peer = source, .tag = tag, .role = FROM_PEER}
 
@@ -209,7 +219,12 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
               MPI_Status *status)
 {
     struct p2p_args a = RECV_ARGS("MPI_Recv");
-    return irecv_checked(&a, NULL, status);
+    struct bmpi_comm *c;
+    struct bmpi_request *req;
+    int err = check_p2p(&a, &c);
+    if (!err)
+        err = post_recv(&a, c, &req);
+    return err ? err : finish_recv(c, a.fn, req, status);
 }
 
 BMPI_API(MPI_Irecv)
@@ -217,7 +232,12 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                MPI_Request *request)
 {
     struct p2p_args a = RECV_ARGS("MPI_Irecv");
-    return irecv_checked(&a, request, NULL);
+    struct bmpi_comm *c;
+    struct bmpi_request *req;
+    int err = check_p2p_request(&a, &c, request);
+    if (!err && !(err = post_recv(&a, c, &req)))
+        *request = bmpi_request_handle(req);
+    return err;
 }
 
 /* Receive and send at once, after checking both halves. */
@@ -249,8 +269,7 @@ static int sendrecv_checked(const struct p2p_args *s, const struct p2p_args *r, 
     MPI_Status sst, rst;
     int serr = bmpi_request_wait(sreq, &sst);
     int rerr = bmpi_request_wait(rreq, &rst);
-    if (status != MPI_STATUS_IGNORE)
-        *status = rst;
+    bmpi_status_out(status, &rst);
     if (serr)
         return bmpi_report_status(c, s->fn, &sst);
     return rerr ? bmpi_report_status(c, s->fn, &rst) : MPI_SUCCESS;
@@ -388,26 +407,29 @@ static int probe_checked(const char *fn, int source, int tag, MPI_Comm comm, int
         return err;
     if (!blocking && !flag)
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "flag is NULL");
+    MPI_Status st;
     if (source == MPI_PROC_NULL) {
         if (flag)
             *flag = 1;
         if (message)
             *message = MPI_MESSAGE_NO_PROC;
-        if (status != MPI_STATUS_IGNORE)
-            bmpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        bmpi_status_set(&st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        bmpi_status_out(status, &st);
         return MPI_SUCCESS;
     }
     int found = 0;
     unsigned idle = 0;
     struct bmpi_request *msg = NULL;
     for (;;) {
-        err = bmpi_iprobe(source, tag, c, &found, status, message ? &msg : NULL);
+        err = bmpi_iprobe(source, tag, c, &found, &st, message ? &msg : NULL);
         if (err)
             return bmpi_err_comm(comm, err, fn, NULL);
         if (found || !blocking)
             break;
         bmpi_progress_idle(&idle);
     }
+    if (found)
+        bmpi_status_out(status, &st);
     if (flag)
         *flag = found;
     if (message)
@@ -443,48 +465,42 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     return probe_checked("MPI_Mprobe", source, tag, comm, NULL, message, status, true);
 }
 
-static int imrecv_checked(const char *fn, void *buf, int count, MPI_Datatype datatype,
-                          MPI_Message *message, MPI_Request *request, MPI_Status *status)
+/* Start the receive of a matched message: its request (already complete
+ * for MPI_MESSAGE_NO_PROC, with *c NULL), *message becomes MPI_MESSAGE_NULL. */
+static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                       struct bmpi_comm **c, struct bmpi_request **req)
 {
     if (!message)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "message is NULL");
+    *c = NULL;
     if (*message == MPI_MESSAGE_NO_PROC) {
-        struct bmpi_request *req = bmpi_request_new(BMPI_REQ_RECV);
-        if (!req)
+        if (!(*req = bmpi_request_new(BMPI_REQ_RECV)))
             return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
-        bmpi_status_set(&req->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
-        bmpi_request_complete(req);
+        bmpi_status_set(&(*req)->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        bmpi_request_complete(*req);
         *message = MPI_MESSAGE_NULL;
-        if (request) {
-            *request = bmpi_request_handle(req);
-            return MPI_SUCCESS;
-        }
-        return bmpi_request_wait(req, status);
+        return MPI_SUCCESS;
     }
     struct bmpi_request *msg = bmpi_request_get(*message);
     if (!msg || !msg->probe_only)
         return bmpi_err_noobj(MPI_ERR_REQUEST, fn, "invalid message handle 0x%x", (unsigned)*message);
-    struct bmpi_comm *c = msg->comm;
-    int err = bmpi_check_buffer(c->handle, fn, buf, count, datatype);
+    int err = bmpi_check_buffer(msg->comm->handle, fn, buf, count, datatype);
     if (err)
         return err;
     *message = MPI_MESSAGE_NULL;
     bmpi_mrecv_start(msg, buf, (size_t)count, datatype);
-    if (request) {
-        *request = msg->handle;
-        return MPI_SUCCESS;
-    }
-    MPI_Status st;
-    err = bmpi_request_wait(msg, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
-    return err ? bmpi_report_status(c, fn, &st) : MPI_SUCCESS;
+    *c = msg->comm;
+    *req = msg;
+    return MPI_SUCCESS;
 }
 
 BMPI_API(MPI_Mrecv)
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    return imrecv_checked("MPI_Mrecv", buf, count, datatype, message, NULL, status);
+    struct bmpi_comm *c;
+    struct bmpi_request *req;
+    int err = start_mrecv("MPI_Mrecv", buf, count, datatype, message, &c, &req);
+    return err ? err : finish_recv(c, "MPI_Mrecv", req, status);
 }
 
 BMPI_API(MPI_Imrecv)
@@ -492,7 +508,12 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 {
     if (!request)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
-    return imrecv_checked("MPI_Imrecv", buf, count, datatype, message, request, NULL);
+    struct bmpi_comm *c;
+    struct bmpi_request *req;
+    int err = start_mrecv("MPI_Imrecv", buf, count, datatype, message, &c, &req);
+    if (!err)
+        *request = bmpi_request_handle(req);
+    return err;
 }
 
 /* ----------------------------------------------------------- persistent */
@@ -501,9 +522,7 @@ static int persistent_init(const struct p2p_args *a, enum bmpi_req_kind kind, en
                            MPI_Request *request)
 {
     struct bmpi_comm *c;
-    int err = check_p2p(a, &c);
-    if (!err)
-        err = check_request_out(a->comm, a->fn, request);
+    int err = check_p2p_request(a, &c, request);
     if (err)
         return err;
     struct bmpi_request *req = bmpi_p2p_request_new(kind, (void *)a->buf, (size_t)a->count, a->type,

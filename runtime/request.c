@@ -101,6 +101,15 @@ void bmpi_status_empty(MPI_Status *st)
     bmpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
 }
 
+void bmpi_status_out(MPI_Status *out, const MPI_Status *st)
+{
+    if (out == MPI_STATUS_IGNORE)
+        return;
+    int user_error = out->MPI_ERROR;
+    *out = *st;
+    out->MPI_ERROR = user_error;
+}
+
 /* A part's result into its whole: its error if whole has none yet, and
  * with take_status the rest of its status too. */
 static void absorb(struct bmpi_request *whole, const struct bmpi_request *part, bool take_status)

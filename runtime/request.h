@@ -125,5 +125,10 @@ static inline void bmpi_status_set_cancelled(MPI_Status *st, bool c)
     st->count_hi_and_cancelled = (st->count_hi_and_cancelled & ~1) | (c ? 1 : 0);
 }
 void bmpi_status_empty(MPI_Status *st);
+/* Hand st to the user of a single-completion call (MPI_Recv, MPI_Wait,
+ * MPI_Probe ...): every field but MPI_ERROR, which MPI leaves as the user
+ * set it there, the return code being the error. out may be
+ * MPI_STATUS_IGNORE. */
+void bmpi_status_out(MPI_Status *out, const MPI_Status *st);
 
 #endif

@@ -12,19 +12,35 @@
 #include "runtime/progress.h"
 #include "runtime/world.h"
 
-/* A handle in an array of requests: NULL handles and inactive persistent
- * requests take part as "nothing to wait for". */
-static int lookup(MPI_Request h, const char *fn, struct bmpi_request **req)
+/* The live request behind h (a message handle of MPI_Mprobe is none), or
+ * NULL: the handle table checks its kind and type bits, its index and that
+ * the slot is not free, so any int is safe to look up. */
+static struct bmpi_request *valid_request(MPI_Request h)
+{
+    struct bmpi_request *req = bmpi_request_get(h);
+    return req && !req->probe_only ? req : NULL;
+}
+
+/* A handle, at index i of an array of requests (i < 0: a single one): NULL
+ * handles and inactive persistent requests take part as "nothing to wait
+ * for". */
+static int lookup_at(MPI_Request h, int i, const char *fn, struct bmpi_request **req)
 {
     *req = NULL;
     if (h == MPI_REQUEST_NULL)
         return MPI_SUCCESS;
-    *req = bmpi_request_get(h);
-    if (!*req || (*req)->probe_only)
-        return bmpi_err_noobj(MPI_ERR_REQUEST, fn, "invalid request 0x%x", (unsigned)h);
+    if (!(*req = valid_request(h)))
+        return i < 0 ? bmpi_err_noobj(MPI_ERR_REQUEST, fn, "invalid request 0x%x", (unsigned)h)
+                     : bmpi_err_noobj(MPI_ERR_REQUEST, fn, "array_of_requests[%d] = 0x%x is not a valid request",
+                                      i, (unsigned)h);
     if ((*req)->persistent && !(*req)->active)
         *req = NULL;
     return MPI_SUCCESS;
+}
+
+static int lookup(MPI_Request h, const char *fn, struct bmpi_request **req)
+{
+    return lookup_at(h, -1, fn, req);
 }
 
 static int lookup_all(int count, MPI_Request reqs[], const char *fn, struct bmpi_request **objs)
@@ -34,7 +50,7 @@ static int lookup_all(int count, MPI_Request reqs[], const char *fn, struct bmpi
     if (count > 0 && !reqs)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "array_of_requests is NULL");
     for (int i = 0; i < count; i++) {
-        int err = lookup(reqs[i], fn, &objs[i]);
+        int err = lookup_at(reqs[i], i, fn, &objs[i]);
         if (err)
             return err;
     }
@@ -90,6 +106,15 @@ static int report(struct bmpi_comm *comm, const char *fn, const MPI_Status *st, 
     return bmpi_err_noobj(err, fn, NULL);
 }
 
+/* The empty status of a null or inactive request, for a single-completion
+ * call. */
+static void empty_out(MPI_Status *status)
+{
+    MPI_Status st;
+    bmpi_status_empty(&st);
+    bmpi_status_out(status, &st);
+}
+
 static int retire_reporting(struct bmpi_request *req, MPI_Request *handle, MPI_Status *status,
                             const char *fn)
 {
@@ -98,8 +123,7 @@ static int retire_reporting(struct bmpi_request *req, MPI_Request *handle, MPI_S
         comm->refcount++; /* outlives the request for the report */
     MPI_Status st;
     int err = retire(req, handle, &st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
+    bmpi_status_out(status, &st);
     if (err)
         err = report(comm, fn, &st, err);
     if (comm)
@@ -117,8 +141,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     if (err)
         return err;
     if (!req) {
-        if (status != MPI_STATUS_IGNORE)
-            bmpi_status_empty(status);
+        empty_out(status);
         return MPI_SUCCESS;
     }
     bmpi_progress_wait(&req->complete);
@@ -136,8 +159,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return err;
     if (!req) {
         *flag = 1;
-        if (status != MPI_STATUS_IGNORE)
-            bmpi_status_empty(status);
+        empty_out(status);
         return MPI_SUCCESS;
     }
     if (!req->complete)
@@ -256,7 +278,7 @@ static int first_complete(int count, MPI_Request reqs[], const char *fn, int *ac
     int found = -1;
     for (int i = 0; i < count; i++) {
         struct bmpi_request *req;
-        if ((*err = lookup(reqs[i], fn, &req)))
+        if ((*err = lookup_at(reqs[i], i, fn, &req)))
             return -1;
         if (!req)
             continue;
@@ -289,8 +311,8 @@ static int any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status 
             *index = MPI_UNDEFINED;
             if (flag)
                 *flag = active == 0;
-            if (active == 0 && status != MPI_STATUS_IGNORE)
-                bmpi_status_empty(status);
+            if (active == 0)
+                empty_out(status);
             if (!block && active > 0 && idle++ == 0) {
                 bmpi_progress();
                 continue;
@@ -388,6 +410,14 @@ static void peek_status(struct bmpi_request *req, MPI_Status *status)
     *status = req->status;
 }
 
+/* peek_status for the single-status calls (MPI_ERROR left alone). */
+static void peek_status_out(struct bmpi_request *req, MPI_Status *status)
+{
+    MPI_Status st;
+    peek_status(req, &st);
+    bmpi_status_out(status, &st);
+}
+
 BMPI_API(MPI_Request_get_status)
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
@@ -400,8 +430,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (req && !req->complete)
         bmpi_progress();
     *flag = !req || req->complete;
-    if (*flag && status != MPI_STATUS_IGNORE)
-        peek_status(req, status);
+    if (*flag)
+        peek_status_out(req, status);
     return MPI_SUCCESS;
 }
 
@@ -420,8 +450,8 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
         return err;
     *index = i >= 0 ? i : MPI_UNDEFINED;
     *flag = i >= 0 || active == 0;
-    if (*flag && status != MPI_STATUS_IGNORE)
-        peek_status(i >= 0 ? bmpi_request_get(array_of_requests[i]) : NULL, status);
+    if (*flag)
+        peek_status_out(i >= 0 ? bmpi_request_get(array_of_requests[i]) : NULL, status);
     return MPI_SUCCESS;
 }
 
@@ -459,7 +489,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
     int n = 0, active = 0;
     for (int i = 0; i < incount; i++) {
         struct bmpi_request *req;
-        int err = lookup(array_of_requests[i], fn, &req);
+        int err = lookup_at(array_of_requests[i], i, fn, &req);
         if (err)
             return err;
         if (!req)
@@ -478,10 +508,11 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 BMPI_API(MPI_Request_free)
 int PMPI_Request_free(MPI_Request *request)
 {
-    struct bmpi_request *req = request ? bmpi_request_get(*request) : NULL;
+    if (!request)
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Request_free", "request is NULL");
+    struct bmpi_request *req = valid_request(*request);
     if (!req)
-        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Request_free", "invalid request 0x%x",
-                              request ? (unsigned)*request : 0u);
+        return bmpi_err_noobj(MPI_ERR_REQUEST, "MPI_Request_free", "invalid request 0x%x", (unsigned)*request);
     *request = MPI_REQUEST_NULL;
     bool idle = req->complete || (req->persistent && !req->active);
     if (idle && req->kind == BMPI_REQ_COLL && req->persistent)

@@ -210,25 +210,61 @@ static int desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The prime factors of n > 0 with their multiplicity, descending, in f (an
+ * int has at most 30); returns how many. */
+static int prime_factors(int n, int f[32])
+{
+    int k = 0;
+    for (int p = 2; (long)p * p <= n; p++)
+        for (; n % p == 0; n /= p)
+            f[k++] = p;
+    if (n > 1)
+        f[k++] = n;
+    qsort(f, (size_t)k, sizeof(int), desc);
+    return k;
+}
+
+/* x^k, or some value above cap once it passes cap (no overflow). */
+static long long power_capped(int x, int k, int cap)
+{
+    long long p = 1;
+    for (int j = 0; j < k && p <= cap; j++)
+        p *= x;
+    return p;
+}
+
+/* The largest x with x^k <= n (k >= 1). */
+static int int_root(int n, int k)
+{
+    int lo = 1, hi = k == 1 ? n : 46341; /* 46341^2 > INT_MAX */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (power_capped(mid, k, n) <= n)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 struct dims_search {
-    int nfree;
     int div[1600]; /* divisors of the product, descending (an int has at most 1344) */
     int ndiv;
-    int *cur, *best;
-    long best_spread;
+    int *cur;
+    long spread; /* the smallest found so far */
 };
 
-/* Fill cur[depth ..] with k factors of rest, each at most maxd. */
-static void dims_search(struct dims_search *s, int rest, int k, int maxd, int depth)
+/* The smallest spread (largest minus smallest) of a non-increasing split
+ * of rest into k factors, each at most maxd, cur[0 .. depth) chosen
+ * already; s->spread starts as that of a split known to exist. Pruned by
+ * what a choice must reach: the smallest factor is at most the k-th root
+ * of what is left. */
+static void least_spread(struct dims_search *s, int rest, int k, int maxd, int depth)
 {
     if (k == 0) {
-        if (rest != 1)
-            return;
-        long spread = depth ? (long)s->cur[0] - s->cur[depth - 1] : 0;
-        if (s->best_spread < 0 || spread < s->best_spread) {
-            s->best_spread = spread;
-            memcpy(s->best, s->cur, (size_t)s->nfree * sizeof(int));
-        }
+        long spread = (long)s->cur[0] - s->cur[depth - 1];
+        if (rest == 1 && spread < s->spread)
+            s->spread = spread;
         return;
     }
     for (int i = 0; i < s->ndiv; i++) {
@@ -236,16 +272,102 @@ static void dims_search(struct dims_search *s, int rest, int k, int maxd, int de
         if (d > maxd || rest % d)
             continue;
         /* d is the largest of the k left: d^k must reach rest */
-        long long p = 1;
-        for (int j = 0; j < k && p < rest; j++)
-            p *= d;
-        if (p < rest)
+        if (power_capped(d, k, rest) < rest)
             break; /* smaller d cannot either */
-        if (depth && s->best_spread >= 0 && (long)s->cur[0] - d >= s->best_spread)
-            break; /* the spread only grows from here */
+        long largest = depth ? s->cur[0] : d;
+        long smallest = k > 1 ? int_root(rest / d, k - 1) : d;
+        if (largest - (smallest < d ? smallest : d) >= s->spread)
+            continue;
         s->cur[depth] = d;
-        dims_search(s, rest / d, k - 1, d, depth + 1);
+        least_spread(s, rest / d, k - 1, d, depth + 1);
     }
+}
+
+/* The first non-decreasing split of rest into k factors, each at least
+ * mind, within s->spread of cur[0], trying the larger factors first: of
+ * the splits with the least spread, the one whose smallest factors are
+ * largest, compared from the smallest up, which is MPICH's choice. */
+static bool first_of_spread(struct dims_search *s, int rest, int k, int mind, int depth)
+{
+    if (k == 1) {
+        s->cur[depth] = rest;
+        return rest >= mind && (!depth || rest - s->cur[0] <= s->spread);
+    }
+    for (int i = 0; i < s->ndiv; i++) {
+        int d = s->div[i];
+        if (d < mind)
+            break;
+        if (rest % d)
+            continue;
+        /* d is the smallest of the k left: d^k must not pass rest */
+        if (power_capped(d, k, rest) > rest)
+            continue;
+        /* the largest of the others is at least their (k-1)-th root */
+        int root = int_root(rest / d, k - 1);
+        if (power_capped(root, k - 1, rest / d) != rest / d)
+            root++;
+        if (root - (depth ? s->cur[0] : d) > s->spread)
+            continue;
+        s->cur[depth] = d;
+        if (first_of_spread(s, rest / d, k - 1, d, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Primes, largest first, each onto the smallest factor so far (Open MPI's
+ * way): a balanced split whose spread bounds the search. */
+static long greedy_spread(const int *primes, int np, int k, int *f)
+{
+    for (int i = 0; i < k; i++)
+        f[i] = 1;
+    for (int p = 0; p < np; p++) {
+        int low = 0;
+        for (int i = 1; i < k; i++)
+            if (f[i] < f[low])
+                low = i;
+        f[low] *= primes[p];
+    }
+    qsort(f, (size_t)k, sizeof(int), desc);
+    return (long)f[0] - f[k - 1];
+}
+
+/* The most balanced split of n into k factors, non-increasing: with no
+ * more prime factors than k, the primes themselves and then 1s (as MPICH
+ * and Open MPI give); otherwise the split of the least spread, ties broken
+ * as MPICH does. */
+static int dims_balance(int n, int k, int *out)
+{
+    int primes[32];
+    int np = prime_factors(n, primes);
+    if (np <= k) {
+        for (int i = 0; i < k; i++)
+            out[i] = i < np ? primes[i] : 1;
+        return BMPI_OK;
+    }
+    struct dims_search *s = calloc(1, sizeof *s);
+    int *cur = calloc((size_t)k, sizeof(int));
+    if (!s || !cur) {
+        free(s);
+        free(cur);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    }
+    s->cur = cur;
+    s->spread = greedy_spread(primes, np, k, out) + 1;
+    for (long d = 1; d * d <= n; d++)
+        if (n % d == 0) {
+            s->div[s->ndiv++] = (int)d;
+            if (d * d != n)
+                s->div[s->ndiv++] = (int)(n / d);
+        }
+    qsort(s->div, (size_t)s->ndiv, sizeof(int), desc);
+    least_spread(s, n, k, n, 0);
+    if (first_of_spread(s, n, k, 1, 0))
+        for (int i = 0; i < k; i++)
+            out[i] = cur[k - 1 - i];
+    free(cur);
+    free(s);
+    return BMPI_OK;
 }
 
 BMPI_API(MPI_Dims_create)
@@ -258,46 +380,35 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
         return bmpi_err_noobj(MPI_ERR_DIMS, fn, "invalid ndims %d", ndims);
     if (ndims > 0 && !dims)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "dims is NULL");
-    long fixed = 1;
+    long long fixed = 1; /* capped above nnodes: it then divides nothing */
     int nfree = 0;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
             return bmpi_err_noobj(MPI_ERR_DIMS, fn, "dims[%d] = %d is negative", i, dims[i]);
-        if (dims[i] > 0)
-            fixed *= dims[i];
-        else
+        if (dims[i] == 0)
             nfree++;
-        if (fixed > nnodes)
-            break;
+        else if (fixed <= nnodes)
+            fixed *= dims[i];
     }
-    if (nnodes % fixed != 0)
-        return bmpi_err_noobj(MPI_ERR_DIMS, fn, "nnodes %d is not a multiple of the product %ld of the fixed dims",
-                              nnodes, fixed);
+    if (fixed > nnodes || nnodes % fixed != 0)
+        return bmpi_err_noobj(MPI_ERR_DIMS, fn,
+                              "nnodes %d is not a multiple of the product of the set dims (%s%lld)", nnodes,
+                              fixed > nnodes ? "over " : "", fixed > nnodes ? (long long)nnodes : fixed);
     int rest = (int)(nnodes / fixed);
     if (nfree == 0) {
         if (rest != 1)
-            return bmpi_err_noobj(MPI_ERR_DIMS, fn, "the dims multiply to %ld, not nnodes %d", fixed, nnodes);
+            return bmpi_err_noobj(MPI_ERR_DIMS, fn, "the dims multiply to %lld, not nnodes %d", fixed, nnodes);
         return MPI_SUCCESS;
     }
-    /* the most balanced split: the smallest spread (largest - smallest),
-     * found by a search over non-increasing divisor sequences */
-    struct dims_search ds = {.nfree = nfree, .best_spread = -1};
-    for (long d = 1; d * d <= rest; d++)
-        if (rest % d == 0) {
-            ds.div[ds.ndiv++] = (int)d;
-            if (d * d != rest)
-                ds.div[ds.ndiv++] = (int)(rest / d);
-        }
-    qsort(ds.div, (size_t)ds.ndiv, sizeof(int), desc);
-    int *v = calloc((size_t)nfree * 2, sizeof(int));
-    if (!v)
-        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
-    ds.cur = v;
-    ds.best = v + nfree;
-    dims_search(&ds, rest, nfree, rest, 0);
+    int *v = malloc((size_t)nfree * sizeof(int));
+    int err = v ? dims_balance(rest, nfree, v) : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    if (err) {
+        free(v);
+        return bmpi_err_noobj(err, fn, NULL);
+    }
     for (int i = 0, j = 0; i < ndims; i++)
         if (dims[i] == 0)
-            dims[i] = ds.best[j++];
+            dims[i] = v[j++];
     free(v);
     return MPI_SUCCESS;
 }

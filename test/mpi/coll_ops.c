@@ -6,6 +6,7 @@
  * lower index), and Reduce_local with a user op on a strided type.
  */
 #include <complex.h>
+#include <limits.h>
 
 #include "coll_util.h"
 
@@ -125,6 +126,7 @@ enum { K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64, K_F, K_D, K_LD, K_C
        K_BOOL };
 static const struct tinfo types[] = {
     {MPI_SIGNED_CHAR, "SIGNED_CHAR", CI, K_I8},   {MPI_UNSIGNED_CHAR, "UNSIGNED_CHAR", CI, K_U8},
+    {MPI_CHAR, "CHAR", CI, CHAR_MIN < 0 ? K_I8 : K_U8}, /* as Open MPI and MPICH */
     {MPI_SHORT, "SHORT", CI, K_I16},              {MPI_UNSIGNED_SHORT, "UNSIGNED_SHORT", CI, K_U16},
     {MPI_INT, "INT", CI, K_I32},                  {MPI_UNSIGNED, "UNSIGNED", CI, K_U32},
     {MPI_LONG, "LONG", CI, K_I64},                {MPI_UNSIGNED_LONG, "UNSIGNED_LONG", CI, K_U64},
@@ -233,8 +235,8 @@ int main(int argc, char **argv)
         }
         EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, t->t, MPI_MAXLOC), MPI_ERR_OP);
     }
-    /* Character data takes no op. */
-    EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_CHAR, MPI_SUM), MPI_ERR_OP);
+    /* Other character data takes no op. */
+    EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_CHARACTER, MPI_SUM), MPI_ERR_OP);
     EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_WCHAR, MPI_MAX), MPI_ERR_OP);
     EXPECT_CLASS(MPI_Reduce_local(mem_in, mem_out, N, MPI_PACKED, MPI_BOR), MPI_ERR_OP);
     PAIR_TEST(float, int, MPI_FLOAT_INT)

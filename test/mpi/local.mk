@@ -18,3 +18,4 @@ TESTS += test/mpi/req_misc.sh
 EXTRA_DIST += test/mpi/req_misc.sh
 include test/mpi/attrcache.mk
 include test/mpi/intercoll.mk
+include test/mpi/p2pmisc.mk
