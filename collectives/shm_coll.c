@@ -3,12 +3,19 @@
  * docs/collectives.md "Shared-memory path").
  *
  * A communicator whose ranks are all on this node gets, on its first
- * eligible collective, one region mapped by all of them:
+ * eligible collective, a region mapped by all of them:
  *
  *   line 0              header (geometry, checked by every rank that maps it)
  *   lines 1 .. 4p       done[ring][r]: calls of that ring rank r has finished,
  *                       and the last direct call in which rank r failed
  *   per ring, per rank  the rank's slots, written only by that rank
+ *
+ * The small and stream rings live there; the medium and big rings, which
+ * take most of the memory, in a second region mapped on the first call
+ * that needs one of them. A region's memory is reserved when it is
+ * created, which costs time in proportion to its size, so a communicator
+ * whose first calls are small does not pay for big slots
+ * (docs/collectives.md, "First calls").
  *
  * There are three rings: a deep one of small slots (a few lines each, so
  * latency-bound calls stream far ahead and a reader's next slot is close
@@ -157,15 +164,19 @@ struct ring {
     unsigned depth;    /* slots per rank */
     size_t stride;     /* between slots */
     size_t slot_bytes; /* payload capacity of a slot */
-    size_t off;        /* of rank 0's first slot */
+    size_t off;        /* of rank 0's first slot in its region */
+    char *at;          /* rank 0's first slot, once its region is mapped */
     uint64_t n;        /* calls on this ring so far */
     unsigned pos;      /* n % depth: the current call's slot, kept so no call divides */
     uint64_t min_done; /* every rank's done was at least this when last looked at */
 };
 
 struct bmpi_shmcoll {
-    char *base; /* NULL: this communicator does not take the path */
+    char *base; /* header, done lines, small and stream rings; NULL: no path */
     size_t len;
+    char *far;  /* medium and big rings; NULL until a call needs them */
+    size_t far_len;
+    bool far_failed; /* could not be mapped: calls that need it decline */
     bool cma;   /* every rank can read every other's memory: direct calls */
     size_t direct_floor; /* blocks below this never go direct */
     size_t allgather_ceiling; /* 2-rank allgather blocks above this never go direct */
@@ -176,6 +187,7 @@ struct bmpi_shmcoll {
 
 /* One call on the path: the communicator's region and the ring it uses. */
 struct call {
+    struct bmpi_comm *c;
     struct bmpi_shmcoll *r;
     struct ring *g;
     int p, me;
@@ -273,7 +285,8 @@ static unsigned stream_depth_for(int p)
     return depth_within(STREAM_BUDGET, p, SMALL_STRIDE, SMALL_DEPTH + 1, STREAM_DEPTH);
 }
 
-/* Where everything is for p ranks and big slots of big_bytes. */
+/* Where everything is for p ranks and big slots of big_bytes, in the
+ * first region and in the far one. */
 static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
 {
     size_t off = LINE * (size_t)(1 + NRINGS * p);
@@ -281,14 +294,22 @@ static void layout(struct bmpi_shmcoll *r, int p, size_t big_bytes)
     ring_init(&r->ring[SMALL], SMALL, SMALL_DEPTH, SMALL_STRIDE, off);
     off += (size_t)p * SMALL_DEPTH * SMALL_STRIDE;
     ring_init(&r->ring[STREAM], STREAM, stream, SMALL_STRIDE, off);
-    off += (size_t)p * stream * SMALL_STRIDE;
+    r->len = off + (size_t)p * stream * SMALL_STRIDE;
+    off = 0;
     ring_init(&r->ring[MEDIUM], MEDIUM, medium, MEDIUM_STRIDE, off);
     if (!medium)
         r->ring[MEDIUM].slot_bytes = 0; /* never chosen */
     off += (size_t)p * medium * MEDIUM_STRIDE;
     ring_init(&r->ring[BIG], BIG, BIG_DEPTH, SHM_ALIGN(SLOT_HDR + big_bytes, LINE), off);
     r->ring[BIG].slot_bytes = big_bytes;
-    r->len = off + (size_t)p * BIG_DEPTH * r->ring[BIG].stride;
+    r->far_len = off + (size_t)p * BIG_DEPTH * r->ring[BIG].stride;
+}
+
+/* Points the rings from first to last at their slots in base. */
+static void place_rings(struct bmpi_shmcoll *r, int first, int last, char *base)
+{
+    for (int id = first; id <= last; id++)
+        r->ring[id].at = base + r->ring[id].off;
 }
 
 /* A rank's line of done words for one ring, written only by that rank. */
@@ -314,7 +335,7 @@ static struct slot *slot_at(const struct call *k, int rank, unsigned ahead)
     unsigned pos = g->pos + ahead;
     pos -= pos >= g->depth ? g->depth : 0;
     size_t idx = (size_t)rank * g->depth + pos;
-    return (struct slot *)(k->r->base + g->off + idx * g->stride);
+    return (struct slot *)(g->at + idx * g->stride);
 }
 
 static struct slot *slot_of(const struct call *k, int rank)
@@ -399,73 +420,77 @@ static size_t direct_floor(void)
     return cfg.direct_set ? 0 : (size_t)(bmpi_shm_cma_call_usec() * DIRECT_BYTES_PER_USEC);
 }
 
-static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
+static bool header_matches(const void *base, const struct region_hdr *want)
 {
-    const struct region_hdr *h = (const struct region_hdr *)r->base;
-    return len == r->len && h->magic == REGION_MAGIC && h->nranks == (uint64_t)p &&
-           h->big_bytes == r->ring[BIG].slot_bytes;
+    const struct region_hdr *h = base;
+    return h->magic == want->magic && h->nranks == want->nranks && h->big_bytes == want->big_bytes;
 }
 
-/* Rank 0 creates the region and names it to the others, everyone maps it,
- * rank 0 learns whether everyone succeeded (and can use CMA), removes the
- * name and tells the others: from there on a crash leaves no file behind (before, the launcher's cleanup
- * of /dev/shm/bmpi.<nspace>.* does). Any failure (no memory, geometry
- * differing between ranks because the environment does) leaves the
- * communicator on point-to-point, on every rank alike; so does a rank
- * that cannot keep the region (usable false). */
-static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
+/* Rank 0 creates a region of len bytes (hdr, if any, at its start) and
+ * names it to the others, every rank maps it, rank 0 learns the smallest
+ * *ok (0 from a rank that could not map it), removes the name and tells
+ * the others: from there on a crash leaves no file behind (before, the
+ * launcher's cleanup of /dev/shm/bmpi.<nspace>.* does). A region that
+ * differs from hdr (the environment differing between ranks) counts as
+ * not mapped. Every rank ends with *ok alike, and *base mapped if *ok. */
+static int map_shared(struct bmpi_comm *c, const char *kind, size_t len,
+                      const struct region_hdr *hdr, char **base, int *ok)
 {
     char name[256] = "";
-    int ok = 0, err;
+    void *a = NULL;
+    size_t got = len;
     if (c->rank == 0) {
         char suffix[48];
-        snprintf(suffix, sizeof suffix, ".coll%d.%u", bmpi_world.rank, (unsigned)c->context_id);
-        void *base;
+        snprintf(suffix, sizeof suffix, ".%s%d.%u", kind, bmpi_world.rank,
+                 (unsigned)c->context_id);
         if (bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix) ||
-            bmpi_shm_create(name, r->len, &base)) {
+            bmpi_shm_create(name, len, &a))
             name[0] = 0;
-        } else {
-            r->base = base;
-            struct region_hdr *h = base;
-            *h = (struct region_hdr){REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes,
-                                     direct_floor(), allgather_ceiling(c),
-                                     bmpi_world.oversubscribed};
-        }
+        else if (hdr)
+            *(struct region_hdr *)a = *hdr;
     }
-    if ((err = share_name(c, name, sizeof name)))
-        goto out;
-    if (c->rank != 0 && name[0]) {
-        void *base;
-        size_t len;
-        if (bmpi_shm_attach(name, &base, &len) == BMPI_OK) {
-            r->base = base;
-            if (!geometry_matches(r, len, c->size)) {
-                munmap(base, len);
-                r->base = NULL;
-                bmpi_err_set(MPI_ERR_OTHER, "shm collectives: region %s has another geometry "
-                             "(BMPI_COLL_SHM_SLOT differs between ranks?)", name);
-            }
-        }
+    int err = share_name(c, name, sizeof name);
+    if (!err && c->rank != 0 && name[0] && bmpi_shm_attach(name, &a, &got) == BMPI_OK &&
+        (got != len || (hdr && !header_matches(a, hdr)))) {
+        munmap(a, got);
+        a = NULL;
+        bmpi_err_set(MPI_ERR_OTHER, "shm collectives: region %s has another geometry "
+                     "(BMPI_COLL_SHM_SLOT differs between ranks?)", name);
     }
-    if (r->base) {
-        const struct region_hdr *h = (const struct region_hdr *)r->base;
-        r->direct_floor = h->direct_floor;
-        r->allgather_ceiling = h->allgather_ceiling;
-        r->oversubscribed = h->oversubscribed;
+    if (!a)
+        *ok = 0;
+    err = err ? err : agree_and_unlink(c, ok, name);
+    if ((err || !*ok) && a) {
+        munmap(a, got);
+        a = NULL;
     }
+    *base = a;
+    return err;
+}
+
+/* Maps the first region; what rank 0 measured of this machine comes in
+ * its header. */
+static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
+{
+    const struct region_hdr hdr = {REGION_MAGIC, (uint64_t)c->size, r->ring[BIG].slot_bytes,
+                                   c->rank == 0 ? direct_floor() : 0,
+                                   c->rank == 0 ? allgather_ceiling(c) : 0,
+                                   bmpi_world.oversubscribed};
     enum { NO_REGION, REGION, REGION_AND_CMA };
-    ok = !usable || !r->base ? NO_REGION : cma_to_all(c) ? REGION_AND_CMA : REGION;
-    err = agree_and_unlink(c, &ok, name);
-    r->cma = ok == REGION_AND_CMA;
+    int ok = !usable ? NO_REGION : cma_to_all(c) ? REGION_AND_CMA : REGION;
+    int err = map_shared(c, "coll", r->len, &hdr, &r->base, &ok);
     if (!err && !ok && bmpi_world.verbose && c->rank == 0)
         fprintf(stderr, "bmpi: shared-memory collectives off on communicator %s: %s\n", c->name,
                 bmpi_err_reason());
-out:
-    if ((err || !ok) && r->base) {
-        munmap(r->base, r->len);
-        r->base = NULL;
-    }
-    return err;
+    if (err || !ok)
+        return err;
+    const struct region_hdr *h = (const struct region_hdr *)r->base;
+    r->direct_floor = h->direct_floor;
+    r->allgather_ceiling = h->allgather_ceiling;
+    r->oversubscribed = h->oversubscribed;
+    r->cma = ok == REGION_AND_CMA;
+    place_rings(r, SMALL, STREAM, r->base);
+    return BMPI_OK;
 }
 
 static int setup(struct bmpi_comm *c, size_t big_bytes)
@@ -485,6 +510,27 @@ static int setup(struct bmpi_comm *c, size_t big_bytes)
         free(r);
     }
     return err;
+}
+
+/* Whether the rings that slots of bytes may take are mapped; the far
+ * region is mapped on the first call that needs it (every rank of the
+ * communicator gets here with the same bytes). A region that cannot be
+ * mapped is not tried again. */
+static int rings_mapped(struct call *k, size_t bytes, bool *mapped)
+{
+    struct bmpi_shmcoll *r = k->r;
+    *mapped = bytes <= r->ring[SMALL].slot_bytes || r->far;
+    if (*mapped || r->far_failed)
+        return BMPI_OK;
+    int ok = 1;
+    int err = map_shared(k->c, "collfar", r->far_len, NULL, &r->far, &ok);
+    if (err || !ok) {
+        r->far_failed = true;
+        return err;
+    }
+    place_rings(r, MEDIUM, BIG, r->far);
+    *mapped = true;
+    return BMPI_OK;
 }
 
 /* Whether call k's writers stream ahead of their readers: a bcast root,
@@ -549,7 +595,13 @@ static int path_for(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, str
     }
     if (bytes > r->ring[BIG].slot_bytes)
         return BMPI_OK;
-    *k = (struct call){.r = r, .p = c->size, .me = c->rank, .id = id};
+    *k = (struct call){.c = c, .r = r, .p = c->size, .me = c->rank, .id = id};
+    bool mapped;
+    int err = rings_mapped(k, bytes, &mapped);
+    if (err || !mapped) {
+        k->g = NULL;
+        return err;
+    }
     use_ring(k, bytes);
     return BMPI_OK;
 }
@@ -561,6 +613,8 @@ void bmpi_shmcoll_free(struct bmpi_comm *c)
     if (!r || r == &unusable)
         return;
     munmap(r->base, r->len);
+    if (r->far)
+        munmap(r->far, r->far_len);
     free(r);
 }
 
@@ -1193,6 +1247,9 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count,
         finish(&k);
         return err;
     }
+    bool mapped;
+    if ((err = rings_mapped(&k, bytes, &mapped)) || !mapped)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
     use_ring(&k, bytes);
     for (size_t from = 0; from < bytes; from += k.g->slot_bytes) {
         size_t len = bytes - from < k.g->slot_bytes ? bytes - from : k.g->slot_bytes;
@@ -1492,6 +1549,10 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
                             int root)
 {
     const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    bool mapped;
+    int err = rings_mapped(k, bytes, &mapped);
+    if (err || !mapped)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
     if (bytes <= k->r->ring[BIG].slot_bytes) {
         reduction_round(k, own, rbuf, count, dt, op, root);
         return BMPI_OK;
@@ -1712,6 +1773,9 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
     size_t cap = k.r->ring[BIG].slot_bytes, per = all <= cap ? p : cap / block;
     if ((p + per - 1) / per > ALLTOALL_MAX_ROUNDS) /* alike on every rank: the region's geometry */
         return BMPI_SHMCOLL_DECLINED;
+    bool mapped;
+    if ((err = rings_mapped(&k, per * block, &mapped)) || !mapped)
+        return err ? err : BMPI_SHMCOLL_DECLINED;
     use_ring(&k, per * block);
     const void *src = in_place ? rbuf : sbuf;
     size_t scnt = in_place ? rcount : scount;
