@@ -406,6 +406,18 @@ static bool geometry_matches(const struct bmpi_shmcoll *r, size_t len, int p)
            h->big_bytes == r->ring[BIG].slot_bytes;
 }
 
+/* The region's name ends in a random tag, which the members learn only
+ * from share_name's message: no other user can take the name first. */
+static int region_name(const struct bmpi_comm *c, char *name, size_t len)
+{
+    char tag[SHM_TAG_LEN + 1], suffix[48 + SHM_TAG_LEN];
+    int err = bmpi_shm_random_tag(tag);
+    if (err)
+        return err;
+    snprintf(suffix, sizeof suffix, ".coll%d.%u.%s", bmpi_world.rank, (unsigned)c->context_id, tag);
+    return bmpi_shm_name(name, len, bmpi_world.nspace, bmpi_world.nodeid, suffix);
+}
+
 /* Rank 0 creates the region and names it to the others, everyone maps it,
  * rank 0 learns whether everyone succeeded (and can use CMA), removes the
  * name and tells the others: from there on a crash leaves no file behind (before, the launcher's cleanup
@@ -418,10 +430,8 @@ static int map_region(struct bmpi_comm *c, struct bmpi_shmcoll *r, bool usable)
     char name[256] = "";
     int ok = 0, err;
     if (c->rank == 0) {
-        char suffix[48];
-        snprintf(suffix, sizeof suffix, ".coll%d.%u", bmpi_world.rank, (unsigned)c->context_id);
         void *base;
-        if (bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix) ||
+        if (region_name(c, name, sizeof name) ||
             bmpi_shm_create(name, r->len, &base)) {
             name[0] = 0;
         } else {
