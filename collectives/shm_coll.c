@@ -196,31 +196,15 @@ static struct {
     bool forced[BMPI_COLL_NCOLLS];
 } cfg;
 
-static size_t parse_size(const char *v, size_t dflt)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (end == v)
-        return dflt;
-    if (*end == 'k' || *end == 'K')
-        x <<= 10;
-    else if (*end == 'm' || *end == 'M')
-        x <<= 20;
-    return (size_t)x;
-}
-
 static void read_config(void)
 {
     if (cfg.read)
         return;
     cfg.read = true;
-    const char *v = getenv("BMPI_COLL_SHM");
-    cfg.on = !(v && !strcmp(v, "0"));
-    v = getenv("BMPI_COLL_SHM_SLOT");
-    cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
-    v = getenv("BMPI_COLL_SHM_DIRECT");
-    cfg.direct_set = v && *v;
-    cfg.direct_min = cfg.direct_set ? parse_size(v, DEFAULT_DIRECT) : DEFAULT_DIRECT;
+    cfg.on = bmpi_env_switch("BMPI_COLL_SHM") != 0;
+    cfg.slot = bmpi_env_uint("BMPI_COLL_SHM_SLOT", DEFAULT_SLOT);
+    cfg.direct_set = bmpi_env_string("BMPI_COLL_SHM_DIRECT") != NULL;
+    cfg.direct_min = bmpi_env_uint("BMPI_COLL_SHM_DIRECT", DEFAULT_DIRECT);
     for (int id = 0; id < BMPI_COLL_NCOLLS; id++)
         cfg.forced[id] = bmpi_coll_overridden(id); /* a forced algorithm is a schedule's */
     cfg.fsrm = bmpi_cpu_has_fsrm();

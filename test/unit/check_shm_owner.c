@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <check.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test/unit/run_suite.h"
 #include "test/unit/fake_world.h"
 #include "transport/shm/shm.h"
 
@@ -158,21 +158,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("shm_owner");
-    TCase *tc = tcase_create("names");
-    tcase_add_checked_fixture(tc, make_name, drop_name);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, tags_are_random_hex);
-    tcase_add_test(tc, ring_names_carry_the_tag);
-    tcase_add_test(tc, own_private_file_is_mapped);
-    tcase_add_test(tc, file_others_may_open_is_refused);
-    tcase_add_test(tc, file_of_another_user_is_refused);
-    tcase_add_test(tc, create_names_the_squatter);
-    tcase_add_test(tc, memfd_of_this_user_passes_without_private_mode);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    const TTest *const tests[] = {
+        tags_are_random_hex,
+        ring_names_carry_the_tag,
+        own_private_file_is_mapped,
+        file_others_may_open_is_refused,
+        file_of_another_user_is_refused,
+        create_names_the_squatter,
+        memfd_of_this_user_passes_without_private_mode,
+    };
+    return run_suite("shm_owner", make_name, drop_name, tests, sizeof tests / sizeof *tests);
 }

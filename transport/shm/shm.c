@@ -34,36 +34,6 @@
 
 static bool shm_should_say(void) { return bmpi_world.local_rank == 0; }
 
-static size_t env_size(const char *name, size_t def, size_t min, size_t max)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return def;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (end != s && errno == 0) {
-        if (*end == 'k' || *end == 'K')
-            v <<= 10, end++;
-        else if (*end == 'm' || *end == 'M')
-            v <<= 20, end++;
-    }
-    if (end == s || *end || errno || s[0] == '-') {
-        if (shm_should_say())
-            fprintf(stderr, "bmpi: ignoring %s=\"%s\": not a size (plain bytes, or with K or M)\n",
-                    name, s);
-        return def;
-    }
-    if (v < min || v > max) {
-        size_t c = v < min ? min : max;
-        if (shm_should_say())
-            fprintf(stderr, "bmpi: %s=%llu is outside [%zu, %zu]: using %zu\n", name, v, min, max,
-                    c);
-        return c;
-    }
-    return (size_t)v;
-}
-
 static size_t pow2_ceil(size_t v)
 {
     size_t r = 1;
@@ -74,19 +44,23 @@ static size_t pow2_ceil(size_t v)
 
 static void shm_read_config(struct shm_config *c)
 {
-    c->max_am = env_size("BMPI_SHM_MAX_AM", 32768, 4096, 4u << 20);
+    c->max_am = bmpi_env_uint("BMPI_SHM_MAX_AM", 32768);
     c->max_am = SHM_ALIGN(c->max_am, SHM_LINE);
-    c->eager_limit = env_size("BMPI_SHM_EAGER_LIMIT", 16384, 0, c->max_am - 256);
-    c->threshold = (uint32_t)env_size("BMPI_SHM_FASTPATH_THRESHOLD", 8, 0, UINT32_MAX);
-    c->fp_max = (uint32_t)env_size("BMPI_SHM_FASTPATH_MAX", 16, 0, 4096);
+    /* within what fits one message with the runtime's header */
+    c->eager_limit = bmpi_env_uint("BMPI_SHM_EAGER_LIMIT", 16384);
+    if (c->eager_limit > c->max_am - 256)
+        c->eager_limit = c->max_am - 256;
+    c->threshold = (uint32_t)bmpi_env_uint("BMPI_SHM_FASTPATH_THRESHOLD", 8);
+    c->fp_max = (uint32_t)bmpi_env_uint("BMPI_SHM_FASTPATH_MAX", 16);
     /* a ring holds at least two of the largest messages */
     size_t ring_min = pow2_ceil(2 * (c->max_am + SHM_LINE));
-    c->ring_size = pow2_ceil(env_size("BMPI_SHM_RING_SIZE", 512 << 10, ring_min, 1u << 30));
-    c->nsmall = (uint32_t)env_size("BMPI_SHM_SMALL_CELLS", 64, 1, 1 << 16);
-    c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
+    size_t ring = bmpi_env_uint("BMPI_SHM_RING_SIZE", 512 << 10);
+    c->ring_size = pow2_ceil(ring < ring_min ? ring_min : ring);
+    c->nsmall = (uint32_t)bmpi_env_uint("BMPI_SHM_SMALL_CELLS", 64);
+    c->nlarge = (uint32_t)bmpi_env_uint("BMPI_SHM_LARGE_CELLS", 12);
     c->small_size = SHM_SMALL_CELL;
     c->cma = bmpi_env_switch("BMPI_SHM_CMA");
-    c->rget_min = env_size("BMPI_SHM_RGET_MIN", 0, 0, SIZE_MAX);
+    c->rget_min = bmpi_env_uint("BMPI_SHM_RGET_MIN", 0);
     c->shared_copy = bmpi_env_switch("BMPI_SHM_SHARED_COPY") != 0;
 }
 
