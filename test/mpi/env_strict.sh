@@ -4,7 +4,7 @@
 # is accepted, through the launcher at 2 ranks; every variable that page
 # lists refuses an empty value (run as a singleton, which checks the same);
 # every spelling of a switch, sizes with suffixes and algorithm names are
-# accepted.
+# accepted; bmpi_info refuses a bad value too.
 set -u
 prog=$top_builddir/test/mpi/hello
 wt=$top_srcdir/test/with-timeout
@@ -69,4 +69,10 @@ run_accepted BMPI_SHM_RING_SIZE=64k BMPI_SHM_MAX_AM=8K BMPI_COLL_SHM_SLOT=1m BMP
     BMPI_SHM_FASTPATH_MAX=0 BMPI_COLL_BCAST=linear BMPI_COLL_ALLREDUCE=auto \
     BMPI_TRANSPORT=self,shm BMPI_BOOTSTRAP_TIMEOUT=30
 echo "checked: good spellings accepted"
+
+# bmpi_info reports what a job would find: it refuses the same values.
+out=$(BMPI_SHM_CMA=2 "$wt" 60 "$top_builddir/tools/bmpi_info" 2>&1)
+rc=$?
+[ $rc -eq 1 ] && printf '%s\n' "$out" | grep -qF 'bmpi_info: BMPI_SHM_CMA=2: not' ||
+    { printf '%s\n' "$out"; fail "bmpi_info accepted BMPI_SHM_CMA=2 (exit $rc)"; }
 [ $fails -eq 0 ] || { echo "FAIL: $fails check(s)"; exit 1; }
