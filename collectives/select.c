@@ -2,38 +2,34 @@
  * Algorithm selection, in one place: the default choice of each collective
  * by communicator size, bytes and commutativity, and the BMPI_COLL_<NAME>
  * overrides (docs/collectives.md lists them). Overrides are read once per
- * process; an unknown name is reported once (by rank 0) and ignored.
+ * process; MPI_Init has refused an unknown name (transport/env.c).
  *
- * The returned index is the algorithm's position in its names[] row below;
- * each algorithm file numbers its algorithms in the same order. The files
+ * The returned index is the algorithm's position in its row of names in
+ * transport/env.c; each algorithm file numbers its algorithms in the same
+ * order. The files
  * still apply their hard constraints after this choice (a non-commutative
  * op always gets an order-keeping algorithm; recursive doubling allgather
  * needs a power-of-two size).
  */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "collectives/coll.h"
 #include "runtime/world.h"
 
-static const struct {
-    const char *env;
-    const char *names[4];
-    int n;
-} table[BMPI_COLL_NCOLLS] = {
-    [BMPI_COLL_BARRIER] = {"BMPI_COLL_BARRIER", {"dissemination"}, 1},
-    [BMPI_COLL_BCAST] = {"BMPI_COLL_BCAST", {"binomial", "scatter_allgather", "pipeline", "linear"}, 4},
-    [BMPI_COLL_REDUCE] = {"BMPI_COLL_REDUCE", {"binomial", "rabenseifner", "pipeline", "halves"}, 4},
-    [BMPI_COLL_ALLREDUCE] = {"BMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}, 3},
-    [BMPI_COLL_ALLGATHER] = {"BMPI_COLL_ALLGATHER", {"recursive_doubling", "bruck", "ring", "linear"}, 4},
-    [BMPI_COLL_ALLTOALL] = {"BMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}, 3},
-    [BMPI_COLL_REDUCE_SCATTER] = {"BMPI_COLL_REDUCE_SCATTER", {"ring", "basic", "recursive_halving"}, 3},
-    [BMPI_COLL_GATHER] = {"BMPI_COLL_GATHER", {"linear", "binomial"}, 2},
-    [BMPI_COLL_SCATTER] = {"BMPI_COLL_SCATTER", {"linear", "binomial"}, 2},
-    [BMPI_COLL_SCAN] = {"BMPI_COLL_SCAN", {"recursive_doubling"}, 1},
+/* The names are transport/env.c's, which checks them at MPI_Init: the
+ * index there is the algorithm's number here. */
+static const char *const env_name[BMPI_COLL_NCOLLS] = {
+    [BMPI_COLL_BARRIER] = "BMPI_COLL_BARRIER",
+    [BMPI_COLL_BCAST] = "BMPI_COLL_BCAST",
+    [BMPI_COLL_REDUCE] = "BMPI_COLL_REDUCE",
+    [BMPI_COLL_ALLREDUCE] = "BMPI_COLL_ALLREDUCE",
+    [BMPI_COLL_ALLGATHER] = "BMPI_COLL_ALLGATHER",
+    [BMPI_COLL_ALLTOALL] = "BMPI_COLL_ALLTOALL",
+    [BMPI_COLL_REDUCE_SCATTER] = "BMPI_COLL_REDUCE_SCATTER",
+    [BMPI_COLL_GATHER] = "BMPI_COLL_GATHER",
+    [BMPI_COLL_SCATTER] = "BMPI_COLL_SCATTER",
+    [BMPI_COLL_SCAN] = "BMPI_COLL_SCAN",
 };
 
 static struct {
@@ -41,33 +37,17 @@ static struct {
     int forced[BMPI_COLL_NCOLLS];
 } sel;
 
-bool bmpi_coll_overridden(enum bmpi_coll_id id)
-{
-    const char *v = getenv(table[id].env);
-    return v && *v && strcmp(v, "auto") != 0;
-}
-
+/* Read once per process: selection runs on every call. */
 static int forced(enum bmpi_coll_id id)
 {
-    if (sel.read[id])
-        return sel.forced[id];
-    sel.read[id] = true;
-    sel.forced[id] = -1;
-    if (!bmpi_coll_overridden(id))
-        return -1;
-    const char *v = getenv(table[id].env);
-    for (int i = 0; i < table[id].n; i++)
-        if (!strcmp(v, table[id].names[i]))
-            return sel.forced[id] = i;
-    if (bmpi_world.rank != 0) /* one report per job, not one per rank */
-        return -1;
-    fprintf(stderr, "bmpi: %s=%s is not an algorithm of this collective; choosing by size. Known:",
-            table[id].env, v);
-    for (int i = 0; i < table[id].n; i++)
-        fprintf(stderr, " %s", table[id].names[i]);
-    fprintf(stderr, "\n");
-    return -1;
+    if (!sel.read[id]) {
+        sel.read[id] = true;
+        sel.forced[id] = bmpi_env_enum(env_name[id]);
+    }
+    return sel.forced[id];
 }
+
+bool bmpi_coll_overridden(enum bmpi_coll_id id) { return forced(id) >= 0; }
 
 static int pof2_below(int p)
 {

@@ -208,31 +208,15 @@ static struct {
     bool forced[BMPI_COLL_NCOLLS];
 } cfg;
 
-static size_t parse_size(const char *v, size_t dflt)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (end == v)
-        return dflt;
-    if (*end == 'k' || *end == 'K')
-        x <<= 10;
-    else if (*end == 'm' || *end == 'M')
-        x <<= 20;
-    return (size_t)x;
-}
-
 static void read_config(void)
 {
     if (cfg.read)
         return;
     cfg.read = true;
-    const char *v = getenv("BMPI_COLL_SHM");
-    cfg.on = !(v && !strcmp(v, "0"));
-    v = getenv("BMPI_COLL_SHM_SLOT");
-    cfg.slot = v && *v ? parse_size(v, DEFAULT_SLOT) : DEFAULT_SLOT;
-    v = getenv("BMPI_COLL_SHM_DIRECT");
-    cfg.direct_set = v && *v;
-    cfg.direct_min = cfg.direct_set ? parse_size(v, DEFAULT_DIRECT) : DEFAULT_DIRECT;
+    cfg.on = bmpi_env_switch("BMPI_COLL_SHM") != 0;
+    cfg.slot = bmpi_env_uint("BMPI_COLL_SHM_SLOT", DEFAULT_SLOT);
+    cfg.direct_set = bmpi_env_string("BMPI_COLL_SHM_DIRECT") != NULL;
+    cfg.direct_min = bmpi_env_uint("BMPI_COLL_SHM_DIRECT", DEFAULT_DIRECT);
     for (int id = 0; id < BMPI_COLL_NCOLLS; id++)
         cfg.forced[id] = bmpi_coll_overridden(id); /* a forced algorithm is a schedule's */
     cfg.fsrm = bmpi_cpu_has_fsrm();
@@ -426,6 +410,20 @@ static bool header_matches(const void *base, const struct region_hdr *want)
     return h->magic == want->magic && h->nranks == want->nranks && h->big_bytes == want->big_bytes;
 }
 
+/* The name of a region of kind on c ends in a random tag, which the
+ * members learn only from share_name's message: no other user can take
+ * the name first. */
+static int region_name(const struct bmpi_comm *c, const char *kind, char *name, size_t len)
+{
+    char tag[SHM_TAG_LEN + 1], suffix[48 + SHM_TAG_LEN];
+    int err = bmpi_shm_random_tag(tag);
+    if (err)
+        return err;
+    snprintf(suffix, sizeof suffix, ".%s%d.%u.%s", kind, bmpi_world.rank,
+             (unsigned)c->context_id, tag);
+    return bmpi_shm_name(name, len, bmpi_world.nspace, bmpi_world.nodeid, suffix);
+}
+
 /* Rank 0 creates a region of len bytes (hdr, if any, at its start) and
  * names it to the others, every rank maps it, rank 0 learns the smallest
  * *ok (0 from a rank that could not map it), removes the name and tells
@@ -440,11 +438,7 @@ static int map_shared(struct bmpi_comm *c, const char *kind, size_t len,
     void *a = NULL;
     size_t got = len;
     if (c->rank == 0) {
-        char suffix[48];
-        snprintf(suffix, sizeof suffix, ".%s%d.%u", kind, bmpi_world.rank,
-                 (unsigned)c->context_id);
-        if (bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix) ||
-            bmpi_shm_create(name, len, &a))
+        if (region_name(c, kind, name, sizeof name) || bmpi_shm_create(name, len, &a))
             name[0] = 0;
         else if (hdr)
             *(struct region_hdr *)a = *hdr;

@@ -40,9 +40,9 @@ static int usable_cores(void)
 
 static int detect_oversubscription(void)
 {
-    const char *force = getenv("BMPI_OVERSUBSCRIBED");
-    if (force)
-        return atoi(force) != 0;
+    int force = bmpi_env_switch("BMPI_OVERSUBSCRIBED");
+    if (force >= 0)
+        return force;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int cores = online > 0 ? (int)online : usable_cores();
     return bmpi_world.local_size > cores;
@@ -50,8 +50,7 @@ static int detect_oversubscription(void)
 
 static int init_runtime(int required, int *provided)
 {
-    const char *v = getenv("BMPI_VERBOSE");
-    bmpi_world.verbose = v ? atoi(v) : 0;
+    bmpi_world.verbose = (int)bmpi_env_uint("BMPI_VERBOSE", 0);
     bmpi_world.main_thread = pthread_self();
     /* One thread calls MPI at a time under FUNNELED and SERIALIZED; bmpi
      * has no locks yet, so MULTIPLE is not offered. */
@@ -61,6 +60,9 @@ static int init_runtime(int required, int *provided)
 
     int err;
     if ((err = bmpi_pmix_init()) != BMPI_OK)
+        return err;
+    /* after PMIx, so that the message names the rank and host */
+    if ((err = bmpi_env_check()) != BMPI_OK)
         return err;
     bmpi_world.oversubscribed = detect_oversubscription();
     if ((err = bmpi_dt_init()) != BMPI_OK)

@@ -147,8 +147,7 @@ static int fill_node_ids(void)
 
 int bmpi_pmix_init(void)
 {
-    const char *t = getenv("BMPI_BOOTSTRAP_TIMEOUT");
-    boot.timeout_s = t && atoi(t) > 0 ? atoi(t) : BOOTSTRAP_TIMEOUT_S;
+    boot.timeout_s = (int)bmpi_env_uint("BMPI_BOOTSTRAP_TIMEOUT", BOOTSTRAP_TIMEOUT_S);
     if (gethostname(bmpi_world.hostname, sizeof(bmpi_world.hostname) - 1) != 0)
         snprintf(bmpi_world.hostname, sizeof(bmpi_world.hostname), "unknown-host");
 

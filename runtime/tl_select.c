@@ -26,8 +26,8 @@ struct tl_attempts {
 /* Is name in the comma-separated BMPI_TRANSPORT list (or is there none)? */
 static bool allowed(const char *name)
 {
-    const char *list = getenv("BMPI_TRANSPORT");
-    if (!list || !*list)
+    const char *list = bmpi_env_string("BMPI_TRANSPORT");
+    if (!list)
         return true;
     size_t n = strlen(name);
     for (const char *p = list; *p;) {
@@ -49,7 +49,8 @@ static int open_transports(struct tl_attempts *att)
         const struct bmpi_tl_component *c = &bmpi_tl_components[i];
         att->opened[i] = -1;
         if (!allowed(c->name)) {
-            snprintf(att->why[i], WHY_LEN, "excluded by BMPI_TRANSPORT=%s", getenv("BMPI_TRANSPORT"));
+            snprintf(att->why[i], WHY_LEN, "excluded by BMPI_TRANSPORT=%s",
+                     bmpi_env_string("BMPI_TRANSPORT"));
             continue;
         }
         if (c->ops->query(att->why[i], WHY_LEN) != BMPI_OK)

@@ -13,6 +13,7 @@
 
 #include <pmix.h>
 
+#include "runtime/error.h"
 #include "transport/transport.h"
 #ifdef BMPI_HAVE_OFI
 #include "transport/ofi/ofi.h"
@@ -77,6 +78,11 @@ int main(int argc, char **argv)
     printf("PMIx library: %s\n", PMIx_Get_version());
     if (argc > 1)
         return 0;
+    /* what follows depends on the BMPI_* variables, as in a job */
+    if (bmpi_env_check() != BMPI_OK) {
+        fprintf(stderr, "bmpi_info: %s\n", bmpi_err_reason());
+        return 1;
+    }
     struct verdict v[16];
     int n = bmpi_tl_ncomponents < 16 ? bmpi_tl_ncomponents : 16;
     printf("transports built in (in order of preference):\n");

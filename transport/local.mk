@@ -4,6 +4,7 @@
 libbmpi_core_la_SOURCES += \
 	transport/transport.h \
 	transport/common.c \
+	transport/env.c \
 	transport/self/self.c
 include transport/shm/local.mk
 include transport/ofi/local.mk

@@ -30,16 +30,21 @@
 
 #define BMPI_TL_EAGAIN (-11)
 
-/* An on/off environment variable of a transport: -1 unset, empty or
- * "auto"; 0 for "0", "no", "off" or "false" (any case); 1 otherwise. */
-static inline int bmpi_env_switch(const char *name)
-{
-    const char *s = getenv(name);
-    if (!s || !*s || !strcasecmp(s, "auto"))
-        return -1;
-    return !(!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
-             !strcasecmp(s, "false"));
-}
+/* BMPI_* environment variables (transport/env.c holds the table of all
+ * of them, docs/environment.md lists them). MPI_Init calls
+ * bmpi_env_check(), which refuses any bad value of any of them with
+ * MPI_ERR_ARG and a message naming it; the getters, for the readers in
+ * every layer, then see only valid values. Each getter aborts when asked
+ * for a variable the table lacks. */
+int bmpi_env_check(void);
+/* -1 unset or "auto"; 0 for 0/off/no/false, 1 for 1/on/yes/true (any case). */
+int bmpi_env_switch(const char *name);
+/* A number or size in the table's range; dflt when unset. */
+unsigned long long bmpi_env_uint(const char *name, unsigned long long dflt);
+/* The index of an algorithm name in the table; -1 unset or "auto". */
+int bmpi_env_enum(const char *name);
+/* A list, name or device as given; NULL when unset. */
+const char *bmpi_env_string(const char *name);
 
 /* Capability flags. */
 #define BMPI_TL_RMA_GET  0x1u /* get() reads a peer's registered memory */

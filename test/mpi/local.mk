@@ -19,3 +19,4 @@ EXTRA_DIST += test/mpi/req_misc.sh
 include test/mpi/attrcache.mk
 include test/mpi/intercoll.mk
 include test/mpi/p2pmisc.mk
+include test/mpi/shmenv.mk

@@ -22,10 +22,14 @@
 #include <unistd.h>
 
 #include "runtime/error.h"
+#include "runtime/world.h"
 #include "transport/shm/heap.h"
 
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
+
+/* segment.c names its files after it; peer_heap.c uses none of those. */
+struct bmpi_world bmpi_world;
 
 /* peer_heap.c reports CMA failures through this; the test needs no more. */
 int bmpi_err_set(int errclass, const char *fmt, ...)

@@ -39,19 +39,7 @@
 
 /* ---- fakes of the runtime ------------------------------------------------- */
 
-struct bmpi_world bmpi_world;
-static char err_reason[512];
-
-int bmpi_err_set(int errclass, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err_reason, sizeof err_reason, fmt, ap);
-    va_end(ap);
-    return errclass;
-}
-
-const char *bmpi_err_reason(void) { return err_reason; }
+#include "test/unit/fake_world.h"
 
 /* Shared between the ranks of one test: PMIx blobs, a barrier, results. */
 struct shared {

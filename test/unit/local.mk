@@ -3,3 +3,4 @@ include test/unit/shm.mk
 include test/unit/heap.mk
 include test/unit/datatype.mk
 include test/unit/ofi_order.mk
+include test/unit/shmenv.mk

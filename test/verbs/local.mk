@@ -19,7 +19,7 @@ if HAVE_VERBS
 check_PROGRAMS += test/verbs/verbs_unit
 test_verbs_verbs_unit_SOURCES = test/verbs/verbs_unit.c \
 	transport/verbs/verbs.h transport/verbs/verbs.c transport/verbs/verbs_qp.c \
-	transport/verbs/verbs_mr.c
+	transport/verbs/verbs_mr.c transport/env.c
 test_verbs_verbs_unit_CPPFLAGS = $(AM_CPPFLAGS) $(VERBS_CFLAGS)
 test_verbs_verbs_unit_LDADD = $(VERBS_LIBS)
 endif

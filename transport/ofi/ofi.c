@@ -68,18 +68,14 @@ struct ofi_blob {
     unsigned char addr[];
 };
 
-static size_t env_size(const char *name, size_t dflt)
+/* libfabric's own variable, read as libfabric does (not one of bmpi's:
+ * a value it cannot read leaves the default). */
+static size_t rxm_buffer_size(void)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
+    const char *v = getenv("FI_OFI_RXM_BUFFER_SIZE");
     char *end;
-    unsigned long long x = strtoull(v, &end, 0);
-    if (*end == 'k' || *end == 'K')
-        x *= 1024, end++;
-    else if (*end == 'm' || *end == 'M')
-        x *= 1024 * 1024, end++;
-    return *end ? dflt : (size_t)x;
+    unsigned long long x = v ? strtoull(v, &end, 0) : 0;
+    return v && *v && !*end ? (size_t)x : 16384;
 }
 
 /* Whether new TCP sockets of this network namespace use BBR, the
@@ -127,8 +123,8 @@ struct fi_info *ofi_try_provider(const char *prov, char *why, size_t why_len)
 {
     struct fi_info *info = NULL;
     int rc = -FI_ENODATA;
-    const char *env = getenv("BMPI_OFI_RMA"); /* 0: no RMA, the runtime streams fragments */
-    for (int rma = env && *env == '0' ? 0 : 1; rma >= 0 && !info; rma--) {
+    /* off: no RMA, the runtime streams fragments */
+    for (int rma = bmpi_env_switch("BMPI_OFI_RMA") == 0 ? 0 : 1; rma >= 0 && !info; rma--) {
         struct fi_info *hints = make_hints(prov, rma);
         if (!hints) {
             snprintf(why, why_len, "out of memory");
@@ -168,9 +164,9 @@ struct fi_info *ofi_try_provider(const char *prov, char *why, size_t why_len)
 
 struct fi_info *ofi_choose_provider(char *why, size_t why_len, bool report)
 {
-    const char *forced = getenv("BMPI_OFI_PROVIDER");
+    const char *forced = bmpi_env_string("BMPI_OFI_PROVIDER");
     char reason[160];
-    if (forced && *forced) {
+    if (forced) {
         struct fi_info *info = ofi_try_provider(forced, reason, sizeof(reason));
         if (!info)
             snprintf(why, why_len, "provider %s (BMPI_OFI_PROVIDER) unusable: %s", forced, reason);
@@ -199,7 +195,7 @@ struct fi_info *ofi_choose_provider(char *why, size_t why_len, bool report)
 /* Is "ofi" named in BMPI_TRANSPORT? */
 static bool ofi_requested(void)
 {
-    const char *list = getenv("BMPI_TRANSPORT");
+    const char *list = bmpi_env_string("BMPI_TRANSPORT");
     if (!list)
         return false;
     for (const char *p = list; (p = strstr(p, "ofi")); p += 3)
@@ -213,9 +209,8 @@ static int ofi_query(char *why, size_t why_len)
     /* libfabric's first fi_getinfo loads and initialises every provider
      * (about half a second of wall time per process here, much more when
      * many ranks share few cores): not worth it when shm reaches all. */
-    const char *forced = getenv("BMPI_OFI_PROVIDER");
     if (bmpi_world.size > 0 && bmpi_world.local_size >= bmpi_world.size && !ofi_requested() &&
-        !(forced && *forced)) {
+        !bmpi_env_string("BMPI_OFI_PROVIDER")) {
         snprintf(why, why_len,
                  "all %d ranks are on this node, where shm serves them (BMPI_TRANSPORT=ofi or "
                  "BMPI_OFI_PROVIDER uses ofi anyway)",
@@ -364,8 +359,7 @@ static int ofi_open(struct bmpi_tl *tl)
     /* Tests: behave as for a provider that requires local registrations
      * (pools registered, get/put register their local buffer, no cache of
      * unused regions) on one that merely accepts descriptors. */
-    const char *mr_local = getenv("BMPI_OFI_MR_LOCAL");
-    if (mr_local && *mr_local == '1')
+    if (bmpi_env_switch("BMPI_OFI_MR_LOCAL") == 1)
         s->mr_mode |= FI_MR_LOCAL;
     s->rma = (info->caps & FI_RMA) != 0;
     s->nranks = bmpi_world.size;
@@ -377,11 +371,7 @@ static int ofi_open(struct bmpi_tl *tl)
 
     /* Sizes: max_am is the largest runtime header + payload of one message. */
     size_t max_msg = info->ep_attr->max_msg_size;
-    size_t max_am = env_size("BMPI_OFI_MAX_AM", OFI_DEFAULT_MAX_AM);
-    if (max_am < 1024)
-        max_am = 1024;
-    if (max_am > 65535 + 1024 * 1024)
-        max_am = 65535 + 1024 * 1024;
+    size_t max_am = bmpi_env_uint("BMPI_OFI_MAX_AM", OFI_DEFAULT_MAX_AM);
     s->buf_size = (max_am + sizeof(struct ofi_wire) + 63) & ~(size_t)63;
     if (max_msg && s->buf_size > max_msg)
         s->buf_size = max_msg & ~(size_t)7;
@@ -391,36 +381,31 @@ static int ofi_open(struct bmpi_tl *tl)
      * stop calling (MPI_Finalize's fence right after a last send): keep
      * every active message within one rxm buffer. */
     if (strstr(info->fabric_attr->prov_name, "ofi_rxm")) {
-        size_t rxm_buf = env_size("FI_OFI_RXM_BUFFER_SIZE", 16384);
+        size_t rxm_buf = rxm_buffer_size();
         if (rxm_buf >= 1024 && s->buf_size > rxm_buf)
             s->buf_size = rxm_buf & ~(size_t)7;
     }
     if (max_am > s->buf_size - sizeof(struct ofi_wire))
         max_am = s->buf_size - sizeof(struct ofi_wire);
-    size_t eager = env_size("BMPI_OFI_EAGER_LIMIT", OFI_DEFAULT_EAGER);
+    size_t eager = bmpi_env_uint("BMPI_OFI_EAGER_LIMIT", OFI_DEFAULT_EAGER);
     if (eager > max_am - 256)
         eager = max_am - 256;
     s->inject_max = info->tx_attr->inject_size;
     if (s->inject_max > OFI_INJECT_STACK)
         s->inject_max = OFI_INJECT_STACK;
     /* FI_MULTI_RECV is a secondary capability: usable when reported. */
-    const char *mr_env = getenv("BMPI_OFI_MULTI_RECV");
-    s->multi_recv = (info->caps & FI_MULTI_RECV) && !(mr_env && *mr_env == '0');
-    int nrx = (int)env_size("BMPI_OFI_RX_BUFS", s->multi_recv ? OFI_DEFAULT_MULTI_BUFS : OFI_DEFAULT_RX_BUFS);
-    int ntx = (int)env_size("BMPI_OFI_TX_BUFS", OFI_DEFAULT_TX_BUFS);
-    if (nrx < 2)
-        nrx = 2;
-    if (ntx < 1)
-        ntx = 1;
+    s->multi_recv = (info->caps & FI_MULTI_RECV) && bmpi_env_switch("BMPI_OFI_MULTI_RECV") != 0;
+    int nrx = (int)bmpi_env_uint("BMPI_OFI_RX_BUFS", s->multi_recv ? OFI_DEFAULT_MULTI_BUFS : OFI_DEFAULT_RX_BUFS);
+    int ntx = (int)bmpi_env_uint("BMPI_OFI_TX_BUFS", OFI_DEFAULT_TX_BUFS);
     size_t rx_size = s->buf_size;
     if (s->multi_recv) {
-        rx_size = env_size("BMPI_OFI_MULTI_RECV_SIZE", OFI_DEFAULT_MULTI_SIZE);
+        rx_size = bmpi_env_uint("BMPI_OFI_MULTI_RECV_SIZE", OFI_DEFAULT_MULTI_SIZE);
         if (rx_size < 4 * s->buf_size)
             rx_size = 4 * s->buf_size;
         rx_size = (rx_size + 4095) & ~(size_t)4095;
     }
     /* Providers that pin memory keep their own cache (see ofi_mr.c). */
-    int cache = (int)env_size("BMPI_OFI_MR_CACHE", (s->mr_mode & FI_MR_LOCAL) ? 0 : OFI_DEFAULT_MR_CACHE);
+    int cache = (int)bmpi_env_uint("BMPI_OFI_MR_CACHE", (s->mr_mode & FI_MR_LOCAL) ? 0 : OFI_DEFAULT_MR_CACHE);
     ofi_mr_cache_init(s, cache);
 
     int rc = fi_fabric(info->fabric_attr, &s->fabric, NULL);
@@ -524,16 +509,16 @@ static int ofi_open(struct bmpi_tl *tl)
      * at most 1 MiB of each large one (all go out through one socket). */
     bool shm = strcmp(s->prov, "shm") == 0;
     bool tcp = strstr(s->prov, "tcp") || strstr(s->prov, "sockets") || strcmp(s->prov, "net") == 0;
-    size_t rma_limit = env_size("BMPI_OFI_RMA_LIMIT", tcp ? OFI_SOCKET_RMA_LIMIT : OFI_DEFAULT_RMA_LIMIT);
+    size_t rma_limit = bmpi_env_uint("BMPI_OFI_RMA_LIMIT", tcp ? OFI_SOCKET_RMA_LIMIT : OFI_DEFAULT_RMA_LIMIT);
     if (max_msg && rma_limit > max_msg)
         rma_limit = max_msg;
     /* Under BBR a get/put over TCP sockets goes out as 256 KiB pieces, two
      * in flight; under any other congestion control as one piece
      * (docs/ofi.md, "Congestion control"). */
-    s->rma_piece = env_size("BMPI_OFI_RMA_PIECE", tcp && sockets_paced_by_bbr() ? OFI_BBR_RMA_PIECE : SIZE_MAX);
+    s->rma_piece = bmpi_env_uint("BMPI_OFI_RMA_PIECE", tcp && sockets_paced_by_bbr() ? OFI_BBR_RMA_PIECE : SIZE_MAX);
     if (s->rma_piece == 0)
         s->rma_piece = SIZE_MAX;
-    s->rma_bytes_max = env_size("BMPI_OFI_RMA_INFLIGHT", s->rma_piece == SIZE_MAX ? SIZE_MAX : 2 * s->rma_piece);
+    s->rma_bytes_max = bmpi_env_uint("BMPI_OFI_RMA_INFLIGHT", s->rma_piece == SIZE_MAX ? SIZE_MAX : 2 * s->rma_piece);
     if (s->rma_bytes_max == 0)
         s->rma_bytes_max = SIZE_MAX;
     tl->caps = (struct bmpi_tl_caps){
@@ -1060,8 +1045,7 @@ static int ofi_rkey_pack(struct bmpi_tl *tl, void *memh, void *buf, size_t *len)
     struct ofi_rkey k = {.key = e->key, .base = e->base};
     /* Fault injection for tests: a key the provider does not know, so
      * that the peer's get fails (test/ofi/ofi_errors.sh). */
-    const char *fault = getenv("BMPI_OFI_FAULT_RKEY");
-    if (fault && *fault == '1')
+    if (bmpi_env_switch("BMPI_OFI_FAULT_RKEY") == 1)
         k.key ^= 0x5a5a0000u;
     size_t n = (s->mr_mode & FI_MR_VIRT_ADDR) ? sizeof(k.key) : sizeof(k);
     if (*len < n)

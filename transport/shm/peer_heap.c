@@ -58,6 +58,13 @@ int bmpi_shm_peer_heap_attach(const struct bmpi_shm_heap_info *peer, char *why, 
         snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
+    /* A memfd's mode is always 0777: only its owner tells it is the
+     * peer's, not another user's process that got the peer's pid. */
+    struct stat st;
+    if (bmpi_shm_check_owner(fd, path, false, &st, why, why_len) != 0) {
+        close(fd);
+        return -1;
+    }
     void *map = mmap(NULL, peer->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     int err = errno;
     close(fd);

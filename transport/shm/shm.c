@@ -34,36 +34,6 @@
 
 static bool shm_should_say(void) { return bmpi_world.local_rank == 0; }
 
-static size_t env_size(const char *name, size_t def, size_t min, size_t max)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return def;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (end != s && errno == 0) {
-        if (*end == 'k' || *end == 'K')
-            v <<= 10, end++;
-        else if (*end == 'm' || *end == 'M')
-            v <<= 20, end++;
-    }
-    if (end == s || *end || errno || s[0] == '-') {
-        if (shm_should_say())
-            fprintf(stderr, "bmpi: ignoring %s=\"%s\": not a size (plain bytes, or with K or M)\n",
-                    name, s);
-        return def;
-    }
-    if (v < min || v > max) {
-        size_t c = v < min ? min : max;
-        if (shm_should_say())
-            fprintf(stderr, "bmpi: %s=%llu is outside [%zu, %zu]: using %zu\n", name, v, min, max,
-                    c);
-        return c;
-    }
-    return (size_t)v;
-}
-
 static size_t pow2_ceil(size_t v)
 {
     size_t r = 1;
@@ -74,19 +44,23 @@ static size_t pow2_ceil(size_t v)
 
 static void shm_read_config(struct shm_config *c)
 {
-    c->max_am = env_size("BMPI_SHM_MAX_AM", 32768, 4096, 4u << 20);
+    c->max_am = bmpi_env_uint("BMPI_SHM_MAX_AM", 32768);
     c->max_am = SHM_ALIGN(c->max_am, SHM_LINE);
-    c->eager_limit = env_size("BMPI_SHM_EAGER_LIMIT", 16384, 0, c->max_am - 256);
-    c->threshold = (uint32_t)env_size("BMPI_SHM_FASTPATH_THRESHOLD", 8, 0, UINT32_MAX);
-    c->fp_max = (uint32_t)env_size("BMPI_SHM_FASTPATH_MAX", 16, 0, 4096);
+    /* within what fits one message with the runtime's header */
+    c->eager_limit = bmpi_env_uint("BMPI_SHM_EAGER_LIMIT", 16384);
+    if (c->eager_limit > c->max_am - 256)
+        c->eager_limit = c->max_am - 256;
+    c->threshold = (uint32_t)bmpi_env_uint("BMPI_SHM_FASTPATH_THRESHOLD", 8);
+    c->fp_max = (uint32_t)bmpi_env_uint("BMPI_SHM_FASTPATH_MAX", 16);
     /* a ring holds at least two of the largest messages */
     size_t ring_min = pow2_ceil(2 * (c->max_am + SHM_LINE));
-    c->ring_size = pow2_ceil(env_size("BMPI_SHM_RING_SIZE", 512 << 10, ring_min, 1u << 30));
-    c->nsmall = (uint32_t)env_size("BMPI_SHM_SMALL_CELLS", 64, 1, 1 << 16);
-    c->nlarge = (uint32_t)env_size("BMPI_SHM_LARGE_CELLS", 12, 1, 1 << 16);
+    size_t ring = bmpi_env_uint("BMPI_SHM_RING_SIZE", 512 << 10);
+    c->ring_size = pow2_ceil(ring < ring_min ? ring_min : ring);
+    c->nsmall = (uint32_t)bmpi_env_uint("BMPI_SHM_SMALL_CELLS", 64);
+    c->nlarge = (uint32_t)bmpi_env_uint("BMPI_SHM_LARGE_CELLS", 12);
     c->small_size = SHM_SMALL_CELL;
     c->cma = bmpi_env_switch("BMPI_SHM_CMA");
-    c->rget_min = env_size("BMPI_SHM_RGET_MIN", 0, 0, SIZE_MAX);
+    c->rget_min = bmpi_env_uint("BMPI_SHM_RGET_MIN", 0);
     c->shared_copy = bmpi_env_switch("BMPI_SHM_SHARED_COPY") != 0;
 }
 
@@ -222,6 +196,13 @@ static void attach_peer_heap(int peer_lr, const struct bmpi_shm_heap_info *heap)
                 bmpi_world.hostname, bmpi_world.rank, peer_lr, why);
 }
 
+static int base_name(struct shm_priv *p, const char *tag)
+{
+    char suffix[SHM_TAG_LEN + 2];
+    snprintf(suffix, sizeof suffix, ".%s", tag);
+    return bmpi_shm_name(p->name, sizeof p->name, bmpi_world.nspace, bmpi_world.nodeid, suffix);
+}
+
 static int shm_open_tl(struct bmpi_tl *tl)
 {
     struct shm_priv *p = calloc(1, sizeof *p);
@@ -242,16 +223,24 @@ static int shm_open_tl(struct bmpi_tl *tl)
                           p->nlocal, bmpi_world.rank);
         goto fail;
     }
-    rc = bmpi_shm_name(p->name, sizeof p->name, bmpi_world.nspace, bmpi_world.nodeid, NULL);
-    if (rc)
-        goto fail;
+    struct shm_addr addr = {
+        .magic = SHM_ADDR_MAGIC,
+        .version = SHM_VERSION,
+        .pid = (int32_t)getpid(),
+        .local_rank = p->my_lr,
+    };
 
     /* Local rank 0 creates the node's segment now, before the fence, so
-     * that the others find it complete when they attach in add_peers. */
+     * that the others find it complete when they attach in add_peers; they
+     * learn its name's random tag from what it publishes. */
     if (p->my_lr == 0) {
         size_t len = bmpi_shm_segment_size(&p->cfg, p->nlocal);
         void *a;
-        rc = bmpi_shm_create(p->name, len, &a);
+        rc = bmpi_shm_random_tag(addr.tag);
+        if (!rc)
+            rc = base_name(p, addr.tag);
+        if (!rc)
+            rc = bmpi_shm_create(p->name, len, &a);
         if (rc)
             goto fail;
         p->base = a;
@@ -289,14 +278,8 @@ static int shm_open_tl(struct bmpi_tl *tl)
 
     p->cookie = make_cookie();
     p->probe = p->cookie;
-    struct shm_addr addr = {
-        .magic = SHM_ADDR_MAGIC,
-        .version = SHM_VERSION,
-        .pid = (int32_t)getpid(),
-        .local_rank = p->my_lr,
-        .probe_addr = (uint64_t)(uintptr_t)&p->probe,
-        .cookie = p->cookie,
-    };
+    addr.probe_addr = (uint64_t)(uintptr_t)&p->probe;
+    addr.cookie = p->cookie;
     bmpi_shm_heap_info(&addr.heap);
     rc = bmpi_pmix_put(SHM_PMIX_KEY, &addr, sizeof addr);
     if (rc)
@@ -309,15 +292,40 @@ fail:
     return rc;
 }
 
-/* Map the node's segment (the creator has it already) and check that it
- * was laid out the way this process expects. */
+/* What local rank lr published at open, checked. */
+static int peer_addr(int lr, struct shm_addr *out)
+{
+    int rank = bmpi_world.local_peers[lr];
+    void *data = NULL;
+    size_t len = 0;
+    int rc = bmpi_pmix_get(rank, SHM_PMIX_KEY, &data, &len);
+    if (!rc && len == sizeof *out)
+        memcpy(out, data, sizeof *out);
+    free(data);
+    if (rc || len != sizeof *out || out->magic != SHM_ADDR_MAGIC || out->version != SHM_VERSION ||
+        out->local_rank != lr || (lr == 0 && strnlen(out->tag, sizeof out->tag) != SHM_TAG_LEN))
+        return bmpi_err_set(MPI_ERR_OTHER,
+                            "shm: rank %d published no usable shared-memory address "
+                            "(different bmpi version?)",
+                            rank);
+    return BMPI_OK;
+}
+
+/* Map the node's segment (the creator has it already), named with the
+ * tag local rank 0 published, and check that it was laid out the way
+ * this process expects. */
 static int shm_attach_base(struct shm_priv *p)
 {
     if (p->creator)
         return BMPI_OK;
+    struct shm_addr creator;
     void *a;
     size_t len;
-    int rc = bmpi_shm_attach(p->name, &a, &len);
+    int rc = peer_addr(0, &creator);
+    if (!rc)
+        rc = base_name(p, creator.tag);
+    if (!rc)
+        rc = bmpi_shm_attach(p->name, &a, &len);
     if (rc)
         return rc;
     p->base = a;
@@ -387,28 +395,17 @@ static int shm_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool 
         for (int i = 0; i < p->nlocal; i++) {
             if (i == p->my_lr)
                 continue;
-            void *data = NULL;
-            size_t len = 0;
-            int grc = bmpi_pmix_get(p->peers[i].world_rank, SHM_PMIX_KEY, &data, &len);
-            const struct shm_addr *a = data;
-            if (grc || len != sizeof *a || a->magic != SHM_ADDR_MAGIC ||
-                a->version != SHM_VERSION || a->local_rank != i) {
-                free(data);
-                rc = bmpi_err_set(MPI_ERR_OTHER,
-                                  "shm: rank %d published no usable shared-memory address "
-                                  "(different bmpi version?)",
-                                  p->peers[i].world_rank);
+            struct shm_addr a;
+            if ((rc = peer_addr(i, &a)))
                 goto unreachable;
-            }
-            p->peers[i].pid = a->pid;
-            if (p->cma && bmpi_shm_cma_probe_peer(a->pid, a->probe_addr, a->cookie, reason,
+            p->peers[i].pid = a.pid;
+            if (p->cma && bmpi_shm_cma_probe_peer(a.pid, a.probe_addr, a.cookie, reason,
                                                   sizeof reason) != 0) {
                 p->cma = false;
                 cma_report(p, reason);
             }
             if (p->cma)
-                attach_peer_heap(i, &a->heap);
-            free(data);
+                attach_peer_heap(i, &a.heap);
         }
         p->peers[p->my_lr].pid = (int)getpid();
         if (!p->cma)
@@ -454,7 +451,7 @@ static void shm_close(struct bmpi_tl *tl)
             struct shm_peer *s = &p->peers[i];
             if (s->out) {
                 if (!__atomic_load_n(&s->out->unlinked, __ATOMIC_ACQUIRE) &&
-                    bmpi_shm_ring_name(p, name, sizeof name, p->my_lr, i) == BMPI_OK)
+                    bmpi_shm_ring_name(name, sizeof name, p->my_lr, i, s->out_tag) == BMPI_OK)
                     bmpi_shm_unlink(name);
                 munmap(s->out, s->out_maplen);
             }
@@ -637,7 +634,8 @@ static int fp_setup(struct shm_priv *p, int lr)
     char name[300];
     void *a;
     size_t maplen = SHM_RING_DATA + p->cfg.ring_size;
-    if (bmpi_shm_ring_name(p, name, sizeof name, p->my_lr, lr) != BMPI_OK ||
+    if (bmpi_shm_random_tag(s->out_tag) != BMPI_OK ||
+        bmpi_shm_ring_name(name, sizeof name, p->my_lr, lr, s->out_tag) != BMPI_OK ||
         bmpi_shm_create(name, maplen, &a) != BMPI_OK) {
         __atomic_fetch_sub(&s->blk->fp_in, 1, __ATOMIC_ACQ_REL);
         if (bmpi_world.verbose)
@@ -653,6 +651,7 @@ static int fp_setup(struct shm_priv *p, int lr)
     ctl->receiver = (uint32_t)lr;
 
     struct shm_announce ann = {.size = p->cfg.ring_size};
+    memcpy(ann.tag, s->out_tag, sizeof ann.tag);
     c->owner = (uint16_t)p->my_lr;
     c->type = SHM_MSG_ANNOUNCE;
     c->am_id = 0;
@@ -726,7 +725,10 @@ static int ring_accept(struct shm_priv *p, int lr, const struct shm_announce *an
     char name[300];
     void *a;
     size_t len;
-    int rc = bmpi_shm_ring_name(p, name, sizeof name, lr, p->my_lr);
+    char tag[SHM_TAG_LEN + 1];
+    memcpy(tag, ann->tag, SHM_TAG_LEN);
+    tag[SHM_TAG_LEN] = 0; /* from another process: never trust its terminator */
+    int rc = bmpi_shm_ring_name(name, sizeof name, lr, p->my_lr, tag);
     if (rc == BMPI_OK)
         rc = bmpi_shm_attach(name, &a, &len);
     if (rc != BMPI_OK)

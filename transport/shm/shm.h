@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "transport/shm/heap.h"
@@ -52,7 +53,9 @@
 #define SHM_RING_MAGIC 0x31676e72696d7062ull /* "bmpirng1" */
 #define SHM_ADDR_MAGIC 0x626d7368u
 #define SHM_RKEY_MAGIC 0x626d726bu
-#define SHM_VERSION 2
+#define SHM_VERSION 3
+/* Random hex digits that end every /dev/shm name (segment.c): 128 bits. */
+#define SHM_TAG_LEN 32
 
 /* Message types in cells and ring entries. */
 enum { SHM_MSG_AM = 1, SHM_MSG_ANNOUNCE = 2, SHM_MSG_WRAP = 3 };
@@ -132,6 +135,7 @@ struct shm_entry {
 /* Announcement of a ring, carried through the queue. */
 struct shm_announce {
     uint64_t size;
+    char tag[SHM_TAG_LEN + 1]; /* the random part of the ring's name */
 };
 
 /* ---- what a rank publishes through PMIx (key "bmpi.shm") ------------------ */
@@ -144,6 +148,7 @@ struct shm_addr {
     uint64_t probe_addr; /* address of probe word, holding cookie */
     uint64_t cookie;
     struct bmpi_shm_heap_info heap; /* its shared heap, for single copy by memcpy */
+    char tag[SHM_TAG_LEN + 1]; /* local rank 0: the random part of the base segment's name */
 };
 
 struct shm_rkey {
@@ -167,6 +172,7 @@ struct shm_peer {
     uint64_t wr_pos, cached_tail;
     bool answering; /* received from this peer since the last send to it */
     size_t out_maplen;
+    char out_tag[SHM_TAG_LEN + 1]; /* the random part of the ring's name */
 
     /* receiving from this peer */
     struct shm_ring_ctl *in;
@@ -203,7 +209,7 @@ struct shm_priv {
     uint8_t *base;
     size_t base_len;
     struct shm_seg_hdr *seg;
-    char name[256]; /* "/bmpi.<nspace>.<nodeid>" */
+    char name[256]; /* "/bmpi.<nspace>.<nodeid>.<tag>" */
     bool creator, attached;
 
     int my_lr, nlocal;
@@ -244,7 +250,14 @@ int bmpi_shm_unlink(const char *name);
 /* Map every page of a mapping now (a fast-path ring): a first touch in
  * the middle of a message costs microseconds in a VM. */
 void bmpi_shm_prefault(void *addr, size_t len);
-int bmpi_shm_ring_name(struct shm_priv *p, char *buf, size_t len, int sender, int receiver);
+int bmpi_shm_ring_name(char *buf, size_t len, int sender, int receiver, const char *tag);
+/* SHM_TAG_LEN random hex digits for a name, from getrandom(). */
+int bmpi_shm_random_tag(char tag[SHM_TAG_LEN + 1]);
+/* fstat fd into st: 0 when it is a regular file of this user that, with
+ * private_mode, nobody else may open; else -1 and why, naming path and
+ * the file's owner. */
+int bmpi_shm_check_owner(int fd, const char *path, bool private_mode, struct stat *st, char *why,
+                         size_t why_len);
 
 /* cma.c */
 int bmpi_shm_cma_probe_self(char *why, size_t why_len);

@@ -49,40 +49,24 @@
 
 /* ---- configuration --------------------------------------------------------- */
 
-static size_t env_size(const char *name, size_t dflt, size_t min, size_t max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 0);
-    if (*end == 'k' || *end == 'K')
-        x <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        x <<= 20, end++;
-    if (*end || errno || v[0] == '-') {
-        if (bmpi_world.rank == 0)
-            fprintf(stderr, "bmpi: ignoring %s=\"%s\": not a number\n", name, v);
-        return dflt;
-    }
-    return x < min ? min : x > max ? max : (size_t)x;
-}
-
 static void read_config(struct verbs_config *c)
 {
-    c->max_am = env_size("BMPI_VERBS_MAX_AM", 16384, 1024, 1u << 20);
-    c->eager_limit = env_size("BMPI_VERBS_EAGER_LIMIT", 12288, 0, c->max_am - 256);
-    c->rx_depth = (int)env_size("BMPI_VERBS_RX_DEPTH", 16, 4, 4096);
-    c->sq_depth = (int)env_size("BMPI_VERBS_SQ_DEPTH", 64, 8, 16384);
-    c->tx_bufs = (int)env_size("BMPI_VERBS_TX_BUFS", 64, 2, 65536);
-    c->mr_cache = (int)env_size("BMPI_VERBS_MR_CACHE", 256, 0, 1 << 20);
+    c->max_am = bmpi_env_uint("BMPI_VERBS_MAX_AM", 16384);
+    /* within what fits one message with the runtime's header */
+    c->eager_limit = bmpi_env_uint("BMPI_VERBS_EAGER_LIMIT", 12288);
+    if (c->eager_limit > c->max_am - 256)
+        c->eager_limit = c->max_am - 256;
+    c->rx_depth = (int)bmpi_env_uint("BMPI_VERBS_RX_DEPTH", 16);
+    c->sq_depth = (int)bmpi_env_uint("BMPI_VERBS_SQ_DEPTH", 64);
+    c->tx_bufs = (int)bmpi_env_uint("BMPI_VERBS_TX_BUFS", 64);
+    c->mr_cache = (int)bmpi_env_uint("BMPI_VERBS_MR_CACHE", 256);
     c->odp = bmpi_env_switch("BMPI_VERBS_ODP");
     c->leave_pinned = bmpi_env_switch("BMPI_VERBS_LEAVE_PINNED") == 1;
-    c->sl = (int)env_size("BMPI_VERBS_SL", 0, 0, 15);
-    const char *g = getenv("BMPI_VERBS_GID_INDEX");
-    c->gid_index = g && *g ? (int)env_size("BMPI_VERBS_GID_INDEX", 0, 0, 255) : -1;
-    c->cm_timeout_s = (double)env_size("BMPI_VERBS_CONNECT_TIMEOUT", 60, 1, 3600);
+    c->sl = (int)bmpi_env_uint("BMPI_VERBS_SL", 0);
+    c->gid_index = bmpi_env_string("BMPI_VERBS_GID_INDEX")
+                       ? (int)bmpi_env_uint("BMPI_VERBS_GID_INDEX", 0)
+                       : -1;
+    c->cm_timeout_s = (double)bmpi_env_uint("BMPI_VERBS_CONNECT_TIMEOUT", 60);
 }
 
 static bool verbose_here(void)
@@ -102,10 +86,10 @@ const char *verbs_link_name(uint8_t ll)
 struct ibv_context *verbs_choose_port(struct ibv_device **devs, int ndev, int *port_out,
                                        struct ibv_port_attr *pa_out, char *why, size_t why_len)
 {
-    const char *want = getenv("BMPI_VERBS_DEVICE");
+    const char *want = bmpi_env_string("BMPI_VERBS_DEVICE");
     char name[64] = "";
     int want_port = 0;
-    if (want && *want) {
+    if (want) {
         snprintf(name, sizeof(name), "%s", want);
         char *colon = strchr(name, ':');
         if (colon) {
@@ -175,7 +159,7 @@ static void fork_init_once(void);
 /* Is "verbs" named in BMPI_TRANSPORT? */
 static bool verbs_requested(void)
 {
-    const char *list = getenv("BMPI_TRANSPORT");
+    const char *list = bmpi_env_string("BMPI_TRANSPORT");
     if (!list)
         return false;
     for (const char *p = list; (p = strstr(p, "verbs")); p += 5)
@@ -282,9 +266,8 @@ static void fork_init_once(void)
     if (done)
         return;
     done = true;
-    const char *a = getenv("BMPI_VERBS_FORK_SAFE");
-    const char *b = getenv("RDMAV_FORK_SAFE");
-    if ((a && *a == '1') || (b && *b)) {
+    const char *b = getenv("RDMAV_FORK_SAFE"); /* rdma-core's own: any value */
+    if (bmpi_env_switch("BMPI_VERBS_FORK_SAFE") == 1 || (b && *b)) {
         int rc = ibv_fork_init();
         if (rc && verbose_here())
             fprintf(stderr, "bmpi: verbs: ibv_fork_init failed (%s): fork() after MPI_Init may "
@@ -343,7 +326,7 @@ static int verbs_open(struct bmpi_tl *tl)
                                                                     : s->dattr.max_qp_init_rd_atom;
     s->max_rd_atomic = rd < 1 ? 1 : rd > 16 ? 16 : rd;
     s->buf_size = (sizeof(struct verbs_wire) + s->cfg.max_am + 63) & ~(size_t)63;
-    s->max_inline = (uint32_t)env_size("BMPI_VERBS_MAX_INLINE", 128, 0, 1024);
+    s->max_inline = (uint32_t)bmpi_env_uint("BMPI_VERBS_MAX_INLINE", 128);
     s->nranks = bmpi_world.size;
 
     s->pd = ibv_alloc_pd(s->ctx);
@@ -1071,8 +1054,7 @@ static int verbs_rkey_pack(struct bmpi_tl *tl, void *memh, void *buf, size_t *le
     struct verbs_rkey k = {.rkey = e->mr->rkey, .base = e->base, .len = e->len};
     /* Fault injection for tests: a key the device does not know, so that
      * the peer's RDMA READ fails (test/verbs/verbs_emu.sh). */
-    const char *fault = getenv("BMPI_VERBS_FAULT_RKEY");
-    if (fault && *fault == '1')
+    if (bmpi_env_switch("BMPI_VERBS_FAULT_RKEY") == 1)
         k.rkey ^= 0x5a5a0000u;
     if (*len < sizeof(k))
         return bmpi_err_set(MPI_ERR_INTERN, "verbs: rkey of %zu bytes does not fit in %zu",
