@@ -1,0 +1,8 @@
+# test/mpi: communicator construction on intercommunicators, nonblocking
+# dups, and what MPI_Finalize frees (docs/communicators.md).
+
+check_PROGRAMS += test/mpi/interctor_leftover
+test_mpi_interctor_leftover_SOURCES = test/mpi/interctor_leftover.c test/mpi/coll_util.h
+test_mpi_interctor_leftover_LDADD = libbmpi.la
+TESTS += test/mpi/interctor_leftover.sh
+EXTRA_DIST += test/mpi/interctor_leftover.sh
