@@ -80,6 +80,15 @@ int bmpi_intercomm_dup(struct bmpi_comm *inter, struct bmpi_comm **out);
 /* MPI_Comm_split's algorithm, for MPI_Cart_sub and friends: *out NULL for
  * MPI_UNDEFINED. */
 int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struct bmpi_comm **out);
+/* The members of one colour of a split in their new order: vals holds
+ * (colour, key) of parent ranks 0 .. n-1; the parent ranks of colour go to
+ * ranks[], sorted by key, then by parent rank. Returns how many, -1 when
+ * out of memory. */
+int bmpi_split_members(const int *vals, int n, int color, int *ranks);
+/* MPI_Comm_split of an intercommunicator (runtime/intercomm.c): the
+ * intercommunicator between the processes of each colour in both groups;
+ * *out NULL for MPI_UNDEFINED or a colour with no member in the other group. */
+int bmpi_intercomm_split(struct bmpi_comm *inter, int color, int key, struct bmpi_comm **out);
 
 /* Everything of a communicator that comm_api/attr/topo/info own: delete
  * callbacks of the attributes, topology, info, context id. Called by
