@@ -135,6 +135,25 @@ static int dup_intra(struct bmpi_comm *parent, struct bmpi_comm **out)
     return err ? err : bmpi_comm_build(parent, parent->group, id, out);
 }
 
+/* What a dup takes from parent besides its groups: the topology, the
+ * given hints (info_src) or parent's, the attributes through their copy
+ * callbacks. c is freed on failure. */
+static int dup_extras(struct bmpi_comm *parent, struct bmpi_comm *c, const struct bmpi_info *info_src,
+                      int use_info)
+{
+    int err = BMPI_OK;
+    const struct bmpi_info *src = use_info ? info_src : parent->info;
+    if (parent->topo && !(c->topo = bmpi_topo_dup(parent->topo)))
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying a topology");
+    else if (src && !(c->info = bmpi_info_clone(src)))
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying info hints");
+    else
+        err = bmpi_attr_comm_copy(parent, c);
+    if (err)
+        bmpi_comm_release(c);
+    return err;
+}
+
 /* A copy of parent: same group, fresh context id, attributes copied by
  * their callbacks, topology kept, and the given hints (info_src). */
 static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, int use_info,
@@ -142,23 +161,9 @@ static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, 
 {
     struct bmpi_comm *c;
     int err = parent->remote_group ? bmpi_intercomm_dup(parent, &c) : dup_intra(parent, &c);
-    if (err)
-        return err;
-    if (parent->topo && !(c->topo = bmpi_topo_dup(parent->topo))) {
-        bmpi_comm_release(c);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying a topology");
-    }
-    const struct bmpi_info *src = use_info ? info_src : parent->info;
-    if (src && !(c->info = bmpi_info_clone(src))) {
-        bmpi_comm_release(c);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying info hints");
-    }
-    if ((err = bmpi_attr_comm_copy(parent, c))) {
-        bmpi_comm_release(c);
-        return err;
-    }
-    *out = c;
-    return BMPI_OK;
+    if (!err && !(err = dup_extras(parent, c, info_src, use_info)))
+        *out = c;
+    return err;
 }
 
 static int dup_entry(MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm, const char *fn)
@@ -190,28 +195,73 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return dup_entry(comm, info, 1, newcomm, "MPI_Comm_dup_with_info");
 }
 
-/* The nonblocking dups complete at once: the agreement is done inside the
- * call (a blocking implementation is allowed as long as the request is
- * returned complete). */
+/* An MPI_Comm_idup in flight, finished by idup_done once the context ids
+ * are agreed. The request holds the parent. */
+struct idup {
+    struct bmpi_request *req;
+    struct bmpi_info *info; /* idup_with_info's hints, copied at the call */
+    int use_info;
+    MPI_Comm *newcomm;
+};
+
+static void idup_done(void *arg, int err, const uint32_t *ids)
+{
+    struct idup *d = arg;
+    struct bmpi_comm *parent = d->req->comm, *c = NULL;
+    if (!err)
+        err = parent->remote_group ? bmpi_intercomm_dup_ids(parent, ids, &c)
+                                   : bmpi_comm_build(parent, parent->group, ids[0], &c);
+    if (!err && (err = dup_extras(parent, c, d->info, d->use_info)))
+        c = NULL;
+    *d->newcomm = c ? c->handle : MPI_COMM_NULL;
+    d->req->status.MPI_ERROR = err;
+    bmpi_request_complete(d->req);
+    bmpi_info_destroy(d->info);
+    free(d);
+}
+
+/*
+ * The nonblocking dups. An id agreed ahead for parent (see context.c)
+ * completes the request at once; otherwise the agreement runs in the
+ * background (bmpi_ctx_agree_nb), so a process may wait for another in
+ * anything (a receive, another creation) while its idup is in flight.
+ */
 static int idup_entry(MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm, MPI_Request *request,
                       const char *fn)
 {
-    if (!request) {
-        struct bmpi_comm *c;
-        int err = bmpi_check_comm(comm, fn, &c);
-        return err ? err : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
-    }
-    int err = dup_entry(comm, info, use_info, newcomm, fn);
-    if (err)
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err || (err = check_newcomm(comm, fn, newcomm)))
         return err;
-    struct bmpi_request *req = bmpi_request_new(BMPI_REQ_COLL);
-    if (!req || bmpi_request_handle(req) == MPI_REQUEST_NULL) {
+    if (!request)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+    struct bmpi_info *inf = NULL;
+    if (use_info && info != MPI_INFO_NULL && !(inf = bmpi_info_lookup(info)))
+        return bmpi_err_comm(comm, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    struct idup *d = calloc(1, sizeof(*d));
+    struct bmpi_request *req = d ? bmpi_request_new(BMPI_REQ_COLL) : NULL;
+    if (!req || bmpi_request_handle(req) == MPI_REQUEST_NULL || (inf && !(d->info = bmpi_info_clone(inf)))) {
         if (req)
             bmpi_request_free(req);
+        free(d);
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory for the request");
     }
-    req->complete = true;
+    req->comm = c;
+    c->refcount++; /* released with the request */
+    *d = (struct idup){req, d->info, use_info, newcomm};
     *request = req->handle;
+    uint32_t id;
+    if (!c->remote_group && bmpi_ctx_take_cached(c, &id)) {
+        idup_done(d, BMPI_OK, &id);
+        return MPI_SUCCESS;
+    }
+    if ((err = bmpi_ctx_agree_nb(c, idup_done, d))) {
+        bmpi_request_free(req);
+        bmpi_info_destroy(d->info);
+        free(d);
+        *request = MPI_REQUEST_NULL;
+        return bmpi_err_comm(comm, err, fn, NULL);
+    }
     return MPI_SUCCESS;
 }
 

@@ -184,22 +184,33 @@ static int make_inter(struct bmpi_comm *parent, struct bmpi_comm *hidden, const 
     return BMPI_OK;
 }
 
-/* The intercommunicator over local's group and the remote group given by
- * world ranks, with context id `id`; the hidden local intracommunicator is
- * a dup of local. */
-static int build_inter(struct bmpi_comm *local, const int *remote_ranks, int nremote, uint32_t id,
-                       struct bmpi_comm **out)
+/* The same with the hidden local intracommunicator over local's group,
+ * with context id local_id. */
+static int build_inter_ids(struct bmpi_comm *parent, struct bmpi_comm *local, const int *remote_ranks,
+                           int nremote, uint32_t id, uint32_t local_id, struct bmpi_comm **out)
 {
-    uint32_t local_id;
     struct bmpi_comm *hidden = NULL;
-    int err = bmpi_ctx_new(local, &local_id);
-    if (!err)
-        err = bmpi_comm_build(local, local->group, local_id, &hidden);
+    int err = bmpi_comm_build(local, local->group, local_id, &hidden);
     if (err) {
         bmpi_ctx_release(id);
         return err;
     }
-    return make_inter(local, hidden, remote_ranks, nremote, id, out);
+    return make_inter(parent, hidden, remote_ranks, nremote, id, out);
+}
+
+/* The intercommunicator over local's group and the remote group given by
+ * world ranks, with context id `id`; the hidden local intracommunicator is
+ * a dup of local. */
+static int build_inter(struct bmpi_comm *parent, struct bmpi_comm *local, const int *remote_ranks, int nremote,
+                       uint32_t id, struct bmpi_comm **out)
+{
+    uint32_t local_id;
+    int err = bmpi_ctx_new(local, &local_id);
+    if (err) {
+        bmpi_ctx_release(id);
+        return err;
+    }
+    return build_inter_ids(parent, local, remote_ranks, nremote, id, local_id, out);
 }
 
 static bool in_group(const struct bmpi_group *g, int world_rank)
@@ -255,7 +266,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                             &their_ranks, &id)))
         return bmpi_err_comm(local_comm, err, fn, NULL);
     struct bmpi_comm *c;
-    err = build_inter(local, their_ranks, theirs.nranks, id, &c);
+    err = build_inter(local, local, their_ranks, theirs.nranks, id, &c);
     free(their_ranks);
     if (err)
         return bmpi_err_comm(local_comm, err, fn, NULL);
@@ -279,8 +290,14 @@ int bmpi_intercomm_dup(struct bmpi_comm *inter, struct bmpi_comm **out)
     int err = agree_across(inter->local_comm, 0, &b, &ours, NULL, &theirs, &none, &id);
     if (err)
         return err;
-    return build_inter(inter->local_comm, inter->remote_group->world_ranks,
-                       inter->remote_group->size, id, out);
+    return build_inter(inter, inter->local_comm, inter->remote_group->world_ranks, inter->remote_group->size, id,
+                       out);
+}
+
+int bmpi_intercomm_dup_ids(struct bmpi_comm *inter, const uint32_t ids[2], struct bmpi_comm **out)
+{
+    return build_inter_ids(inter, inter->local_comm, inter->remote_group->world_ranks, inter->remote_group->size,
+                           ids[0], ids[1], out);
 }
 
 /* My side of a split once both groups know every member's colour and key

@@ -12,3 +12,9 @@ test_mpi_interctor_construct_SOURCES = test/mpi/interctor_construct.c test/mpi/c
 test_mpi_interctor_construct_LDADD = libbmpi.la
 TESTS += test/mpi/interctor_construct.sh
 EXTRA_DIST += test/mpi/interctor_construct.sh
+
+check_PROGRAMS += test/mpi/interctor_idup
+test_mpi_interctor_idup_SOURCES = test/mpi/interctor_idup.c test/mpi/coll_util.h
+test_mpi_interctor_idup_LDADD = libbmpi.la
+TESTS += test/mpi/interctor_idup.sh
+EXTRA_DIST += test/mpi/interctor_idup.sh
