@@ -2,6 +2,7 @@
  * Nonblocking communicator duplication that only a real nonblocking
  * MPI_Comm_idup completes: a rank that waits (in a receive, in a blocking
  * creation, in another idup) for a rank that has started its idup first.
+ * A rank waiting in a blocking collective while its idup is in flight.
  * Several idups outstanding on the same and on different communicators,
  * started in different orders by different ranks, overlapped with
  * point-to-point and collectives, completed with Wait, Test and Waitall in
@@ -98,6 +99,22 @@ static void idup_then_send(MPI_Comm comm, int sends_first, int partner, const ch
     int result = -1;
     MPICHK(MPI_Comm_compare(dup, comm, &result));
     CHECK(result == MPI_CONGRUENT, "%s: the dup compares %d", what, result);
+    MPICHK(MPI_Comm_free(&dup));
+}
+
+/* Rank 0 waits in a barrier on the world while its idup of comm is in
+ * flight; the others complete their idup before that barrier. */
+static void idup_across_barrier(MPI_Comm comm)
+{
+    MPI_Comm dup;
+    MPI_Request req;
+    MPICHK(MPI_Comm_idup(comm, &dup, &req));
+    if (cu_rank == 0)
+        MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPICHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (cu_rank != 0)
+        MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPICHK(MPI_Barrier(dup));
     MPICHK(MPI_Comm_free(&dup));
 }
 
@@ -215,6 +232,9 @@ int main(int argc, char **argv)
     MPI_Comm other;
     MPICHK(MPI_Comm_dup(MPI_COMM_WORLD, &other));
     crossed_orders(MPI_COMM_WORLD, other, cu_rank % 2);
+    MPICHK(MPI_Comm_free(&other));
+    MPICHK(MPI_Comm_split(MPI_COMM_WORLD, 0, cu_size - cu_rank, &other));
+    idup_across_barrier(other);
     MPICHK(MPI_Comm_free(&other));
     for (int how = 0; how < 3; how++)
         many_outstanding(how);
