@@ -42,11 +42,11 @@ struct ctx_cache {
 
 /* What travels along the tree of a nonblocking agreement: of the round's
  * word, the pairs offered by everyone below and the pairs free (offered
- * or not) everywhere below; and the lowest later word in which every
- * process below has a free pair. */
+ * or not) everywhere below; and how many words on (cyclically) the next
+ * word lies in which every process below has a free pair. */
 struct nb_msg {
     uint64_t pairs, free;
-    int32_t next_word;
+    int32_t hop;
     int32_t unused;
 };
 
@@ -58,15 +58,16 @@ struct nb_msg {
 
 /*
  * A nonblocking agreement (MPI_Comm_idup) in flight. Each round offers
- * the free pairs of one lane of one bitmap word and holds them (no other
- * agreement on this process is offered them until the round ends), so
- * whatever the round picks is still free here when it ends, however many
- * creations ran in between. The lane changes from round to round, drawn
- * from the agreement's identity, so two agreements that hold each other's
- * pairs on different processes (started in opposite orders) part after a
- * round or two instead of chasing each other through the words. When the
- * word has too few pairs free everywhere, all members move to the same
- * later word.
+ * some free pairs of one bitmap word and holds them (no other agreement on
+ * this process is offered them until the round ends), so whatever the
+ * round picks is still free here when it ends, however many creations ran
+ * in between. The first round on a word offers a lane drawn from the
+ * agreement's identity; when a round finds pairs free everywhere but not
+ * offered everywhere (held by other agreements, started in another order
+ * on some process), the next tries a few of those, drawn again, so
+ * agreements in contention spread over them instead of chasing each other
+ * through the words. When the word has too few pairs free everywhere, all
+ * members move to the same later word.
  */
 struct bmpi_ctx_nb {
     struct bmpi_ctx_nb *next;
@@ -76,7 +77,9 @@ struct bmpi_ctx_nb {
     int nids;
     uint64_t identity; /* the same on every member: context id and sequence number */
     int round, word;
-    uint64_t held; /* offered in this round */
+    int dry; /* rounds in a row on words without nids pairs free everywhere */
+    uint64_t target; /* the pairs of word this round tries; 0: a lane */
+    uint64_t held;   /* offered in this round */
     enum { NB_UP, NB_SWAP, NB_DOWN, NB_FLUSH } phase;
     struct nb_msg acc, up, theirs, from_child[NB_MAX_CHILDREN];
     struct bmpi_request *reqs[NB_MAX_CHILDREN + 2];
@@ -382,27 +385,50 @@ static bool nb_settled(struct bmpi_ctx_nb *nb)
     return true;
 }
 
-static int next_free_word(int after)
+/* How many words after w (cyclically) the next with a free pair is here;
+ * BMPI_CTX_WORDS when only w has any. */
+static int hop_to_free_word(int w)
 {
-    int w = after + 1;
-    while (w < BMPI_CTX_WORDS && !ctx.free_mask[w])
-        w++;
-    return w;
+    int d = 1;
+    while (d < BMPI_CTX_WORDS && !ctx.free_mask[(w + d) % BMPI_CTX_WORDS])
+        d++;
+    return d;
 }
 
-static uint64_t round_lane(const struct bmpi_ctx_nb *nb)
+/* A number drawn from the agreement's identity and round: the same on
+ * every member, different for different agreements. */
+static uint64_t round_draw(const struct bmpi_ctx_nb *nb)
 {
     uint64_t x = nb->identity ^ ((uint64_t)nb->round * 0x9e3779b97f4a7c15ull);
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return NB_LANE0 << ((x ^ (x >> 31)) % NB_LANES);
+    return x ^ (x >> 31);
 }
 
-/* Offer this process's pairs of the round's lane and wait for the children's. */
+/* nids of the pairs in `free`, from a drawn one on (cyclically). */
+static uint64_t draw_pairs(const struct bmpi_ctx_nb *nb, uint64_t free)
+{
+    int skip = (int)(round_draw(nb) % (uint64_t)__builtin_popcountll(free));
+    uint64_t rest = free;
+    for (int i = 0; i < skip; i++)
+        rest &= rest - 1;
+    uint64_t picked = 0;
+    for (int i = 0; i < nb->nids; i++) {
+        if (!rest)
+            rest = free & ~picked;
+        picked |= rest & -rest;
+        rest &= rest - 1;
+    }
+    return picked;
+}
+
+/* Offer this process's pairs of the round's target (or lane) and wait for
+ * the children's. */
 static void nb_start_round(struct bmpi_ctx_nb *nb)
 {
-    nb->held = available(nb->word) & round_lane(nb);
-    nb->acc = (struct nb_msg){nb->held, ctx.free_mask[nb->word], next_free_word(nb->word), 0};
+    uint64_t lane = NB_LANE0 << (round_draw(nb) % NB_LANES);
+    nb->held = available(nb->word) & (nb->target ? nb->target : lane);
+    nb->acc = (struct nb_msg){nb->held, ctx.free_mask[nb->word], hop_to_free_word(nb->word), 0};
     for (int k = 0; k < nchildren(nb); k++)
         nb_recv(nb, &nb->from_child[k], nb->tree, child_of(nb, k), nb->up_tag);
     nb->phase = NB_UP;
@@ -412,8 +438,8 @@ static void fold(struct nb_msg *acc, const struct nb_msg *m)
 {
     acc->pairs &= m->pairs;
     acc->free &= m->free;
-    if (m->next_word > acc->next_word)
-        acc->next_word = m->next_word;
+    if (m->hop > acc->hop)
+        acc->hop = m->hop;
 }
 
 /* The round's result is in acc on every member: take the ids, or try
@@ -432,16 +458,23 @@ static bool nb_evaluate(struct bmpi_ctx_nb *nb, uint32_t *ids)
         return true;
     }
     nb->round++;
-    if (__builtin_popcountll(nb->acc.free) >= nb->nids) {
-        nb_start_round(nb); /* held elsewhere for now, or in other lanes */
-        return false;
-    }
-    if (nb->acc.next_word >= BMPI_CTX_WORDS) {
+    bool enough = __builtin_popcountll(nb->acc.free) >= nb->nids;
+    nb->dry = enough ? 0 : nb->dry + 1;
+    if (nb->dry > BMPI_CTX_WORDS) {
         nb->err = bmpi_err_set(MPI_ERR_OTHER, "out of context ids: no %d pairs are free on every process; "
                                               "free communicators that are no longer used", nb->nids);
         return true;
     }
-    nb->word = nb->acc.next_word;
+    if (enough && round_draw(nb) % 2) {
+        /* free everywhere, but held elsewhere for now or in other lanes:
+         * try a drawn few of them; on every other round (drawn too) move
+         * on instead, so that agreements in contention spread over the
+         * words */
+        nb->target = draw_pairs(nb, nb->acc.free);
+    } else {
+        nb->target = 0;
+        nb->word = (nb->word + nb->acc.hop) % BMPI_CTX_WORDS;
+    }
     nb_start_round(nb);
     return false;
 }
