@@ -408,7 +408,8 @@ static uint64_t round_draw(const struct bmpi_ctx_nb *nb)
 /* nids of the pairs in `free`, from a drawn one on (cyclically). */
 static uint64_t draw_pairs(const struct bmpi_ctx_nb *nb, uint64_t free)
 {
-    int skip = (int)(round_draw(nb) % (uint64_t)__builtin_popcountll(free));
+    /* the draw's lowest bit chose this mode (nb_evaluate) */
+    int skip = (int)((round_draw(nb) >> 1) % (uint64_t)__builtin_popcountll(free));
     uint64_t rest = free;
     for (int i = 0; i < skip; i++)
         rest &= rest - 1;
