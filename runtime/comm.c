@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,11 +102,33 @@ nomem:
     return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory creating MPI_COMM_WORLD");
 }
 
+/* Free, whatever references are left (the program's, those of requests
+ * that will never complete), every communicator of the table for which
+ * `pick` says so. */
+static void release_all(bool (*pick)(const struct bmpi_comm *))
+{
+    /* a release clears the entries it frees, an intercommunicator's
+     * hidden local one included, so each entry is read afresh */
+    for (int i = 0; i < comms.table.used; i++) {
+        struct bmpi_comm *c = comms.table.objs[i];
+        if (c && pick(c)) {
+            c->refcount = 1;
+            bmpi_comm_release(c);
+        }
+    }
+}
+
+static bool is_inter(const struct bmpi_comm *c) { return c->remote_group != NULL; }
+static bool any(const struct bmpi_comm *c) { return c != NULL; }
+
+/* What the program left behind goes through the same teardown as
+ * MPI_Comm_free. Intercommunicators go first: each holds a reference on
+ * its hidden local communicator, which is in the table too and must not be
+ * freed under it. */
 void bmpi_comm_finalize(void)
 {
-    for (int i = 0; i < comms.table.used; i++)
-        if (comms.table.objs[i])
-            comm_free(comms.table.objs[i]);
+    release_all(is_inter);
+    release_all(any);
     bmpi_handle_table_free(&comms.table);
     if (comms.self)
         comm_free(comms.self);

@@ -1,8 +1,8 @@
 /*
  * Creating, comparing, naming and freeing communicators: MPI_Comm_dup,
  * split, split_type, create, create_group, free and friends. Every
- * creation agrees on a context id with runtime/context.c; bmpi has no
- * intercommunicators, so the remote_* calls report MPI_ERR_COMM.
+ * creation agrees on a context id with runtime/context.c; those of
+ * intercommunicators are in runtime/intercomm.c.
  */
 #include "config.h"
 
@@ -69,15 +69,32 @@ static int by_key(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+int bmpi_split_members(const int *vals, int n, int color, int *ranks)
+{
+    struct member *m = malloc((size_t)(n ? n : 1) * sizeof(*m));
+    if (!m) {
+        bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting a communicator of %d", n);
+        return -1;
+    }
+    int cnt = 0;
+    for (int r = 0; r < n; r++)
+        if (vals[2 * r] == color)
+            m[cnt++] = (struct member){vals[2 * r + 1], r};
+    qsort(m, (size_t)cnt, sizeof(*m), by_key);
+    for (int i = 0; i < cnt; i++)
+        ranks[i] = m[i].rank;
+    free(m);
+    return cnt;
+}
+
 int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struct bmpi_comm **out)
 {
     int n = parent->size;
     *out = NULL;
     int *vals = malloc((size_t)n * 2 * sizeof(int));
-    struct member *m = malloc((size_t)n * sizeof(*m));
     int *wr = malloc((size_t)n * sizeof(int));
     int err = BMPI_OK;
-    if (!vals || !m || !wr) {
+    if (!vals || !wr) {
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting a communicator of %d", n);
         goto out;
     }
@@ -89,14 +106,10 @@ int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struc
         goto out;
     struct bmpi_group *g = NULL;
     if (color != MPI_UNDEFINED) {
-        int cnt = 0;
-        for (int r = 0; r < n; r++)
-            if (vals[2 * r] == color)
-                m[cnt++] = (struct member){vals[2 * r + 1], r};
-        qsort(m, (size_t)cnt, sizeof(*m), by_key);
+        int cnt = bmpi_split_members(vals, n, color, wr);
         for (int i = 0; i < cnt; i++)
-            wr[i] = bmpi_comm_world_rank(parent, m[i].rank);
-        if (!(g = bmpi_group_new(wr, cnt))) {
+            wr[i] = bmpi_comm_world_rank(parent, wr[i]);
+        if (cnt < 0 || !(g = bmpi_group_new(wr, cnt))) {
             bmpi_ctx_release(id);
             err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting a communicator");
             goto out;
@@ -106,7 +119,6 @@ int bmpi_comm_split_internal(struct bmpi_comm *parent, int color, int key, struc
     bmpi_group_release(g);
 out:
     free(wr);
-    free(m);
     free(vals);
     return err;
 }
@@ -123,6 +135,25 @@ static int dup_intra(struct bmpi_comm *parent, struct bmpi_comm **out)
     return err ? err : bmpi_comm_build(parent, parent->group, id, out);
 }
 
+/* What a dup takes from parent besides its groups: the topology, the
+ * given hints (info_src) or parent's, the attributes through their copy
+ * callbacks. c is freed on failure. */
+static int dup_extras(struct bmpi_comm *parent, struct bmpi_comm *c, const struct bmpi_info *info_src,
+                      int use_info)
+{
+    int err = BMPI_OK;
+    const struct bmpi_info *src = use_info ? info_src : parent->info;
+    if (parent->topo && !(c->topo = bmpi_topo_dup(parent->topo)))
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying a topology");
+    else if (src && !(c->info = bmpi_info_clone(src)))
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying info hints");
+    else
+        err = bmpi_attr_comm_copy(parent, c);
+    if (err)
+        bmpi_comm_release(c);
+    return err;
+}
+
 /* A copy of parent: same group, fresh context id, attributes copied by
  * their callbacks, topology kept, and the given hints (info_src). */
 static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, int use_info,
@@ -130,23 +161,9 @@ static int comm_dup(struct bmpi_comm *parent, const struct bmpi_info *info_src, 
 {
     struct bmpi_comm *c;
     int err = parent->remote_group ? bmpi_intercomm_dup(parent, &c) : dup_intra(parent, &c);
-    if (err)
-        return err;
-    if (parent->topo && !(c->topo = bmpi_topo_dup(parent->topo))) {
-        bmpi_comm_release(c);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying a topology");
-    }
-    const struct bmpi_info *src = use_info ? info_src : parent->info;
-    if (src && !(c->info = bmpi_info_clone(src))) {
-        bmpi_comm_release(c);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory copying info hints");
-    }
-    if ((err = bmpi_attr_comm_copy(parent, c))) {
-        bmpi_comm_release(c);
-        return err;
-    }
-    *out = c;
-    return BMPI_OK;
+    if (!err && !(err = dup_extras(parent, c, info_src, use_info)))
+        *out = c;
+    return err;
 }
 
 static int dup_entry(MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm, const char *fn)
@@ -178,28 +195,73 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return dup_entry(comm, info, 1, newcomm, "MPI_Comm_dup_with_info");
 }
 
-/* The nonblocking dups complete at once: the agreement is done inside the
- * call (a blocking implementation is allowed as long as the request is
- * returned complete). */
+/* An MPI_Comm_idup in flight, finished by idup_done once the context ids
+ * are agreed. The request holds the parent. */
+struct idup {
+    struct bmpi_request *req;
+    struct bmpi_info *info; /* idup_with_info's hints, copied at the call */
+    int use_info;
+    MPI_Comm *newcomm;
+};
+
+static void idup_done(void *arg, int err, const uint32_t *ids)
+{
+    struct idup *d = arg;
+    struct bmpi_comm *parent = d->req->comm, *c = NULL;
+    if (!err)
+        err = parent->remote_group ? bmpi_intercomm_dup_ids(parent, ids, &c)
+                                   : bmpi_comm_build(parent, parent->group, ids[0], &c);
+    if (!err && (err = dup_extras(parent, c, d->info, d->use_info)))
+        c = NULL;
+    *d->newcomm = c ? c->handle : MPI_COMM_NULL;
+    d->req->status.MPI_ERROR = err;
+    bmpi_request_complete(d->req);
+    bmpi_info_destroy(d->info);
+    free(d);
+}
+
+/*
+ * The nonblocking dups. An id agreed ahead for parent (see context.c)
+ * completes the request at once; otherwise the agreement runs in the
+ * background (bmpi_ctx_agree_nb), so a process may wait for another in
+ * anything (a receive, another creation) while its idup is in flight.
+ */
 static int idup_entry(MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm, MPI_Request *request,
                       const char *fn)
 {
-    if (!request) {
-        struct bmpi_comm *c;
-        int err = bmpi_check_comm(comm, fn, &c);
-        return err ? err : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
-    }
-    int err = dup_entry(comm, info, use_info, newcomm, fn);
-    if (err)
+    struct bmpi_comm *c;
+    int err = bmpi_check_comm(comm, fn, &c);
+    if (err || (err = check_newcomm(comm, fn, newcomm)))
         return err;
-    struct bmpi_request *req = bmpi_request_new(BMPI_REQ_COLL);
-    if (!req || bmpi_request_handle(req) == MPI_REQUEST_NULL) {
+    if (!request)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "request is NULL");
+    struct bmpi_info *inf = NULL;
+    if (use_info && info != MPI_INFO_NULL && !(inf = bmpi_info_lookup(info)))
+        return bmpi_err_comm(comm, MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
+    struct idup *d = calloc(1, sizeof(*d));
+    struct bmpi_request *req = d ? bmpi_request_new(BMPI_REQ_COLL) : NULL;
+    if (!req || bmpi_request_handle(req) == MPI_REQUEST_NULL || (inf && !(d->info = bmpi_info_clone(inf)))) {
         if (req)
             bmpi_request_free(req);
+        free(d);
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory for the request");
     }
-    req->complete = true;
+    req->comm = c;
+    c->refcount++; /* released with the request */
+    *d = (struct idup){req, d->info, use_info, newcomm};
     *request = req->handle;
+    uint32_t id;
+    if (!c->remote_group && bmpi_ctx_take_cached(c, &id)) {
+        idup_done(d, BMPI_OK, &id);
+        return MPI_SUCCESS;
+    }
+    if ((err = bmpi_ctx_agree_nb(c, idup_done, d))) {
+        bmpi_request_free(req);
+        bmpi_info_destroy(d->info);
+        free(d);
+        *request = MPI_REQUEST_NULL;
+        return bmpi_err_comm(comm, err, fn, NULL);
+    }
     return MPI_SUCCESS;
 }
 
@@ -215,11 +277,17 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
     return idup_entry(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
 }
 
+/* A split of an intra- or an intercommunicator. */
+static int split_any(struct bmpi_comm *c, int color, int key, struct bmpi_comm **out)
+{
+    return c->remote_group ? bmpi_intercomm_split(c, color, key, out) : bmpi_comm_split_internal(c, color, key, out);
+}
+
 BMPI_API(MPI_Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_intracomm(comm, "MPI_Comm_split", &c);
+    int err = bmpi_check_comm(comm, "MPI_Comm_split", &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, "MPI_Comm_split", newcomm)))
@@ -227,7 +295,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     if (color < 0 && color != MPI_UNDEFINED)
         return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_split",
                              "invalid color %d (must be >= 0 or MPI_UNDEFINED)", color);
-    if ((err = bmpi_comm_split_internal(c, color, key, &nc)))
+    if ((err = split_any(c, color, key, &nc)))
         return bmpi_err_comm(comm, err, "MPI_Comm_split", NULL);
     *newcomm = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -246,7 +314,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 {
     static const char fn[] = "MPI_Comm_split_type";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_intracomm(comm, fn, &c);
+    int err = bmpi_check_comm(comm, fn, &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, fn, newcomm)))
@@ -272,10 +340,11 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     default:
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
     }
-    if ((err = bmpi_comm_split_internal(c, color, key, &nc)))
+    if ((err = split_any(c, color, key, &nc)))
         return bmpi_err_comm(comm, err, fn, NULL);
-    if (nc && split_type == MPI_COMM_TYPE_HW_UNGUIDED && nc->size == c->size) {
-        /* every member sees the same size, so all give up together */
+    if (nc && split_type == MPI_COMM_TYPE_HW_UNGUIDED && nc->size == c->size &&
+        bmpi_comm_peer_size(nc) == bmpi_comm_peer_size(c)) {
+        /* every member (of both groups) sees the same sizes, so all give up together */
         bmpi_comm_release(nc);
         nc = NULL;
     }
@@ -283,7 +352,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     return MPI_SUCCESS;
 }
 
-/* Is every member of g in c? (MPI_Comm_create's group must be a subset) */
+/* Is every member of g in c's (local) group? (MPI_Comm_create's group
+ * must be a subset) */
 static int check_subgroup(MPI_Comm comm, struct bmpi_comm *c, struct bmpi_group *g, const char *fn,
                           int *parent_ranks)
 {
@@ -293,7 +363,7 @@ static int check_subgroup(MPI_Comm comm, struct bmpi_comm *c, struct bmpi_group 
     for (int i = 0; i < bmpi_world.size; i++)
         pos[i] = -1;
     for (int r = 0; r < c->size; r++)
-        pos[bmpi_comm_world_rank(c, r)] = r;
+        pos[c->group->world_ranks[r]] = r; /* the local group of an intercommunicator */
     for (int i = 0; i < g->size; i++) {
         int p = pos[g->world_ranks[i]];
         if (p < 0) {
@@ -314,7 +384,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_intracomm(comm, fn, &c);
+    int err = bmpi_check_comm(comm, fn, &c);
     if (err)
         return err;
     if ((err = check_newcomm(comm, fn, newcomm)))
@@ -324,6 +394,14 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return bmpi_err_comm(comm, MPI_ERR_GROUP, fn, "invalid group 0x%x", (unsigned)group);
     if ((err = check_subgroup(comm, c, g, fn, NULL)))
         return err;
+    if (c->remote_group) {
+        /* each group names its part; a split in group order gives both */
+        int in = g->rank != MPI_UNDEFINED;
+        if ((err = bmpi_intercomm_split(c, in ? 0 : MPI_UNDEFINED, in ? g->rank : 0, &nc)))
+            return bmpi_err_comm(comm, err, fn, NULL);
+        *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     uint32_t id;
     if ((err = bmpi_ctx_new(c, &id)))
         return bmpi_err_comm(comm, err, fn, NULL);
@@ -340,9 +418,13 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 {
     static const char fn[] = "MPI_Comm_create_group";
     struct bmpi_comm *c, *nc = NULL;
-    int err = bmpi_check_intracomm(comm, fn, &c);
+    int err = bmpi_check_comm(comm, fn, &c);
     if (err)
         return err;
+    if (c->remote_group)
+        return bmpi_err_comm(comm, MPI_ERR_COMM, fn,
+                             "communicator 0x%x is an intercommunicator; MPI 4.1 defines this call on "
+                             "intracommunicators only", (unsigned)comm);
     if ((err = check_newcomm(comm, fn, newcomm)))
         return err;
     struct bmpi_group *g = bmpi_group_lookup(group);

@@ -64,6 +64,13 @@ int bmpi_group_compare(const struct bmpi_group *a, const struct bmpi_group *b)
     return res;
 }
 
+void bmpi_group_finalize(void)
+{
+    for (int i = 0; i < groups.table.used; i++)
+        bmpi_group_release(groups.table.objs[i]);
+    bmpi_handle_table_free(&groups.table);
+}
+
 /* Report through MPI_COMM_SELF's handler, as for all errors outside a
  * communicator. */
 #define GERR(cls, fn, ...) bmpi_err_noobj(cls, fn, __VA_ARGS__)

@@ -16,5 +16,7 @@ struct bmpi_group *bmpi_group_lookup(MPI_Group h);
 int bmpi_group_make_handle(struct bmpi_group *g, MPI_Group *out);
 /* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
 int bmpi_group_compare(const struct bmpi_group *a, const struct bmpi_group *b);
+/* MPI_Finalize: drop the groups whose handles the program never freed. */
+void bmpi_group_finalize(void);
 
 #endif

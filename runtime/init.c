@@ -17,6 +17,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/errhandler.h"
+#include "runtime/group_api.h"
 #include "runtime/match.h"
 #include "runtime/p2p.h"
 #include "runtime/pmix.h"
@@ -122,6 +123,7 @@ int PMPI_Finalize(void)
         err = bmpi_pmix_fence();
     bmpi_tl_finalize();
     bmpi_comm_finalize();
+    bmpi_group_finalize();
     bmpi_request_finalize();
     bmpi_match_finalize();
     bmpi_dt_finalize();

@@ -1,7 +1,7 @@
 /*
  * Intercommunicators: point-to-point between two disjoint groups, and the
  * calls that make and unmake them (MPI_Intercomm_create,
- * MPI_Intercomm_merge, dup, free, the remote-group queries).
+ * MPI_Intercomm_merge, dup, split, free, the remote-group queries).
  *
  * An intercommunicator keeps its local group in group/rank/size (what
  * MPI_Comm_rank and MPI_Comm_size report), the remote group that the ranks
@@ -20,8 +20,12 @@
  * process reserves the lowest pair free in both. Each process takes part in
  * one creation at a time, so the bitmaps stay true until the reservation.
  *
- * Not supported on intercommunicators: collectives, topologies, split and
- * create (MPI_ERR_COMM through bmpi_check_intracomm).
+ * MPI_Comm_split of an intercommunicator (and so create and split_type)
+ * runs the same agreement with every member's colour and key in the lists
+ * the leaders swap. Collectives on intercommunicators are in
+ * collectives/inter.c. The calls MPI defines on intracommunicators only
+ * (topologies, neighbourhood collectives, MPI_Comm_create_group) refuse
+ * them with MPI_ERR_COMM through bmpi_check_intracomm.
  */
 #include "config.h"
 
@@ -45,8 +49,8 @@ int bmpi_check_intracomm(MPI_Comm comm, const char *fn, struct bmpi_comm **c)
         return err;
     if ((*c)->remote_group)
         return bmpi_err_comm(comm, MPI_ERR_COMM, fn,
-                             "communicator 0x%x is an intercommunicator; bmpi supports them for "
-                             "point-to-point, MPI_Intercomm_merge, dup and free only",
+                             "communicator 0x%x is an intercommunicator; MPI defines this call "
+                             "on intracommunicators only",
                              (unsigned)comm);
     return MPI_SUCCESS;
 }
@@ -158,28 +162,20 @@ static int agree_across(struct bmpi_comm *local, int leader, const struct bridge
     return err;
 }
 
-/* The intercommunicator over local's group and the remote group given by
- * world ranks, with context id `id`; the hidden local intracommunicator is
- * a dup of local. */
-static int build_inter(struct bmpi_comm *local, const int *remote_ranks, int nremote, uint32_t id,
-                       struct bmpi_comm **out)
+/* The intercommunicator over hidden's group (its local group and hidden
+ * local communicator, which it takes over) and the remote group given by
+ * world ranks, with context id `id`, parent's error handler. */
+static int make_inter(struct bmpi_comm *parent, struct bmpi_comm *hidden, const int *remote_ranks,
+                      int nremote, uint32_t id, struct bmpi_comm **out)
 {
     struct bmpi_group *rg = bmpi_group_new(remote_ranks, nremote);
-    if (!rg) {
+    struct bmpi_comm *c = NULL;
+    int err = rg ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the remote group");
+    if (err)
         bmpi_ctx_release(id);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the remote group");
-    }
-    uint32_t local_id;
-    struct bmpi_comm *c = NULL, *hidden = NULL;
-    int err = bmpi_ctx_new(local, &local_id);
-    if (!err)
-        err = bmpi_comm_build(local, local->group, local_id, &hidden);
+    else
+        err = bmpi_comm_build(parent, hidden->group, id, &c);
     if (err) {
-        bmpi_ctx_release(id);
-        bmpi_group_release(rg);
-        return err;
-    }
-    if ((err = bmpi_comm_build(local, local->group, id, &c))) {
         bmpi_group_release(rg);
         bmpi_comm_release(hidden);
         return err;
@@ -188,6 +184,35 @@ static int build_inter(struct bmpi_comm *local, const int *remote_ranks, int nre
     c->local_comm = hidden;
     *out = c;
     return BMPI_OK;
+}
+
+/* The same with the hidden local intracommunicator over local's group,
+ * with context id local_id. */
+static int build_inter_ids(struct bmpi_comm *parent, struct bmpi_comm *local, const int *remote_ranks,
+                           int nremote, uint32_t id, uint32_t local_id, struct bmpi_comm **out)
+{
+    struct bmpi_comm *hidden = NULL;
+    int err = bmpi_comm_build(local, local->group, local_id, &hidden);
+    if (err) {
+        bmpi_ctx_release(id);
+        return err;
+    }
+    return make_inter(parent, hidden, remote_ranks, nremote, id, out);
+}
+
+/* The intercommunicator over local's group and the remote group given by
+ * world ranks, with context id `id`; the hidden local intracommunicator is
+ * a dup of local. */
+static int build_inter(struct bmpi_comm *parent, struct bmpi_comm *local, const int *remote_ranks, int nremote,
+                       uint32_t id, struct bmpi_comm **out)
+{
+    uint32_t local_id;
+    int err = bmpi_ctx_new(local, &local_id);
+    if (err) {
+        bmpi_ctx_release(id);
+        return err;
+    }
+    return build_inter_ids(parent, local, remote_ranks, nremote, id, local_id, out);
 }
 
 static bool in_group(const struct bmpi_group *g, int world_rank)
@@ -243,7 +268,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                             &their_ranks, &id)))
         return bmpi_err_comm(local_comm, err, fn, NULL);
     struct bmpi_comm *c;
-    err = build_inter(local, their_ranks, theirs.nranks, id, &c);
+    err = build_inter(local, local, their_ranks, theirs.nranks, id, &c);
     free(their_ranks);
     if (err)
         return bmpi_err_comm(local_comm, err, fn, NULL);
@@ -267,8 +292,72 @@ int bmpi_intercomm_dup(struct bmpi_comm *inter, struct bmpi_comm **out)
     int err = agree_across(inter->local_comm, 0, &b, &ours, NULL, &theirs, &none, &id);
     if (err)
         return err;
-    return build_inter(inter->local_comm, inter->remote_group->world_ranks,
-                       inter->remote_group->size, id, out);
+    return build_inter(inter, inter->local_comm, inter->remote_group->world_ranks, inter->remote_group->size, id,
+                       out);
+}
+
+int bmpi_intercomm_dup_ids(struct bmpi_comm *inter, const uint32_t ids[2], struct bmpi_comm **out)
+{
+    return build_inter_ids(inter, inter->local_comm, inter->remote_group->world_ranks, inter->remote_group->size,
+                           ids[0], ids[1], out);
+}
+
+/* My side of a split once both groups know every member's colour and key
+ * (their_vals: the other group's, by remote rank): the hidden local
+ * communicator is a split of the old one, joined only where the colour has
+ * members on the other side too. */
+static int split_sides(struct bmpi_comm *inter, int color, int key, const int *their_vals, uint32_t id,
+                       struct bmpi_comm **out)
+{
+    const struct bmpi_group *rg = inter->remote_group;
+    int *remote = malloc((size_t)rg->size * sizeof(int));
+    int cnt = !remote ? -1 : color == MPI_UNDEFINED ? 0 : bmpi_split_members(their_vals, rg->size, color, remote);
+    struct bmpi_comm *hidden = NULL;
+    /* collective over the whole local group, even on failure here */
+    int err = bmpi_comm_split_internal(inter->local_comm, cnt > 0 ? color : MPI_UNDEFINED, key, &hidden);
+    if (!err && cnt < 0)
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting an intercommunicator");
+    if (err || !hidden) {
+        if (hidden)
+            bmpi_comm_release(hidden);
+        bmpi_ctx_release(id);
+        free(remote);
+        return err;
+    }
+    for (int i = 0; i < cnt; i++)
+        remote[i] = rg->world_ranks[remote[i]];
+    err = make_inter(inter, hidden, remote, cnt, id, out);
+    free(remote);
+    return err;
+}
+
+/* Both groups learn every member's colour and key: gathered in each group,
+ * swapped by the leaders along with the free pairs; one context id free on
+ * every process of both groups serves all colours, whose groups are
+ * disjoint. */
+int bmpi_intercomm_split(struct bmpi_comm *inter, int color, int key, struct bmpi_comm **out)
+{
+    struct bmpi_comm *local = inter->local_comm;
+    int n = local->size;
+    *out = NULL;
+    int *vals = malloc((size_t)n * 2 * sizeof(int));
+    if (!vals)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory splitting an intercommunicator");
+    vals[2 * local->rank] = color;
+    vals[2 * local->rank + 1] = key;
+    uint32_t none_id, id;
+    int err = bmpi_ctx_agree(local, NULL, n, local->rank, BMPI_TAG_CTX_UP, BMPI_TAG_CTX_DOWN, vals, 2, 0,
+                             &none_id);
+    struct bridge b = own_bridge(inter);
+    struct side ours = {.nranks = 2 * n}, theirs;
+    int *their_vals = NULL;
+    if (!err)
+        err = agree_across(local, 0, &b, &ours, vals, &theirs, &their_vals, &id);
+    free(vals);
+    if (!err)
+        err = split_sides(inter, color, key, their_vals, id, out);
+    free(their_vals);
+    return err;
 }
 
 BMPI_API(MPI_Intercomm_merge)

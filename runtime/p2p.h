@@ -53,8 +53,9 @@ int bmpi_bsend_start(struct bmpi_request *req);
 /* Argument checks shared by the entry points; each reports through the
  * error handler and returns the code to return. */
 int bmpi_check_comm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
-/* The same, refusing intercommunicators (runtime/intercomm.c) where only
- * intracommunicators are supported: collectives, topologies, split, create. */
+/* The same, refusing intercommunicators (runtime/intercomm.c) for the calls
+ * MPI defines on intracommunicators only: topologies, neighbourhood
+ * collectives, MPI_Comm_create_group. */
 int bmpi_check_intracomm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
 int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type);
 /* The two halves of it, for a call with several buffers of one type: the

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "collectives/coll.h"
+#include "runtime/context.h"
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
 #include "runtime/tl_select.h"
@@ -18,7 +19,7 @@
 
 int bmpi_progress(void)
 {
-    return bmpi_tl_progress() + bmpi_p2p_progress() + bmpi_coll_progress();
+    return bmpi_tl_progress() + bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress();
 }
 
 void bmpi_progress_idle(unsigned *idle_rounds)
@@ -49,7 +50,7 @@ void bmpi_progress_wait(volatile bool *flag)
         int events = 0;
         for (int k = 0; k < TL_POLLS_PER_PASS && !events; k++)
             events = bmpi_tl_progress();
-        events += bmpi_p2p_progress() + bmpi_coll_progress();
+        events += bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress();
         if (events)
             idle = 0;
         else

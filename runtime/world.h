@@ -14,6 +14,8 @@
 
 enum bmpi_state { BMPI_STATE_NEW, BMPI_STATE_RUNNING, BMPI_STATE_FINALIZED };
 
+struct bmpi_ctx_nb;
+
 /* How this process reaches one peer. */
 struct bmpi_peer {
     struct bmpi_tl *tl; /* chosen transport */
@@ -43,6 +45,10 @@ struct bmpi_world {
     struct bmpi_peer *peers; /* indexed by world rank */
 
     int verbose; /* BMPI_VERBOSE */
+
+    /* nonblocking context id agreements in flight (runtime/context.c) */
+    struct bmpi_ctx_nb *ctx_nb;
+    bool ctx_nb_busy; /* inside bmpi_ctx_progress: no re-entry */
 };
 
 extern struct bmpi_world bmpi_world;

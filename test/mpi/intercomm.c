@@ -132,7 +132,7 @@ static void check_refusals(MPI_Comm inter)
     int x = 1, y;
     MPI_Comm out;
     EXPECT_CLASS(MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM);
-    EXPECT_CLASS(MPI_Comm_split(inter, 0, 0, &out), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_create_group(inter, MPI_GROUP_EMPTY, 0, &out), MPI_ERR_COMM);
     EXPECT_CLASS(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &out), MPI_ERR_COMM);
     EXPECT_CLASS(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
     EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, 1 << 20, 0, inter), MPI_ERR_RANK);

@@ -7,6 +7,7 @@ EXTRA_DIST += test/mpi/run-ranks test/mpi/hello.sh test/mpi/singleton.sh test/mp
 include test/mpi/p2p.mk
 include test/mpi/coll.mk
 include test/mpi/comm.mk
+include test/mpi/interctor.mk
 check_PROGRAMS += test/mpi/crash
 test_mpi_crash_LDADD = libbmpi.la
 TESTS += test/mpi/crash.sh
