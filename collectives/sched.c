@@ -112,7 +112,9 @@ void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t
 void bmpi_sched_copy(struct bmpi_sched *s, const void *src, size_t scount, MPI_Datatype stype,
                      void *dst, size_t dcount, MPI_Datatype dtype)
 {
-    if (scount == 0 || dcount == 0 || src == dst)
+    /* The same address is the same data only for the same layout: two
+     * MPI_BOTTOMs with different absolute types are different buffers. */
+    if (scount == 0 || dcount == 0 || (src == dst && scount == dcount && stype == dtype))
         return;
     struct bmpi_sched_step *st = push(s, BMPI_STEP_COPY);
     if (st)
