@@ -1209,12 +1209,15 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count,
 
 /* Elements [lo, lo + n) of rank i's contribution to a reduction, laid out
  * as the type says (contiguous: at the type's origin): own (this rank's
- * send buffer) or the rank's slot, once they are written. */
+ * send buffer, MPI_IN_PLACE when its data is in rbuf) or the rank's slot,
+ * once they are written. own may be MPI_BOTTOM (NULL) with a type at an
+ * absolute address, so MPI_IN_PLACE, not NULL, says "none", and addresses
+ * are computed in integers. */
 static const char *contribution(const struct call *k, int i, const void *own, MPI_Aint lb,
                                 size_t size, size_t lo, size_t n)
 {
-    if (i == k->me && own)
-        return (const char *)own + lo * size;
+    if (i == k->me && own != MPI_IN_PLACE)
+        return (const char *)((uintptr_t)own + lo * size);
     return await_bytes(k, i, (lo + n) * size)->data - lb + lo * size;
 }
 
@@ -1238,13 +1241,13 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
     int top = k->p - 1, next = k->p - 2;
-    if (own && k->me == next && bmpi_op_commutative(op)) {
+    if (own != MPI_IN_PLACE && k->me == next && bmpi_op_commutative(op)) {
         top = next;
         next = k->p - 1;
     }
     for (size_t lo = first; lo < first + count; lo += step) {
         size_t n = first + count - lo < step ? first + count - lo : step;
-        char *acc = (char *)rbuf + lo * size;
+        char *acc = (char *)((uintptr_t)rbuf + lo * size);
         bmpi_op_apply_into(op, contribution(k, next, own, lb, size, lo, n),
                            contribution(k, top, own, lb, size, lo, n), acc, n, dt);
         for (int i = k->p - 3; i >= 0; i--)
@@ -1329,14 +1332,15 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
     for (size_t lo = 0; lo < count; lo += step) {
         size_t n = count - lo < step ? count - lo : step;
-        char *acc = (char *)rbuf + lo * size;
-        bool first = own != NULL; /* the first other slot goes into acc with own */
+        char *acc = (char *)((uintptr_t)rbuf + lo * size);
+        bool first = own != MPI_IN_PLACE; /* the first other slot goes into acc with own */
         for (int i = k->p - 1; i >= 0; i--) {
             if (i == k->me)
                 continue;
-            const char *in = contribution(k, i, NULL, lb, size, lo, n);
+            const char *in = contribution(k, i, MPI_IN_PLACE, lb, size, lo, n);
             if (first)
-                bmpi_op_apply_into(op, in, (const char *)own + lo * size, acc, n, dt);
+                bmpi_op_apply_into(op, in, contribution(k, k->me, own, lb, size, lo, n), acc, n,
+                                   dt);
             else
                 bmpi_op_apply(op, in, acc, n, dt);
             first = false;
@@ -1437,12 +1441,12 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
 }
 
 /* One round of a reduce: count elements that fit a slot. own: this
- * rank's data, NULL when the root's is in rbuf (in place). */
+ * rank's data, MPI_IN_PLACE when the root's is in rbuf. */
 static void reduce_round(struct call *k, const void *own, void *rbuf, size_t count,
                          const struct bmpi_datatype *dt, const struct bmpi_op *op, int root)
 {
     if (two_phases(k, count, count * bmpi_dt_size(dt), true)) {
-        contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
+        contribute_segments(k, own != MPI_IN_PLACE ? own : rbuf, own != MPI_IN_PLACE, count, dt);
         fold_two_phases(k, own, rbuf, count, dt, op, k->me == root);
         return;
     }
@@ -1451,7 +1455,7 @@ static void reduce_round(struct call *k, const void *own, void *rbuf, size_t cou
     } else if (bmpi_op_commutative(op)) {
         fold_commutative(k, own, rbuf, count, dt, op);
     } else {
-        if (!own) /* the fold overwrites rbuf: keep a copy */
+        if (own == MPI_IN_PLACE) /* the fold overwrites rbuf: keep a copy */
             contribute(k, rbuf, count, dt);
         fold_range(k, own, rbuf, 0, count, dt, op);
     }
@@ -1463,11 +1467,11 @@ static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t 
                             const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     if (two_phases(k, count, count * bmpi_dt_size(dt), false)) {
-        contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
+        contribute_segments(k, own != MPI_IN_PLACE ? own : rbuf, own != MPI_IN_PLACE, count, dt);
         fold_two_phases(k, own, rbuf, count, dt, op, true);
         return;
     }
-    contribute(k, own ? own : rbuf, count, dt);
+    contribute(k, own != MPI_IN_PLACE ? own : rbuf, count, dt);
     fold_range(k, own, rbuf, 0, count, dt, op);
     finish(k);
 }
@@ -1491,9 +1495,8 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
                             size_t bytes, const struct bmpi_datatype *dt, const struct bmpi_op *op,
                             int root)
 {
-    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     if (bytes <= k->r->ring[BIG].slot_bytes) {
-        reduction_round(k, own, rbuf, count, dt, op, root);
+        reduction_round(k, sbuf, rbuf, count, dt, op, root);
         return BMPI_OK;
     }
     size_t per = round_elems(k, dt);
@@ -1502,9 +1505,8 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
     for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
         size_t n = count - lo < per ? count - lo : per;
         MPI_Aint ofs = (MPI_Aint)lo * bmpi_dt_extent(dt);
-        const void *o = own ? (const char *)own + ofs : NULL;
-        void *res = rbuf ? (char *)rbuf + ofs : NULL;
-        reduction_round(k, o, res, n, dt, op, root);
+        const void *o = sbuf == MPI_IN_PLACE ? sbuf : (const void *)((uintptr_t)sbuf + ofs);
+        reduction_round(k, o, (void *)((uintptr_t)rbuf + ofs), n, dt, op, root);
     }
     return BMPI_OK;
 }
