@@ -178,7 +178,7 @@ void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type)
     MPI_Aint lo, hi;
     bmpi_dt_span(dt, count, &lo, &hi);
     char *p = bmpi_sched_alloc(s, (size_t)(hi - lo));
-    return p ? p - lo : NULL;
+    return p ? bmpi_coll_origin(p, lo) : NULL;
 }
 
 /* The first n bytes of the packed stream of (sbuf, scount, sdt) into
@@ -187,8 +187,8 @@ static void copy_bytes(const void *sbuf, size_t scount, const struct bmpi_dataty
                        void *dbuf, size_t dcount, const struct bmpi_datatype *ddt, size_t n)
 {
     bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
-    const char *src = (const char *)sbuf + (sc ? bmpi_dt_true_lb(sdt) : 0);
-    char *dst = (char *)dbuf + (dc ? bmpi_dt_true_lb(ddt) : 0);
+    const char *src = bmpi_coll_addr(sbuf, sc ? bmpi_dt_true_lb(sdt) : 0);
+    char *dst = bmpi_coll_addr(dbuf, dc ? bmpi_dt_true_lb(ddt) : 0);
     if (sc && dc) {
         memmove(dst, src, n);
     } else if (dc) {

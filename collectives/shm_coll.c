@@ -1218,7 +1218,7 @@ static const char *contribution(const struct call *k, int i, const void *own, MP
 {
     if (i == k->me && own != MPI_IN_PLACE)
         return (const char *)((uintptr_t)own + lo * size);
-    return await_bytes(k, i, (lo + n) * size)->data - lb + lo * size;
+    return bmpi_coll_origin(await_bytes(k, i, (lo + n) * size)->data, lb - (MPI_Aint)(lo * size));
 }
 
 /* Reductions go element range by element range of about CHUNK bytes, so
@@ -1312,7 +1312,7 @@ static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t 
     size_t size = bmpi_dt_size(dt);
     size_t lo = seg_lo(count, k->me, k->p), n = seg_lo(count, k->me + 1, k->p) - lo;
     struct slot *t = claim_ahead(k, 1);
-    fold_range(k, own, t->data - lb - lo * size, lo, n, dt, op);
+    fold_range(k, own, bmpi_coll_origin(t->data, lb + (MPI_Aint)(lo * size)), lo, n, dt, op);
     finish(k);
     post(k, t, n * size);
     for (int i = 0; i < k->p && want_result; i++) {
@@ -1396,7 +1396,7 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
     if (err)
         return err;
     if (!(err = bmpi_shm_peer_read(leaf->pid, tmp, leaf->addr, bytes)))
-        bmpi_op_apply(op, tmp - lb, rbuf, n, dt);
+        bmpi_op_apply(op, bmpi_coll_origin(tmp, lb), rbuf, n, dt);
     free(tmp);
     return err;
 }
@@ -1413,7 +1413,7 @@ static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t f
     if (err)
         return err;
     if (!(err = bmpi_shm_peer_read(root->pid, tmp, root->addr + first * size, bytes))) {
-        bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, dt);
+        bmpi_op_apply(op, (const char *)sbuf + first * size, bmpi_coll_origin(tmp, lb), n, dt);
         err = bmpi_shm_peer_write(root->pid, tmp, root->dst + first * size, bytes);
     }
     free(tmp);
