@@ -65,7 +65,7 @@ static const char *aside(struct bmpi_sched *s, const void *buf, MPI_Aint lo, MPI
         return NULL;
     bmpi_sched_copy(s, (const char *)buf + lo, (size_t)(hi - lo), MPI_BYTE, t, (size_t)(hi - lo),
                     MPI_BYTE);
-    return t - lo;
+    return bmpi_coll_origin(t, lo);
 }
 
 int bmpi_coll_alltoall(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,

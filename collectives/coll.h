@@ -139,6 +139,20 @@ static inline void *bmpi_coll_ofs(const void *buf, size_t count, MPI_Datatype t)
 {
     return (char *)(uintptr_t)buf + (MPI_Aint)count * bmpi_coll_extent(t);
 }
+/* p + ofs in integers: with a type on absolute addresses
+ * (MPI_Get_address) the true lower bound is the data's address itself, so
+ * the origin of a temporary buffer, its start minus that, wraps around,
+ * and so does adding the bound back, which as pointers is undefined. */
+static inline char *bmpi_coll_addr(const void *p, MPI_Aint ofs)
+{
+    return (char *)((uintptr_t)p + (uintptr_t)ofs);
+}
+/* The origin of a buffer whose data starts at p, for a type whose data
+ * starts lb bytes after its origin. */
+static inline char *bmpi_coll_origin(const void *p, MPI_Aint lb)
+{
+    return bmpi_coll_addr(p, -lb);
+}
 
 /* --- algorithm selection (select.c) --------------------------------------- */
 

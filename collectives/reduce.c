@@ -34,7 +34,7 @@ static void binomial(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t 
         /* Accumulate in recvbuf at the root when the result stays there. */
         acc = r == root && r == troot ? rbuf : bmpi_sched_tmpbuf(s, count, type);
         tmp = bmpi_sched_tmpbuf(s, count, type);
-        if (!acc || !tmp)
+        if (s->err) /* out of memory; acc may be MPI_BOTTOM, which is NULL */
             return;
         bmpi_sched_copy(s, mine, count, type, acc, count, type);
     }
@@ -79,7 +79,7 @@ static void rabenseifner(struct bmpi_sched *s, const void *sbuf, void *rbuf, siz
     /* The root that gathers accumulates in recvbuf: no final copy. */
     char *acc = r == root && r == target ? rbuf : bmpi_sched_tmpbuf(s, count, type);
     char *tmp = bmpi_sched_tmpbuf(s, count, type);
-    if (!acc || !tmp)
+    if (s->err) /* out of memory; acc may be MPI_BOTTOM, which is NULL */
         return;
     struct bmpi_rs_state st;
     bmpi_coll_rs_halving(s, mine, acc, tmp, count, type, &st);

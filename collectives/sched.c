@@ -114,7 +114,9 @@ void bmpi_sched_reduce(struct bmpi_sched *s, const void *in, void *inout, size_t
 void bmpi_sched_copy(struct bmpi_sched *s, const void *src, size_t scount, MPI_Datatype stype,
                      void *dst, size_t dcount, MPI_Datatype dtype)
 {
-    if (scount == 0 || dcount == 0 || src == dst)
+    /* The same address is the same data only for the same layout: two
+     * MPI_BOTTOMs with different absolute types are different buffers. */
+    if (scount == 0 || dcount == 0 || (src == dst && scount == dcount && stype == dtype))
         return;
     struct bmpi_sched_step *st = push(s, BMPI_STEP_COPY);
     if (st)
@@ -178,7 +180,7 @@ void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type)
     MPI_Aint lo, hi;
     bmpi_dt_span(dt, count, &lo, &hi);
     char *p = bmpi_sched_alloc(s, (size_t)(hi - lo));
-    return p ? p - lo : NULL;
+    return p ? bmpi_coll_origin(p, lo) : NULL;
 }
 
 /* The first n bytes of the packed stream of (sbuf, scount, sdt) into
@@ -187,8 +189,8 @@ static void copy_bytes(const void *sbuf, size_t scount, const struct bmpi_dataty
                        void *dbuf, size_t dcount, const struct bmpi_datatype *ddt, size_t n)
 {
     bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
-    const char *src = (const char *)sbuf + (sc ? bmpi_dt_true_lb(sdt) : 0);
-    char *dst = (char *)dbuf + (dc ? bmpi_dt_true_lb(ddt) : 0);
+    const char *src = bmpi_coll_addr(sbuf, sc ? bmpi_dt_true_lb(sdt) : 0);
+    char *dst = bmpi_coll_addr(dbuf, dc ? bmpi_dt_true_lb(ddt) : 0);
     if (sc && dc) {
         memmove(dst, src, n);
     } else if (dc) {

@@ -1260,13 +1260,16 @@ int bmpi_shmcoll_bcast(struct bmpi_comm *c, void *buf, size_t count,
 
 /* Elements [lo, lo + n) of rank i's contribution to a reduction, laid out
  * as the type says (contiguous: at the type's origin): own (this rank's
- * send buffer) or the rank's slot, once they are written. */
+ * send buffer, MPI_IN_PLACE when its data is in rbuf) or the rank's slot,
+ * once they are written. own may be MPI_BOTTOM (NULL) with a type at an
+ * absolute address, so MPI_IN_PLACE, not NULL, says "none", and addresses
+ * are computed in integers. */
 static const char *contribution(const struct call *k, int i, const void *own, MPI_Aint lb,
                                 size_t size, size_t lo, size_t n)
 {
-    if (i == k->me && own)
-        return (const char *)own + lo * size;
-    return await_bytes(k, i, (lo + n) * size)->data - lb + lo * size;
+    if (i == k->me && own != MPI_IN_PLACE)
+        return (const char *)((uintptr_t)own + lo * size);
+    return bmpi_coll_origin(await_bytes(k, i, (lo + n) * size)->data, lb - (MPI_Aint)(lo * size));
 }
 
 /* Reductions go element range by element range of about CHUNK bytes, so
@@ -1289,13 +1292,13 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
     MPI_Aint lb = bmpi_dt_true_lb(dt);
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
     int top = k->p - 1, next = k->p - 2;
-    if (own && k->me == next && bmpi_op_commutative(op)) {
+    if (own != MPI_IN_PLACE && k->me == next && bmpi_op_commutative(op)) {
         top = next;
         next = k->p - 1;
     }
     for (size_t lo = first; lo < first + count; lo += step) {
         size_t n = first + count - lo < step ? first + count - lo : step;
-        char *acc = (char *)rbuf + lo * size;
+        char *acc = (char *)((uintptr_t)rbuf + lo * size);
         bmpi_op_apply_into(op, contribution(k, next, own, lb, size, lo, n),
                            contribution(k, top, own, lb, size, lo, n), acc, n, dt);
         for (int i = k->p - 3; i >= 0; i--)
@@ -1360,7 +1363,7 @@ static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t 
     size_t size = bmpi_dt_size(dt);
     size_t lo = seg_lo(count, k->me, k->p), n = seg_lo(count, k->me + 1, k->p) - lo;
     struct slot *t = claim_ahead(k, 1);
-    fold_range(k, own, t->data - lb - lo * size, lo, n, dt, op);
+    fold_range(k, own, bmpi_coll_origin(t->data, lb + (MPI_Aint)(lo * size)), lo, n, dt, op);
     finish(k);
     post(k, t, n * size);
     for (int i = 0; i < k->p && want_result; i++) {
@@ -1380,14 +1383,15 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
     size_t size = bmpi_dt_size(dt), step = chunk_elems(size);
     for (size_t lo = 0; lo < count; lo += step) {
         size_t n = count - lo < step ? count - lo : step;
-        char *acc = (char *)rbuf + lo * size;
-        bool first = own != NULL; /* the first other slot goes into acc with own */
+        char *acc = (char *)((uintptr_t)rbuf + lo * size);
+        bool first = own != MPI_IN_PLACE; /* the first other slot goes into acc with own */
         for (int i = k->p - 1; i >= 0; i--) {
             if (i == k->me)
                 continue;
-            const char *in = contribution(k, i, NULL, lb, size, lo, n);
+            const char *in = contribution(k, i, MPI_IN_PLACE, lb, size, lo, n);
             if (first)
-                bmpi_op_apply_into(op, in, (const char *)own + lo * size, acc, n, dt);
+                bmpi_op_apply_into(op, in, contribution(k, k->me, own, lb, size, lo, n), acc, n,
+                                   dt);
             else
                 bmpi_op_apply(op, in, acc, n, dt);
             first = false;
@@ -1443,7 +1447,7 @@ static int fold_root_part(const struct exposed *leaf, const void *sbuf, void *rb
     if (err)
         return err;
     if (!(err = bmpi_shm_peer_read(leaf->pid, tmp, leaf->addr, bytes)))
-        bmpi_op_apply(op, tmp - lb, rbuf, n, dt);
+        bmpi_op_apply(op, bmpi_coll_origin(tmp, lb), rbuf, n, dt);
     free(tmp);
     return err;
 }
@@ -1460,7 +1464,7 @@ static int fold_leaf_part(const struct exposed *root, const void *sbuf, size_t f
     if (err)
         return err;
     if (!(err = bmpi_shm_peer_read(root->pid, tmp, root->addr + first * size, bytes))) {
-        bmpi_op_apply(op, (const char *)sbuf + first * size, tmp - lb, n, dt);
+        bmpi_op_apply(op, (const char *)sbuf + first * size, bmpi_coll_origin(tmp, lb), n, dt);
         err = bmpi_shm_peer_write(root->pid, tmp, root->dst + first * size, bytes);
     }
     free(tmp);
@@ -1488,12 +1492,12 @@ static int reduce_pair(struct call *k, const void *sbuf, void *rbuf, size_t coun
 }
 
 /* One round of a reduce: count elements that fit a slot. own: this
- * rank's data, NULL when the root's is in rbuf (in place). */
+ * rank's data, MPI_IN_PLACE when the root's is in rbuf. */
 static void reduce_round(struct call *k, const void *own, void *rbuf, size_t count,
                          const struct bmpi_datatype *dt, const struct bmpi_op *op, int root)
 {
     if (two_phases(k, count, count * bmpi_dt_size(dt), true)) {
-        contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
+        contribute_segments(k, own != MPI_IN_PLACE ? own : rbuf, own != MPI_IN_PLACE, count, dt);
         fold_two_phases(k, own, rbuf, count, dt, op, k->me == root);
         return;
     }
@@ -1502,7 +1506,7 @@ static void reduce_round(struct call *k, const void *own, void *rbuf, size_t cou
     } else if (bmpi_op_commutative(op)) {
         fold_commutative(k, own, rbuf, count, dt, op);
     } else {
-        if (!own) /* the fold overwrites rbuf: keep a copy */
+        if (own == MPI_IN_PLACE) /* the fold overwrites rbuf: keep a copy */
             contribute(k, rbuf, count, dt);
         fold_range(k, own, rbuf, 0, count, dt, op);
     }
@@ -1514,11 +1518,11 @@ static void allreduce_round(struct call *k, const void *own, void *rbuf, size_t 
                             const struct bmpi_datatype *dt, const struct bmpi_op *op)
 {
     if (two_phases(k, count, count * bmpi_dt_size(dt), false)) {
-        contribute_segments(k, own ? own : rbuf, own != NULL, count, dt);
+        contribute_segments(k, own != MPI_IN_PLACE ? own : rbuf, own != MPI_IN_PLACE, count, dt);
         fold_two_phases(k, own, rbuf, count, dt, op, true);
         return;
     }
-    contribute(k, own ? own : rbuf, count, dt);
+    contribute(k, own != MPI_IN_PLACE ? own : rbuf, count, dt);
     fold_range(k, own, rbuf, 0, count, dt, op);
     finish(k);
 }
@@ -1542,13 +1546,12 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
                             size_t bytes, const struct bmpi_datatype *dt, const struct bmpi_op *op,
                             int root)
 {
-    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     bool mapped;
     int err = rings_mapped(k, bytes, &mapped);
     if (err || !mapped)
         return err ? err : BMPI_SHMCOLL_DECLINED;
     if (bytes <= k->r->ring[BIG].slot_bytes) {
-        reduction_round(k, own, rbuf, count, dt, op, root);
+        reduction_round(k, sbuf, rbuf, count, dt, op, root);
         return BMPI_OK;
     }
     size_t per = round_elems(k, dt);
@@ -1557,9 +1560,8 @@ static int reduce_in_rounds(struct call *k, const void *sbuf, void *rbuf, size_t
     for (size_t r = 0, lo = 0; r < rounds_for(count, per); r++, lo += per) {
         size_t n = count - lo < per ? count - lo : per;
         MPI_Aint ofs = (MPI_Aint)lo * bmpi_dt_extent(dt);
-        const void *o = own ? (const char *)own + ofs : NULL;
-        void *res = rbuf ? (char *)rbuf + ofs : NULL;
-        reduction_round(k, o, res, n, dt, op, root);
+        const void *o = sbuf == MPI_IN_PLACE ? sbuf : (const void *)((uintptr_t)sbuf + ofs);
+        reduction_round(k, o, (void *)((uintptr_t)rbuf + ofs), n, dt, op, root);
     }
     return BMPI_OK;
 }

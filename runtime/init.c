@@ -13,6 +13,7 @@
 #include <pmix.h>
 
 #include "runtime/api.h"
+#include "runtime/api_status.h"
 #include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
@@ -215,9 +216,10 @@ int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Get_library_version", "version or resultlen is NULL");
-    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "bmpi %s (MPI %d.%d, PMIx %s)",
-                     PACKAGE_VERSION, MPI_VERSION, MPI_SUBVERSION, PMIx_Get_version());
-    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "bmpi %s (MPI %d.%d, PMIx %s)",
+             PACKAGE_VERSION, MPI_VERSION, MPI_SUBVERSION, PMIx_Get_version());
+    size_t n = bmpi_api_missing(version, MPI_MAX_LIBRARY_VERSION_STRING);
+    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? (int)n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
     return MPI_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 libbmpi_core_la_SOURCES += \
 	runtime/api.h \
 	runtime/api_unimplemented.c \
+	runtime/api_status.c runtime/api_status.h \
 	runtime/bsend.c \
 	runtime/comm.c runtime/comm.h \
 	runtime/constants.c \

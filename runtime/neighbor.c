@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "runtime/api.h"
@@ -103,6 +104,14 @@ static MPI_Aint extent_of(MPI_Datatype t)
     return dt ? bmpi_dt_extent(dt) : 0;
 }
 
+/* A block's address: buf + off in integers, since buf may be MPI_BOTTOM
+ * (NULL) and off an absolute address (MPI_Get_address); the buffer check
+ * then sees where the block really is. */
+static char *block_at(const void *buf, MPI_Aint off)
+{
+    return (char *)((uintptr_t)buf + (uintptr_t)off);
+}
+
 static int neighbor(const struct nargs *a, MPI_Request *request)
 {
     struct bmpi_comm *c;
@@ -149,9 +158,10 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
         case ALLTOALLV: cnt = a->recvcounts[i]; off = (MPI_Aint)a->rdispls[i] * rext; break;
         default: cnt = a->recvcounts[i]; ty = a->recvtypes[i]; off = a->rdisplsw[i]; break;
         }
-        if ((err = bmpi_check_buffer(a->comm, a->fn, a->recvbuf, cnt, ty)))
+        char *at = block_at(a->recvbuf, off);
+        if ((err = bmpi_check_buffer(a->comm, a->fn, at, cnt, ty)))
             goto out;
-        rb[i] = (struct block){(char *)a->recvbuf + off, (size_t)cnt, ty};
+        rb[i] = (struct block){at, (size_t)cnt, ty};
     }
     for (int i = 0; i < nout; i++) {
         int cnt;
@@ -164,9 +174,10 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
         case ALLTOALLV: cnt = a->sendcounts[i]; off = (MPI_Aint)a->sdispls[i] * sext; break;
         default: cnt = a->sendcounts[i]; ty = a->sendtypes[i]; off = a->sdisplsw[i]; break;
         }
-        if ((err = bmpi_check_buffer(a->comm, a->fn, a->sendbuf, cnt, ty)))
+        char *at = block_at(a->sendbuf, off);
+        if ((err = bmpi_check_buffer(a->comm, a->fn, at, cnt, ty)))
             goto out;
-        sb[i] = (struct block){(char *)a->sendbuf + off, (size_t)cnt, ty};
+        sb[i] = (struct block){at, (size_t)cnt, ty};
     }
     if (!request) {
         if ((err = exchange(c, nin, in, rb, nout, out, sb, NULL)))

@@ -175,9 +175,16 @@ static size_t packed_size(const struct bmpi_request *req)
     return req->count * bmpi_dt_size(req->dt);
 }
 
+/* In integers: with a type on absolute addresses the buffer may be
+ * MPI_BOTTOM, or a collective's temporary whose origin wrapped around. */
+static void *data_at(const void *buf, const struct bmpi_datatype *dt)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)bmpi_dt_true_lb(dt));
+}
+
 static void *contig_base(const struct bmpi_request *req)
 {
-    return (char *)req->buf + bmpi_dt_true_lb(req->dt);
+    return data_at(req->buf, req->dt);
 }
 
 static int send_eager(struct bmpi_request *req, struct bmpi_tl *tl)
@@ -802,7 +809,7 @@ int bmpi_send_immediate(const void *buf, size_t count, MPI_Datatype type, int de
     if (bytes > tl->caps.eager_limit || bytes + sizeof(env) > tl->caps.max_am ||
         p2p.matched[world_peer].head)
         return BMPI_TL_EAGAIN;
-    struct iovec iov = {(char *)buf + bmpi_dt_true_lb(dt), bytes};
+    struct iovec iov = {data_at(buf, dt), bytes};
     return tl->ops->am_send(tl, world_peer, BMPI_AM_EAGER, &env, sizeof(env), &iov, bytes ? 1 : 0);
 }
 

@@ -52,8 +52,11 @@ int bmpi_check_buffer_of(MPI_Comm comm, const char *fn, const void *buf, int cou
 {
     if (count < 0)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
-    /* MPI_BOTTOM is NULL: only absolute-address derived types may use it. */
-    if (!buf && count > 0 && bmpi_dt_is_predefined(dt) && bmpi_dt_size(dt) > 0)
+    /* MPI_BOTTOM is NULL: valid for a type whose data starts at an
+     * absolute address. As MPICH, a predefined type or one whose data
+     * starts at its origin (true lower bound 0) cannot be there. */
+    if (!buf && count > 0 && bmpi_dt_size(dt) > 0 &&
+        (bmpi_dt_is_predefined(dt) || bmpi_dt_true_lb(dt) == 0))
         return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "NULL buffer for %d elements of %s", count,
                              bmpi_dt_name(dt->handle));
     return MPI_SUCCESS;

@@ -16,6 +16,7 @@
 #include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/datatype_impl.h"
+#include "runtime/p2p.h"
 
 /* --- argument checks -------------------------------------------------------- */
 
@@ -824,10 +825,7 @@ static int check_data(const char *fn, MPI_Comm comm, const void *buf, int count,
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
     if (bmpi_dt_check_usable(datatype, dt))
         return bmpi_err_comm(comm, MPI_ERR_TYPE, fn, NULL);
-    if (!buf && count > 0 && bmpi_dt_is_predefined(*dt) && (*dt)->size > 0)
-        return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "NULL buffer for %d elements of %s", count,
-                             bmpi_dt_name(datatype));
-    return MPI_SUCCESS;
+    return bmpi_check_buffer_of(comm, fn, buf, count, *dt);
 }
 
 #undef FN

@@ -3,7 +3,9 @@
  * machine: the version, the PMIx library, each transport compiled in with
  * whether it can run here and, if not, why; what the network transports
  * found (RDMA devices and ports, libfabric providers) and the transport a
- * job would use for each kind of peer.
+ * job would use for each kind of peer; which chapters of the MPI API have
+ * stubs (functions that link but report MPI_ERR_UNSUPPORTED_OPERATION),
+ * and with --missing every stub by name.
  */
 #include "config.h"
 
@@ -13,6 +15,7 @@
 
 #include <pmix.h>
 
+#include "runtime/api_status.h"
 #include "runtime/error.h"
 #include "transport/transport.h"
 #ifdef BMPI_HAVE_OFI
@@ -32,10 +35,34 @@ struct verdict {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: bmpi_info [--version | --help]\n"
+    fprintf(out, "usage: bmpi_info [--version | --missing | --help]\n"
                  "Prints bmpi's version, its PMIx library and the transports built in,\n"
                  "each with whether it can run on this machine and, if not, why, what the\n"
-                 "network transports found here, and which transport each peer would get.\n");
+                 "network transports found here, which transport each peer would get, and\n"
+                 "the chapters of the MPI API that have stubs (functions that link but\n"
+                 "report MPI_ERR_UNSUPPORTED_OPERATION). --missing prints every stub, one\n"
+                 "a line.\n");
+}
+
+static void report_missing(void)
+{
+    printf("MPI functions not implemented (stubs: MPI_ERR_UNSUPPORTED_OPERATION;\n"
+           "mpi.h: BMPI_HAVE_<chapter> 0; bmpi_info --missing names them):\n");
+    int total = 0;
+    for (const struct bmpi_api_chapter *ch = bmpi_api_chapters; ch->title; ch++) {
+        if (ch->nstubs)
+            printf("  %-48s %3d of %3d\n", bmpi_api_chapter_name(ch), ch->nstubs, ch->declared);
+        total += ch->nstubs;
+    }
+    if (!total)
+        printf("  none\n");
+}
+
+static void list_missing(void)
+{
+    for (const struct bmpi_api_chapter *ch = bmpi_api_chapters; ch->title; ch++)
+        for (const char *const *f = ch->stubs; *f; f++)
+            printf("%s\n", *f);
 }
 
 static const char *first_usable(const struct verdict *v, int n, const char *const *names)
@@ -69,6 +96,10 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "--missing") == 0) {
+        list_missing();
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "--version") != 0) {
         fprintf(stderr, "bmpi_info: unknown argument '%s'\n", argv[1]);
         usage(stderr);
@@ -100,5 +131,6 @@ int main(int argc, char **argv)
     bmpi_ofi_report(stdout);
 #endif
     report_choice(v, n);
+    report_missing();
     return 0;
 }

@@ -4,3 +4,4 @@
 TESTS += test/api/check-api-status.sh test/api/check-mpi-h.sh
 EXTRA_DIST += test/api/check-api-status.sh test/api/check-mpi-h.sh \
 	tools/gen-api-status docs/api-status.md
+include test/api/features.mk

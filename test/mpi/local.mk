@@ -21,3 +21,4 @@ include test/mpi/attrcache.mk
 include test/mpi/intercoll.mk
 include test/mpi/p2pmisc.mk
 include test/mpi/shmenv.mk
+include test/mpi/bottom.mk
