@@ -13,6 +13,7 @@ bench_sources = \
 	bench/bibw.c \
 	bench/coll.c \
 	bench/limits.c \
+	bench/stream.c \
 	bench/ofi_floor.c \
 	bench/tcp_stream.c
 
