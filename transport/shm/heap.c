@@ -57,6 +57,9 @@ extern void *__libc_memalign(size_t, size_t);
  * size on (its largest dynamic mmap threshold). */
 #define HEAP_PUNCH_MIN ((size_t)32 << 20)
 #define HEAP_NBINS 48
+/* The range starts on a boundary of the huge page size that goes with
+ * HEAP_PAGE (the PMD size of 4 KiB pages), so huge pages can map it. */
+#define HEAP_ALIGN ((size_t)2 << 20)
 
 /* Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator
  * must serve every block to check it, and a definition of malloc here
@@ -90,18 +93,84 @@ static struct {
     struct blk *bins[HEAP_NBINS];
 } heap = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
+/* ---- transparent huge pages --------------------------------------------- */
+
+/* The first line of a small sysfs file, or "" (no stdio: this runs inside
+ * malloc). */
+static void read_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* The setting in brackets ("always [madvise] never" -> "madvise") of a
+ * THP file; that of the PMD size's own file unless it says "inherit". */
+static void thp_setting(const char *dir, const char *file, char *word, size_t len)
+{
+    char path[256], line[128], *open_b, *close_b;
+    read_line((snprintf(path, sizeof path, "%s/hpage_pmd_size", dir), path), line, sizeof line);
+    unsigned long pmd_kib = strtoul(line, NULL, 10) >> 10;
+    snprintf(path, sizeof path, "%s/hugepages-%lukB/%s", dir, pmd_kib, file);
+    for (int tries = 0; tries < 2; tries++) {
+        read_line(path, line, sizeof line);
+        word[0] = '\0';
+        if ((open_b = strchr(line, '[')) && (close_b = strchr(open_b, ']')) &&
+            (size_t)(close_b - open_b) <= len) {
+            memcpy(word, open_b + 1, (size_t)(close_b - open_b - 1));
+            word[close_b - open_b - 1] = '\0';
+        }
+        if (*word && strcmp(word, "inherit") != 0)
+            return;
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+    }
+}
+
+/* glibc.malloc.hugetlb in GLIBC_TUNABLES: 1 makes glibc madvise its
+ * blocks for THP, 2 take hugetlbfs pages; 0 when unset. */
+static int glibc_hugetlb_tunable(const char *tunables)
+{
+    const char *t = tunables ? strstr(tunables, "glibc.malloc.hugetlb=") : NULL;
+    return t ? atoi(t + strlen("glibc.malloc.hugetlb=")) : 0;
+}
+
+enum bmpi_shm_heap_thp bmpi_shm_heap_thp_plan(const char *thp_dir, const char *glibc_tunables)
+{
+    char anon[32], shmem[32];
+    thp_setting(thp_dir, "enabled", anon, sizeof anon);
+    thp_setting(thp_dir, "shmem_enabled", shmem, sizeof shmem);
+    int tunable = glibc_hugetlb_tunable(glibc_tunables);
+    bool glibc_huge = !strcmp(anon, "always") || tunable == 2 ||
+                      (tunable == 1 && !strcmp(anon, "madvise"));
+    if (!glibc_huge)
+        return BMPI_SHM_HEAP_THP_NONE;
+    if (!strcmp(shmem, "always") || !strcmp(shmem, "within_size") || !strcmp(shmem, "force"))
+        return BMPI_SHM_HEAP_THP_BY_ITSELF;
+    return !strcmp(shmem, "advise") ? BMPI_SHM_HEAP_THP_ASK : BMPI_SHM_HEAP_THP_LOST;
+}
+
 /* ---- setting up ---------------------------------------------------------- */
 
-static bool heap_wanted(void)
+static bool heap_wanted(enum bmpi_shm_heap_thp thp)
 {
     if (!HEAP_REPLACES_MALLOC)
         return false;
-    if (bmpi_env_switch("BMPI_SHM_HEAP") == 0)
+    int wanted = bmpi_env_switch("BMPI_SHM_HEAP");
+    if (wanted == 0)
         return false;
     /* Under valgrind the blocks would escape memcheck, which replaces
      * glibc's allocator but not this one. */
     const char *pre = getenv("LD_PRELOAD");
-    return !(pre && strstr(pre, "vgpreload"));
+    if (pre && strstr(pre, "vgpreload"))
+        return false;
+    /* A compute array must not lose the huge pages glibc would give it:
+     * unless asked for by name, the heap stands down. */
+    return thp != BMPI_SHM_HEAP_THP_LOST || wanted == 1;
 }
 
 static void heap_prepare_fork(void) { pthread_mutex_lock(&heap.lock); }
@@ -133,12 +202,35 @@ static void heap_child_fork(void)
     pthread_mutex_unlock(&heap.lock);
 }
 
+/* Map the memfd's len bytes at an address aligned to HEAP_ALIGN: the
+ * kernel backs a shmem page range with a huge page only where file offset
+ * and address agree modulo its size. */
+static void *map_aligned(int fd, size_t len)
+{
+    char *r = mmap(NULL, len + HEAP_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (r == MAP_FAILED)
+        return MAP_FAILED;
+    char *a = (char *)(((uintptr_t)r + HEAP_ALIGN - 1) & ~(uintptr_t)(HEAP_ALIGN - 1));
+    if (mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0) ==
+        MAP_FAILED) {
+        munmap(r, len + HEAP_ALIGN);
+        return MAP_FAILED;
+    }
+    if (a > r)
+        munmap(r, (size_t)(a - r));
+    munmap(a + len, (size_t)(r + HEAP_ALIGN - a));
+    return a;
+}
+
 /* Reserve the range, backed by a sparse memfd of the same size. A limit
  * on address space (ulimit -v) is met by trying smaller ranges. */
 static void heap_init_locked(void)
 {
     heap.state = HEAP_OFF;
-    if (!heap_wanted())
+    enum bmpi_shm_heap_thp thp =
+        bmpi_shm_heap_thp_plan(BMPI_SHM_THP_SYSFS, getenv("GLIBC_TUNABLES"));
+    if (!heap_wanted(thp))
         return;
     int fd = memfd_create("bmpi-heap", MFD_CLOEXEC);
     if (fd < 0)
@@ -146,9 +238,13 @@ static void heap_init_locked(void)
     for (size_t len = (size_t)64 << 30; len >= ((size_t)1 << 30); len /= 4) {
         if (ftruncate(fd, (off_t)len) != 0)
             continue;
-        void *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        void *a = map_aligned(fd, len);
         if (a == MAP_FAILED)
             continue;
+        /* glibc's blocks would get huge pages here, and shmem gets them
+         * only where asked for */
+        if (thp == BMPI_SHM_HEAP_THP_ASK)
+            madvise(a, len, MADV_HUGEPAGE);
         heap.fd = fd;
         heap.base = heap.top = heap.fresh = a;
         heap.end = heap.base + len;
