@@ -16,3 +16,4 @@ test_mpi_req_misc_SOURCES = test/mpi/req_misc.c test/mpi/coll_util.h
 test_mpi_req_misc_LDADD = libbmpi.la
 TESTS += test/mpi/req_misc.sh
 EXTRA_DIST += test/mpi/req_misc.sh
+include test/mpi/heap.mk

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,9 +53,13 @@ extern void *__libc_memalign(size_t, size_t);
 #define HEAP_MIN ((size_t)64 << 10)
 #define HEAP_PAGE ((size_t)4096)
 #define HEAP_HDR ((size_t)64) /* keeps data 64-byte aligned */
-/* Free blocks (after merging) and a top shrunk by this much give their
- * pages back to the kernel; glibc unmaps its own blocks from the same
- * size on (its largest dynamic mmap threshold). */
+/* Pages go back to the kernel when free() would give them back under
+ * glibc (heap_free): glibc maps a large block by itself when its arena
+ * has no room for it, from a threshold that starts at 128 KiB and rises
+ * to the size of each such block freed, up to 32 MiB; on free it unmaps
+ * the block, and it trims the top of its arena beyond twice the
+ * threshold. A merged free block of 32 MiB or more goes back too. */
+#define HEAP_MAP_THRESHOLD_START ((size_t)128 << 10)
 #define HEAP_PUNCH_MIN ((size_t)32 << 20)
 #define HEAP_NBINS 48
 /* The range starts on a boundary of the huge page size that goes with
@@ -74,7 +79,7 @@ enum { BLK_USED = 0x75736564u, BLK_FREE = 0x66726565u, BLK_SHIM = 0x7368696du };
 
 struct blk {
     uint32_t magic;
-    uint32_t bin;
+    uint32_t bin;     /* while free; while used: 1 if free() gives its pages back */
     size_t size;      /* bytes, header included, a page multiple; a shim: offset back to its block */
     size_t prev_size; /* size of the block just below; 0 for the first */
     struct blk *next, *prev; /* bin links, while free */
@@ -91,7 +96,10 @@ static struct {
     char *fresh;      /* bytes from here up have never been handed out: zero */
     struct blk *last; /* the block that ends at top, or NULL */
     struct blk *bins[HEAP_NBINS];
-} heap = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+    size_t map_threshold; /* glibc's mmap threshold, as glibc would have it now */
+    size_t used_blocks, used_bytes, free_bytes; /* for mallinfo2 */
+    void *libc_usable_size, *libc_trim, *libc_mallinfo2; /* glibc's, found on first use */
+} heap = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .map_threshold = HEAP_MAP_THRESHOLD_START};
 
 /* ---- transparent huge pages --------------------------------------------- */
 
@@ -301,6 +309,7 @@ static unsigned bin_of(size_t size)
 
 static void bin_insert(struct blk *b)
 {
+    heap.free_bytes += b->size;
     b->magic = BLK_FREE;
     b->bin = bin_of(b->size);
     b->prev = NULL;
@@ -312,6 +321,7 @@ static void bin_insert(struct blk *b)
 
 static void bin_remove(struct blk *b)
 {
+    heap.free_bytes -= b->size;
     if (b->prev)
         b->prev->next = b->next;
     else
@@ -331,7 +341,7 @@ static void fix_above(struct blk *b)
 static void release(char *from, char *to)
 {
     from = (char *)page_up((uintptr_t)from);
-    if (to > from)
+    if (heap.state == HEAP_ON && to > from)
         fallocate(heap.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from - heap.base,
                   to - from);
 }
@@ -380,13 +390,17 @@ static struct blk *take_from_top(size_t size)
 static void *blk_alloc_locked(size_t size, bool zero)
 {
     struct blk *b = take_from_bins(size);
-    bool clean = false;
+    bool clean = false, glibc_would_map = false;
     if (!b) {
         b = take_from_top(size);
         if (!b)
             return NULL;
         clean = (char *)b >= heap.fresh;
+        glibc_would_map = size >= heap.map_threshold;
     }
+    b->bin = glibc_would_map;
+    heap.used_blocks++;
+    heap.used_bytes += b->size;
     if ((char *)b + b->size > heap.fresh)
         heap.fresh = (char *)b + b->size;
     b->magic = BLK_USED;
@@ -395,8 +409,22 @@ static void *blk_alloc_locked(size_t size, bool zero)
     return (char *)b + HEAP_HDR;
 }
 
+/* A block that glibc would have mapped by itself goes back at once, and
+ * raises the threshold as glibc's free does. */
+static void give_back_if_glibc_would(struct blk *b)
+{
+    if (!b->bin)
+        return;
+    release((char *)b + HEAP_HDR, (char *)b + b->size);
+    if (b->size > heap.map_threshold && b->size <= HEAP_PUNCH_MIN)
+        heap.map_threshold = b->size;
+}
+
 static void blk_free_locked(struct blk *b)
 {
+    heap.used_blocks--;
+    heap.used_bytes -= b->size;
+    give_back_if_glibc_would(b);
     struct blk *up = b == heap.last ? NULL : blk_above(b);
     if (up && up->magic == BLK_FREE) {
         bin_remove(up);
@@ -416,7 +444,7 @@ static void blk_free_locked(struct blk *b)
         heap.top = (char *)b;
         heap.last = blk_below(b);
         b->magic = 0;
-        if (heap.state == HEAP_ON && (size_t)(heap.fresh - heap.top) >= HEAP_PUNCH_MIN) {
+        if (heap.state == HEAP_ON && (size_t)(heap.fresh - heap.top) >= 2 * heap.map_threshold) {
             release(heap.top, heap.fresh);
             heap.fresh = (char *)page_up((uintptr_t)heap.top);
         }
@@ -424,7 +452,7 @@ static void blk_free_locked(struct blk *b)
     }
     fix_above(b);
     bin_insert(b);
-    if (heap.state == HEAP_ON && b->size >= HEAP_PUNCH_MIN)
+    if (b->size >= HEAP_PUNCH_MIN)
         release((char *)b + HEAP_HDR, (char *)b + b->size);
 }
 
@@ -506,6 +534,7 @@ static bool grow_at_top_locked(struct blk *b, size_t size)
     if (heap.state != HEAP_ON || b != heap.last || (size_t)(heap.end - (char *)b) < size)
         return false;
     heap.top = (char *)b + size;
+    heap.used_bytes += size - b->size;
     b->size = size;
     if (heap.top > heap.fresh)
         heap.fresh = heap.top;
@@ -576,6 +605,18 @@ int posix_memalign(void **out, size_t align, size_t n)
     return 0;
 }
 
+/* glibc's version of an allocator function that it exports under no
+ * other name, looked up once. */
+static void *libc_function(void **cache, const char *name)
+{
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
 size_t malloc_usable_size(void *p)
 {
     if (bmpi_shm_heap_owns(p)) {
@@ -585,10 +626,56 @@ size_t malloc_usable_size(void *p)
         pthread_mutex_unlock(&heap.lock);
         return n;
     }
-    static size_t (*libc_usable)(void *);
-    if (!libc_usable)
-        libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    size_t (*libc_usable)(void *) =
+        (size_t (*)(void *))libc_function(&heap.libc_usable_size, "malloc_usable_size");
     return libc_usable ? libc_usable(p) : 0;
+}
+
+/* glibc's trim, then every free block's pages and the top's beyond pad;
+ * 1 if anything went back, as glibc answers. */
+int malloc_trim(size_t pad)
+{
+    int (*libc_trim)(size_t) = (int (*)(size_t))libc_function(&heap.libc_trim, "malloc_trim");
+    int released = libc_trim ? libc_trim(pad) : 0;
+    pthread_mutex_lock(&heap.lock);
+    if (heap.state == HEAP_ON) {
+        for (unsigned k = 0; k < HEAP_NBINS; k++)
+            for (struct blk *b = heap.bins[k]; b; b = b->next, released = 1)
+                release((char *)b + HEAP_HDR, (char *)b + b->size);
+        char *keep = (char *)page_up((uintptr_t)heap.top + pad);
+        if (keep < heap.fresh) {
+            release(keep, heap.fresh);
+            heap.fresh = keep;
+            released = 1;
+        }
+    }
+    pthread_mutex_unlock(&heap.lock);
+    return released;
+}
+
+/* glibc's figures plus the heap's: its blocks in use count as glibc's
+ * own mapped blocks (hblks, hblkhd), its free blocks and the top it has
+ * not given back as free arena space (arena, ordblks, fordblks, keepcost
+ * for the top). */
+struct mallinfo2 mallinfo2(void)
+{
+    struct mallinfo2 (*libc_info)(void) =
+        (struct mallinfo2 (*)(void))libc_function(&heap.libc_mallinfo2, "mallinfo2");
+    struct mallinfo2 m = libc_info ? libc_info() : (struct mallinfo2){0};
+    pthread_mutex_lock(&heap.lock);
+    if (heap.state != HEAP_UNINIT) {
+        size_t top = heap.fresh > heap.top ? (size_t)(heap.fresh - heap.top) : 0;
+        m.hblks += heap.used_blocks;
+        m.hblkhd += heap.used_bytes;
+        for (unsigned k = 0; k < HEAP_NBINS; k++)
+            for (struct blk *b = heap.bins[k]; b; b = b->next)
+                m.ordblks++;
+        m.arena += heap.free_bytes + top;
+        m.fordblks += heap.free_bytes + top;
+        m.keepcost += top;
+    }
+    pthread_mutex_unlock(&heap.lock);
+    return m;
 }
 
 #endif /* HEAP_REPLACES_MALLOC */
