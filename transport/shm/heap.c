@@ -164,9 +164,26 @@ enum bmpi_shm_heap_thp bmpi_shm_heap_thp_plan(const char *thp_dir, const char *g
 
 /* ---- setting up ---------------------------------------------------------- */
 
+#if HEAP_REPLACES_MALLOC
+static void *this_heaps_malloc(size_t n) __attribute__((alias("malloc"), copy(malloc)));
+
+/* Whether the dynamic linker bound the process's malloc to this file's.
+ * A program that defines its own, preloads another allocator, or loads
+ * libbmpi after it started (Python's ctypes) allocates every block
+ * elsewhere, and a heap here would be an empty range. The volatile makes
+ * the compiler read the binding instead of assuming the alias. */
+static bool heap_is_the_malloc(void)
+{
+    void *(*volatile bound)(size_t) = malloc;
+    return bound == this_heaps_malloc;
+}
+#else
+static bool heap_is_the_malloc(void) { return false; }
+#endif
+
 static bool heap_wanted(enum bmpi_shm_heap_thp thp)
 {
-    if (!HEAP_REPLACES_MALLOC)
+    if (!heap_is_the_malloc())
         return false;
     int wanted = bmpi_env_switch("BMPI_SHM_HEAP");
     if (wanted == 0)
