@@ -4,11 +4,12 @@
  * two ranks is one memcpy instead of a process_vm_readv, which pins every
  * page it copies (docs/shm.md, "Shared heap").
  *
- * libbmpi defines malloc, free, calloc, realloc and the aligned
- * allocators. The dynamic linker binds every call in the process to the
+ * libbmpi defines malloc, free, calloc, realloc, the aligned allocators,
+ * malloc_usable_size, malloc_trim and mallinfo2. The dynamic linker binds every call in the process to the
  * first definition it finds, which is this one when the program links
  * libbmpi and preloads no allocator of its own (a sanitizer, valgrind,
- * jemalloc: theirs wins, and this file is never called). Requests under
+ * jemalloc: theirs wins, this file is never called, and the heap is not
+ * even set up: heap_is_the_malloc). Requests under
  * HEAP_MIN go to glibc unchanged (__libc_malloc and friends); larger ones
  * are cut from one reserved range mapped from the memfd, so that a peer
  * turns an address in it into its own by one subtraction (peer_heap.c).
@@ -54,7 +55,7 @@ extern void *__libc_memalign(size_t, size_t);
 #define HEAP_PAGE ((size_t)4096)
 #define HEAP_HDR ((size_t)64) /* keeps data 64-byte aligned */
 /* Pages go back to the kernel when free() would give them back under
- * glibc (heap_free): glibc maps a large block by itself when its arena
+ * glibc (give_back_if_glibc_would, blk_free_locked): glibc maps a large block by itself when its arena
  * has no room for it, from a threshold that starts at 128 KiB and rises
  * to the size of each such block freed, up to 32 MiB; on free it unmaps
  * the block, and it trims the top of its arena beyond twice the
