@@ -77,13 +77,21 @@ static void memory_goes_back(void)
 {
     /* glibc maps a first block of this size by itself and unmaps it on free */
     expect_free_returns(touched(16 * MIB), 16 * MIB, "the last block");
+    /* then keeps the next one of that size in its arena, for reuse: a
+     * buffer freed and allocated again must not fault its pages in anew */
+    void *again = touched(16 * MIB);
+    size_t before = resident();
+    free(again);
+    size_t after = resident();
+    CHECK(after + 8 * MIB > before, "a second 16 MiB block went back to the system (%zu KiB): "
+          "glibc keeps it for reuse", (before - after) / KIB);
     void *middle = touched(24 * MIB), *guard = touched(64 * KIB);
     expect_free_returns(middle, 24 * MIB, "a block below another");
     /* What free keeps (a block no larger than one freed before, which
      * glibc keeps in its arena too), malloc_trim(0) returns. */
     void *kept = touched(4 * MIB), *guard2 = touched(64 * KIB);
     free(kept);
-    size_t before = resident();
+    before = resident();
     int trimmed = malloc_trim(0);
     size_t gone = before - (before > resident() ? resident() : before);
     CHECK(trimmed == 1 && gone >= 3 * MIB, "malloc_trim(0) returned %d and %zu KiB", trimmed,

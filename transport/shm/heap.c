@@ -414,7 +414,7 @@ static void *blk_alloc_locked(size_t size, bool zero)
         if (!b)
             return NULL;
         clean = (char *)b >= heap.fresh;
-        glibc_would_map = size >= heap.map_threshold;
+        glibc_would_map = size > heap.map_threshold;
     }
     b->bin = glibc_would_map;
     heap.used_blocks++;
