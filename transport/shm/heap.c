@@ -166,7 +166,14 @@ enum bmpi_shm_heap_thp bmpi_shm_heap_thp_plan(const char *thp_dir, const char *g
 /* ---- setting up ---------------------------------------------------------- */
 
 #if HEAP_REPLACES_MALLOC
-static void *this_heaps_malloc(size_t n) __attribute__((alias("malloc"), copy(malloc)));
+/* gcc wants an alias to carry its target's attributes (copy); clang
+ * knows no such attribute and does not ask. */
+#if __has_attribute(copy)
+#define HEAP_ALIAS_OF_MALLOC __attribute__((alias("malloc"), copy(malloc)))
+#else
+#define HEAP_ALIAS_OF_MALLOC __attribute__((alias("malloc")))
+#endif
+static void *this_heaps_malloc(size_t n) HEAP_ALIAS_OF_MALLOC;
 
 /* Whether the dynamic linker bound the process's malloc to this file's.
  * A program that defines its own, preloads another allocator, or loads
