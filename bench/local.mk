@@ -14,6 +14,7 @@ bench_sources = \
 	bench/coll.c \
 	bench/firstcall.c \
 	bench/limits.c \
+	bench/stream.c \
 	bench/ofi_floor.c \
 	bench/tcp_stream.c
 

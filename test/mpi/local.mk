@@ -22,3 +22,4 @@ include test/mpi/intercoll.mk
 include test/mpi/p2pmisc.mk
 include test/mpi/shmenv.mk
 include test/mpi/bottom.mk
+include test/mpi/heap.mk

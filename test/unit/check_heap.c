@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -289,6 +290,128 @@ START_TEST(peer_without_a_heap_is_refused)
 }
 END_TEST
 
+/* ---- transparent huge pages ---------------------------------------------- */
+
+/* A fake /sys/kernel/mm/transparent_hugepage: the global settings and
+ * those of the 2 MiB size (NULL: that file is missing). */
+static void write_setting(const char *dir, const char *file, const char *value)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (!value) {
+        unlink(path);
+        return;
+    }
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%s\n", value);
+    fclose(f);
+}
+
+static void fake_thp(const char *dir, const char *anon, const char *shmem, const char *anon_2m,
+                     const char *shmem_2m)
+{
+    write_setting(dir, "hpage_pmd_size", "2097152");
+    write_setting(dir, "enabled", anon);
+    write_setting(dir, "shmem_enabled", shmem);
+    write_setting(dir, "hugepages-2048kB/enabled", anon_2m);
+    write_setting(dir, "hugepages-2048kB/shmem_enabled", shmem_2m);
+}
+
+START_TEST(thp_plan_follows_the_kernel_settings)
+{
+    char dir[] = "/tmp/check_heap_thp.XXXXXX", sub[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/hugepages-2048kB", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    const char *madvise = "always [madvise] never", *always = "[always] madvise never";
+    const char *anon_never = "always madvise [never]";
+    const char *shm_never = "always within_size advise [never] deny force";
+    const char *shm_advise = "always within_size [advise] never deny force";
+    const char *shm_within = "always [within_size] advise never deny force";
+    const char *inherit = "always [inherit] madvise never";
+    const char *hugetlb = "glibc.malloc.check=0:glibc.malloc.hugetlb=1";
+
+    fake_thp(dir, madvise, shm_never, NULL, NULL);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, NULL), BMPI_SHM_HEAP_THP_NONE);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, hugetlb), BMPI_SHM_HEAP_THP_LOST);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, "glibc.malloc.hugetlb=0"),
+                     BMPI_SHM_HEAP_THP_NONE);
+    fake_thp(dir, always, shm_never, inherit, "always inherit within_size advise [never]");
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, NULL), BMPI_SHM_HEAP_THP_LOST);
+    fake_thp(dir, always, shm_advise, inherit, NULL);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, NULL), BMPI_SHM_HEAP_THP_ASK);
+    fake_thp(dir, always, shm_within, NULL, NULL);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, NULL), BMPI_SHM_HEAP_THP_BY_ITSELF);
+    /* the 2 MiB size's own settings win over the global ones */
+    fake_thp(dir, anon_never, shm_never, always, "always inherit within_size [advise] never");
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, NULL), BMPI_SHM_HEAP_THP_ASK);
+    fake_thp(dir, always, shm_advise, "always inherit madvise [never]", NULL);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, NULL), BMPI_SHM_HEAP_THP_NONE);
+    /* glibc's madvise does nothing where THP is off */
+    fake_thp(dir, anon_never, shm_never, NULL, NULL);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan(dir, hugetlb), BMPI_SHM_HEAP_THP_NONE);
+    ck_assert_int_eq(bmpi_shm_heap_thp_plan("/nonexistent", hugetlb), BMPI_SHM_HEAP_THP_NONE);
+
+    fake_thp(dir, NULL, NULL, NULL, NULL);
+    write_setting(dir, "hpage_pmd_size", NULL);
+    ck_assert_int_eq(rmdir(sub), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* Whether /proc/self/smaps flags the mapping holding p with VM_HUGEPAGE
+ * ("hg" in VmFlags). */
+static bool mapping_asks_for_huge_pages(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    bool inside = false, huge = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long start, end;
+        if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+            inside = start <= (uintptr_t)p && (uintptr_t)p < end;
+        else if (inside && !strncmp(line, "VmFlags:", 8))
+            huge = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return huge;
+}
+
+/* With glibc.malloc.hugetlb=1 glibc's large blocks get huge pages wherever
+ * THP is not off. The heap must then give its blocks huge pages too, or
+ * leave them to glibc. */
+START_TEST(blocks_keep_the_huge_pages_glibc_would_give)
+{
+    const char *tunables = "glibc.malloc.hugetlb=1";
+    setenv("GLIBC_TUNABLES", tunables, 1);
+    unsetenv("BMPI_SHM_HEAP");
+    enum bmpi_shm_heap_thp plan = bmpi_shm_heap_thp_plan(BMPI_SHM_THP_SYSFS, tunables);
+    char *p = malloc(8 * MIB);
+    ck_assert_ptr_nonnull(p);
+    struct bmpi_shm_heap_info info;
+    bmpi_shm_heap_info(&info);
+    ck_assert_uint_eq(info.base % (2 * MIB), 0);
+    ck_assert_msg(bmpi_shm_heap_owns(p) == (plan != BMPI_SHM_HEAP_THP_LOST),
+                  "THP plan %d, block %s the heap", (int)plan,
+                  bmpi_shm_heap_owns(p) ? "in" : "outside");
+    if (plan == BMPI_SHM_HEAP_THP_ASK)
+        ck_assert(mapping_asks_for_huge_pages(p));
+    free(p);
+}
+END_TEST
+
+START_TEST(heap_asked_for_by_name_stays_on)
+{
+    setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
+    setenv("BMPI_SHM_HEAP", "1", 1);
+    char *p = malloc(8 * MIB);
+    ck_assert(bmpi_shm_heap_owns(p));
+    free(p);
+}
+END_TEST
+
 START_TEST(double_free_aborts)
 {
     void *volatile p = malloc(MIB); /* volatile: gcc may drop a free it can see is doubled */
@@ -314,6 +437,9 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, fork_child_gets_a_private_copy);
     tcase_add_test(tc, peer_reads_and_writes_the_heap);
     tcase_add_test(tc, peer_without_a_heap_is_refused);
+    tcase_add_test(tc, thp_plan_follows_the_kernel_settings);
+    tcase_add_test(tc, blocks_keep_the_huge_pages_glibc_would_give);
+    tcase_add_test(tc, heap_asked_for_by_name_stays_on);
     tcase_add_test_raise_signal(tc, double_free_aborts, SIGABRT);
     suite_add_tcase(s, tc);
     return s;
@@ -337,6 +463,10 @@ static bool heap_is_the_allocator(void)
 
 int main(void)
 {
+    /* The allocator's tests want the heap on also where the machine's
+     * huge-page settings make it stand down by default; the tests of that
+     * decision unset this again. */
+    setenv("BMPI_SHM_HEAP", "1", 0);
     if (!heap_is_the_allocator()) {
         printf("the shared heap is not this program's allocator (valgrind, or "
                "BMPI_SHM_HEAP=0): skipped\n");

@@ -4,11 +4,12 @@
  * two ranks is one memcpy instead of a process_vm_readv, which pins every
  * page it copies (docs/shm.md, "Shared heap").
  *
- * libbmpi defines malloc, free, calloc, realloc and the aligned
- * allocators. The dynamic linker binds every call in the process to the
+ * libbmpi defines malloc, free, calloc, realloc, the aligned allocators,
+ * malloc_usable_size, malloc_trim and mallinfo2. The dynamic linker binds every call in the process to the
  * first definition it finds, which is this one when the program links
  * libbmpi and preloads no allocator of its own (a sanitizer, valgrind,
- * jemalloc: theirs wins, and this file is never called). Requests under
+ * jemalloc: theirs wins, this file is never called, and the heap is not
+ * even set up: heap_is_the_malloc). Requests under
  * HEAP_MIN go to glibc unchanged (__libc_malloc and friends); larger ones
  * are cut from one reserved range mapped from the memfd, so that a peer
  * turns an address in it into its own by one subtraction (peer_heap.c).
@@ -26,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,11 +54,18 @@ extern void *__libc_memalign(size_t, size_t);
 #define HEAP_MIN ((size_t)64 << 10)
 #define HEAP_PAGE ((size_t)4096)
 #define HEAP_HDR ((size_t)64) /* keeps data 64-byte aligned */
-/* Free blocks (after merging) and a top shrunk by this much give their
- * pages back to the kernel; glibc unmaps its own blocks from the same
- * size on (its largest dynamic mmap threshold). */
+/* Pages go back to the kernel when free() would give them back under
+ * glibc (give_back_if_glibc_would, blk_free_locked): glibc maps a large block by itself when its arena
+ * has no room for it, from a threshold that starts at 128 KiB and rises
+ * to the size of each such block freed, up to 32 MiB; on free it unmaps
+ * the block, and it trims the top of its arena beyond twice the
+ * threshold. A merged free block of 32 MiB or more goes back too. */
+#define HEAP_MAP_THRESHOLD_START ((size_t)128 << 10)
 #define HEAP_PUNCH_MIN ((size_t)32 << 20)
 #define HEAP_NBINS 48
+/* The range starts on a boundary of the huge page size that goes with
+ * HEAP_PAGE (the PMD size of 4 KiB pages), so huge pages can map it. */
+#define HEAP_ALIGN ((size_t)2 << 20)
 
 /* Under AddressSanitizer or ThreadSanitizer the sanitizer's allocator
  * must serve every block to check it, and a definition of malloc here
@@ -71,7 +80,7 @@ enum { BLK_USED = 0x75736564u, BLK_FREE = 0x66726565u, BLK_SHIM = 0x7368696du };
 
 struct blk {
     uint32_t magic;
-    uint32_t bin;
+    uint32_t bin;     /* while free; while used: 1 if free() gives its pages back */
     size_t size;      /* bytes, header included, a page multiple; a shim: offset back to its block */
     size_t prev_size; /* size of the block just below; 0 for the first */
     struct blk *next, *prev; /* bin links, while free */
@@ -88,20 +97,113 @@ static struct {
     char *fresh;      /* bytes from here up have never been handed out: zero */
     struct blk *last; /* the block that ends at top, or NULL */
     struct blk *bins[HEAP_NBINS];
-} heap = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+    size_t map_threshold; /* glibc's mmap threshold, as glibc would have it now */
+    size_t used_blocks, used_bytes, free_bytes; /* for mallinfo2 */
+    void *libc_usable_size, *libc_trim, *libc_mallinfo2; /* glibc's, found on first use */
+} heap = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .map_threshold = HEAP_MAP_THRESHOLD_START};
+
+/* ---- transparent huge pages --------------------------------------------- */
+
+/* The first line of a small sysfs file, or "" (no stdio: this runs inside
+ * malloc). */
+static void read_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* The setting in brackets ("always [madvise] never" -> "madvise") of a
+ * THP file; that of the PMD size's own file unless it says "inherit". */
+static void thp_setting(const char *dir, const char *file, char *word, size_t len)
+{
+    char path[256], line[128], *open_b, *close_b;
+    read_line((snprintf(path, sizeof path, "%s/hpage_pmd_size", dir), path), line, sizeof line);
+    unsigned long pmd_kib = strtoul(line, NULL, 10) >> 10;
+    snprintf(path, sizeof path, "%s/hugepages-%lukB/%s", dir, pmd_kib, file);
+    for (int tries = 0; tries < 2; tries++) {
+        read_line(path, line, sizeof line);
+        word[0] = '\0';
+        if ((open_b = strchr(line, '[')) && (close_b = strchr(open_b, ']')) &&
+            (size_t)(close_b - open_b) <= len) {
+            memcpy(word, open_b + 1, (size_t)(close_b - open_b - 1));
+            word[close_b - open_b - 1] = '\0';
+        }
+        if (*word && strcmp(word, "inherit") != 0)
+            return;
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+    }
+}
+
+/* glibc.malloc.hugetlb in GLIBC_TUNABLES: 1 makes glibc madvise its
+ * blocks for THP, 2 take hugetlbfs pages; 0 when unset. */
+static int glibc_hugetlb_tunable(const char *tunables)
+{
+    const char *t = tunables ? strstr(tunables, "glibc.malloc.hugetlb=") : NULL;
+    return t ? atoi(t + strlen("glibc.malloc.hugetlb=")) : 0;
+}
+
+enum bmpi_shm_heap_thp bmpi_shm_heap_thp_plan(const char *thp_dir, const char *glibc_tunables)
+{
+    char anon[32], shmem[32];
+    thp_setting(thp_dir, "enabled", anon, sizeof anon);
+    thp_setting(thp_dir, "shmem_enabled", shmem, sizeof shmem);
+    int tunable = glibc_hugetlb_tunable(glibc_tunables);
+    bool glibc_huge = !strcmp(anon, "always") || tunable == 2 ||
+                      (tunable == 1 && !strcmp(anon, "madvise"));
+    if (!glibc_huge)
+        return BMPI_SHM_HEAP_THP_NONE;
+    if (!strcmp(shmem, "always") || !strcmp(shmem, "within_size") || !strcmp(shmem, "force"))
+        return BMPI_SHM_HEAP_THP_BY_ITSELF;
+    return !strcmp(shmem, "advise") ? BMPI_SHM_HEAP_THP_ASK : BMPI_SHM_HEAP_THP_LOST;
+}
 
 /* ---- setting up ---------------------------------------------------------- */
 
-static bool heap_wanted(void)
+#if HEAP_REPLACES_MALLOC
+/* gcc wants an alias to carry its target's attributes (copy); clang
+ * knows no such attribute and does not ask. */
+#if __has_attribute(copy)
+#define HEAP_ALIAS_OF_MALLOC __attribute__((alias("malloc"), copy(malloc)))
+#else
+#define HEAP_ALIAS_OF_MALLOC __attribute__((alias("malloc")))
+#endif
+static void *this_heaps_malloc(size_t n) HEAP_ALIAS_OF_MALLOC;
+
+/* Whether the dynamic linker bound the process's malloc to this file's.
+ * A program that defines its own, preloads another allocator, or loads
+ * libbmpi after it started (Python's ctypes) allocates every block
+ * elsewhere, and a heap here would be an empty range. The volatile makes
+ * the compiler read the binding instead of assuming the alias. */
+static bool heap_is_the_malloc(void)
 {
-    if (!HEAP_REPLACES_MALLOC)
+    void *(*volatile bound)(size_t) = malloc;
+    return bound == this_heaps_malloc;
+}
+#else
+static bool heap_is_the_malloc(void) { return false; }
+#endif
+
+static bool heap_wanted(enum bmpi_shm_heap_thp thp)
+{
+    if (!heap_is_the_malloc())
         return false;
-    if (bmpi_env_switch("BMPI_SHM_HEAP") == 0)
+    int wanted = bmpi_env_switch("BMPI_SHM_HEAP");
+    if (wanted == 0)
         return false;
     /* Under valgrind the blocks would escape memcheck, which replaces
      * glibc's allocator but not this one. */
     const char *pre = getenv("LD_PRELOAD");
-    return !(pre && strstr(pre, "vgpreload"));
+    if (pre && strstr(pre, "vgpreload"))
+        return false;
+    /* A compute array must not lose the huge pages glibc would give it:
+     * unless asked for by name, the heap stands down. */
+    return thp != BMPI_SHM_HEAP_THP_LOST || wanted == 1;
 }
 
 static void heap_prepare_fork(void) { pthread_mutex_lock(&heap.lock); }
@@ -133,12 +235,35 @@ static void heap_child_fork(void)
     pthread_mutex_unlock(&heap.lock);
 }
 
+/* Map the memfd's len bytes at an address aligned to HEAP_ALIGN: the
+ * kernel backs a shmem page range with a huge page only where file offset
+ * and address agree modulo its size. */
+static void *map_aligned(int fd, size_t len)
+{
+    char *r = mmap(NULL, len + HEAP_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (r == MAP_FAILED)
+        return MAP_FAILED;
+    char *a = (char *)(((uintptr_t)r + HEAP_ALIGN - 1) & ~(uintptr_t)(HEAP_ALIGN - 1));
+    if (mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0) ==
+        MAP_FAILED) {
+        munmap(r, len + HEAP_ALIGN);
+        return MAP_FAILED;
+    }
+    if (a > r)
+        munmap(r, (size_t)(a - r));
+    munmap(a + len, (size_t)(r + HEAP_ALIGN - a));
+    return a;
+}
+
 /* Reserve the range, backed by a sparse memfd of the same size. A limit
  * on address space (ulimit -v) is met by trying smaller ranges. */
 static void heap_init_locked(void)
 {
     heap.state = HEAP_OFF;
-    if (!heap_wanted())
+    enum bmpi_shm_heap_thp thp =
+        bmpi_shm_heap_thp_plan(BMPI_SHM_THP_SYSFS, getenv("GLIBC_TUNABLES"));
+    if (!heap_wanted(thp))
         return;
     int fd = memfd_create("bmpi-heap", MFD_CLOEXEC);
     if (fd < 0)
@@ -146,9 +271,13 @@ static void heap_init_locked(void)
     for (size_t len = (size_t)64 << 30; len >= ((size_t)1 << 30); len /= 4) {
         if (ftruncate(fd, (off_t)len) != 0)
             continue;
-        void *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        void *a = map_aligned(fd, len);
         if (a == MAP_FAILED)
             continue;
+        /* glibc's blocks would get huge pages here, and shmem gets them
+         * only where asked for */
+        if (thp == BMPI_SHM_HEAP_THP_ASK)
+            madvise(a, len, MADV_HUGEPAGE);
         heap.fd = fd;
         heap.base = heap.top = heap.fresh = a;
         heap.end = heap.base + len;
@@ -205,6 +334,7 @@ static unsigned bin_of(size_t size)
 
 static void bin_insert(struct blk *b)
 {
+    heap.free_bytes += b->size;
     b->magic = BLK_FREE;
     b->bin = bin_of(b->size);
     b->prev = NULL;
@@ -216,6 +346,7 @@ static void bin_insert(struct blk *b)
 
 static void bin_remove(struct blk *b)
 {
+    heap.free_bytes -= b->size;
     if (b->prev)
         b->prev->next = b->next;
     else
@@ -235,7 +366,7 @@ static void fix_above(struct blk *b)
 static void release(char *from, char *to)
 {
     from = (char *)page_up((uintptr_t)from);
-    if (to > from)
+    if (heap.state == HEAP_ON && to > from)
         fallocate(heap.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from - heap.base,
                   to - from);
 }
@@ -284,13 +415,17 @@ static struct blk *take_from_top(size_t size)
 static void *blk_alloc_locked(size_t size, bool zero)
 {
     struct blk *b = take_from_bins(size);
-    bool clean = false;
+    bool clean = false, glibc_would_map = false;
     if (!b) {
         b = take_from_top(size);
         if (!b)
             return NULL;
         clean = (char *)b >= heap.fresh;
+        glibc_would_map = size > heap.map_threshold;
     }
+    b->bin = glibc_would_map;
+    heap.used_blocks++;
+    heap.used_bytes += b->size;
     if ((char *)b + b->size > heap.fresh)
         heap.fresh = (char *)b + b->size;
     b->magic = BLK_USED;
@@ -299,8 +434,22 @@ static void *blk_alloc_locked(size_t size, bool zero)
     return (char *)b + HEAP_HDR;
 }
 
+/* A block that glibc would have mapped by itself goes back at once, and
+ * raises the threshold as glibc's free does. */
+static void give_back_if_glibc_would(struct blk *b)
+{
+    if (!b->bin)
+        return;
+    release((char *)b + HEAP_HDR, (char *)b + b->size);
+    if (b->size > heap.map_threshold && b->size <= HEAP_PUNCH_MIN)
+        heap.map_threshold = b->size;
+}
+
 static void blk_free_locked(struct blk *b)
 {
+    heap.used_blocks--;
+    heap.used_bytes -= b->size;
+    give_back_if_glibc_would(b);
     struct blk *up = b == heap.last ? NULL : blk_above(b);
     if (up && up->magic == BLK_FREE) {
         bin_remove(up);
@@ -320,7 +469,7 @@ static void blk_free_locked(struct blk *b)
         heap.top = (char *)b;
         heap.last = blk_below(b);
         b->magic = 0;
-        if (heap.state == HEAP_ON && (size_t)(heap.fresh - heap.top) >= HEAP_PUNCH_MIN) {
+        if (heap.state == HEAP_ON && (size_t)(heap.fresh - heap.top) >= 2 * heap.map_threshold) {
             release(heap.top, heap.fresh);
             heap.fresh = (char *)page_up((uintptr_t)heap.top);
         }
@@ -328,7 +477,7 @@ static void blk_free_locked(struct blk *b)
     }
     fix_above(b);
     bin_insert(b);
-    if (heap.state == HEAP_ON && b->size >= HEAP_PUNCH_MIN)
+    if (b->size >= HEAP_PUNCH_MIN)
         release((char *)b + HEAP_HDR, (char *)b + b->size);
 }
 
@@ -410,6 +559,7 @@ static bool grow_at_top_locked(struct blk *b, size_t size)
     if (heap.state != HEAP_ON || b != heap.last || (size_t)(heap.end - (char *)b) < size)
         return false;
     heap.top = (char *)b + size;
+    heap.used_bytes += size - b->size;
     b->size = size;
     if (heap.top > heap.fresh)
         heap.fresh = heap.top;
@@ -480,6 +630,18 @@ int posix_memalign(void **out, size_t align, size_t n)
     return 0;
 }
 
+/* glibc's version of an allocator function that it exports under no
+ * other name, looked up once. */
+static void *libc_function(void **cache, const char *name)
+{
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
 size_t malloc_usable_size(void *p)
 {
     if (bmpi_shm_heap_owns(p)) {
@@ -489,10 +651,56 @@ size_t malloc_usable_size(void *p)
         pthread_mutex_unlock(&heap.lock);
         return n;
     }
-    static size_t (*libc_usable)(void *);
-    if (!libc_usable)
-        libc_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    size_t (*libc_usable)(void *) =
+        (size_t (*)(void *))libc_function(&heap.libc_usable_size, "malloc_usable_size");
     return libc_usable ? libc_usable(p) : 0;
+}
+
+/* glibc's trim, then every free block's pages and the top's beyond pad;
+ * 1 if anything went back, as glibc answers. */
+int malloc_trim(size_t pad)
+{
+    int (*libc_trim)(size_t) = (int (*)(size_t))libc_function(&heap.libc_trim, "malloc_trim");
+    int released = libc_trim ? libc_trim(pad) : 0;
+    pthread_mutex_lock(&heap.lock);
+    if (heap.state == HEAP_ON) {
+        for (unsigned k = 0; k < HEAP_NBINS; k++)
+            for (struct blk *b = heap.bins[k]; b; b = b->next, released = 1)
+                release((char *)b + HEAP_HDR, (char *)b + b->size);
+        char *keep = (char *)page_up((uintptr_t)heap.top + pad);
+        if (keep < heap.fresh) {
+            release(keep, heap.fresh);
+            heap.fresh = keep;
+            released = 1;
+        }
+    }
+    pthread_mutex_unlock(&heap.lock);
+    return released;
+}
+
+/* glibc's figures plus the heap's: its blocks in use count as glibc's
+ * own mapped blocks (hblks, hblkhd), its free blocks and the top it has
+ * not given back as free arena space (arena, ordblks, fordblks, keepcost
+ * for the top). */
+struct mallinfo2 mallinfo2(void)
+{
+    struct mallinfo2 (*libc_info)(void) =
+        (struct mallinfo2 (*)(void))libc_function(&heap.libc_mallinfo2, "mallinfo2");
+    struct mallinfo2 m = libc_info ? libc_info() : (struct mallinfo2){0};
+    pthread_mutex_lock(&heap.lock);
+    if (heap.state != HEAP_UNINIT) {
+        size_t top = heap.fresh > heap.top ? (size_t)(heap.fresh - heap.top) : 0;
+        m.hblks += heap.used_blocks;
+        m.hblkhd += heap.used_bytes;
+        for (unsigned k = 0; k < HEAP_NBINS; k++)
+            for (struct blk *b = heap.bins[k]; b; b = b->next)
+                m.ordblks++;
+        m.arena += heap.free_bytes + top;
+        m.fordblks += heap.free_bytes + top;
+        m.keepcost += top;
+    }
+    pthread_mutex_unlock(&heap.lock);
+    return m;
 }
 
 #endif /* HEAP_REPLACES_MALLOC */

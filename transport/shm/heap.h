@@ -20,6 +20,21 @@ struct bmpi_shm_heap_info {
 void bmpi_shm_heap_info(struct bmpi_shm_heap_info *info);
 bool bmpi_shm_heap_owns(const void *p);
 
+/* Whether the heap's blocks get the transparent huge pages that glibc's
+ * would, from the kernel's settings under thp_dir (BMPI_SHM_THP_SYSFS)
+ * and glibc's tunables (GLIBC_TUNABLES). glibc's large blocks are
+ * anonymous memory (setting "enabled"), the heap's are shmem
+ * ("shmem_enabled"). Where glibc's would get huge pages and the heap's
+ * cannot, the heap stands down unless BMPI_SHM_HEAP=1 (docs/shm.md). */
+#define BMPI_SHM_THP_SYSFS "/sys/kernel/mm/transparent_hugepage"
+enum bmpi_shm_heap_thp {
+    BMPI_SHM_HEAP_THP_NONE,      /* glibc's blocks get none by default either */
+    BMPI_SHM_HEAP_THP_BY_ITSELF, /* shmem gets them without asking */
+    BMPI_SHM_HEAP_THP_ASK,       /* shmem gets them where madvise(MADV_HUGEPAGE) asks */
+    BMPI_SHM_HEAP_THP_LOST,      /* glibc's would get them, shmem cannot */
+};
+enum bmpi_shm_heap_thp bmpi_shm_heap_thp_plan(const char *thp_dir, const char *glibc_tunables);
+
 /* Map a local peer's heap. A peer whose heap cannot be mapped here is
  * read with process_vm_readv instead: the return says why, for the
  * verbose report. */
