@@ -535,6 +535,27 @@ int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t)
     return rc;
 }
 
+/* MPI_Finalize, once every communicator and datatype is gone: the
+ * attributes of datatypes the program never freed (MPI runs delete
+ * callbacks at finalize for MPI_COMM_SELF's only) and the keyvals it never
+ * freed. */
+void bmpi_attr_finalize(void)
+{
+    while (attrs.types) {
+        struct type_attrs *t = attrs.types;
+        attrs.types = t->next;
+        while (t->head) {
+            struct attr *a = t->head;
+            t->head = a->next;
+            free(a);
+        }
+        free(t);
+    }
+    for (int i = 0; i < attrs.keyvals.used; i++)
+        free(attrs.keyvals.objs[i]);
+    bmpi_handle_table_free(&attrs.keyvals);
+}
+
 int bmpi_attr_type_delete_all(MPI_Datatype t)
 {
     struct attr **l = type_list(t, 0);

@@ -26,6 +26,8 @@ void bmpi_attr_comm_delete_all(struct bmpi_comm *c);
  * libraries' cleanup hook). All go; a failing callback is reported through
  * MPI_COMM_SELF's error handler and its code returned, else 0. */
 int bmpi_attr_finalize_self(void);
+/* Frees what is left (MPI_Finalize, after communicators and datatypes). */
+void bmpi_attr_finalize(void);
 
 /*
  * Datatypes have no attribute slot, so their attributes live in a side

@@ -169,6 +169,17 @@ void bmpi_info_destroy(struct bmpi_info *info)
     free(info);
 }
 
+/* MPI_Finalize: the info objects the program never freed, and the
+ * environment's. */
+void bmpi_info_finalize(void)
+{
+    for (int i = 0; i < infos.table.used; i++)
+        bmpi_info_destroy(infos.table.objs[i]);
+    bmpi_handle_table_free(&infos.table);
+    clear(&infos.env);
+    infos.env_ready = 0;
+}
+
 int bmpi_info_make_handle(struct bmpi_info *info, MPI_Info *out)
 {
     int h = bmpi_handle_new(&infos.table, info);

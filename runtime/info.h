@@ -16,6 +16,8 @@ struct bmpi_info *bmpi_info_lookup(MPI_Info h);
 /* A copy of src (NULL: an empty info); NULL when out of memory. */
 struct bmpi_info *bmpi_info_clone(const struct bmpi_info *src);
 void bmpi_info_destroy(struct bmpi_info *info);
+/* Frees the info objects the program left (MPI_Finalize). */
+void bmpi_info_finalize(void);
 /* Give info (now owned by the handle) a new user handle. */
 int bmpi_info_make_handle(struct bmpi_info *info, MPI_Info *out);
 /* The value of key, NULL if unset. */

@@ -19,7 +19,9 @@
 #include "runtime/datatype.h"
 #include "runtime/errhandler.h"
 #include "runtime/group_api.h"
+#include "runtime/info.h"
 #include "runtime/match.h"
+#include "runtime/op.h"
 #include "runtime/p2p.h"
 #include "runtime/pmix.h"
 #include "runtime/progress.h"
@@ -128,6 +130,9 @@ int PMPI_Finalize(void)
     bmpi_request_finalize();
     bmpi_match_finalize();
     bmpi_dt_finalize();
+    bmpi_attr_finalize();
+    bmpi_op_finalize();
+    bmpi_info_finalize();
     bmpi_errhandler_finalize();
     bmpi_world.state = BMPI_STATE_FINALIZED;
     int perr = bmpi_pmix_finalize();

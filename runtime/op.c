@@ -399,6 +399,15 @@ void bmpi_op_release(struct bmpi_op *op)
         free(op);
 }
 
+/* MPI_Finalize, once no request holds an op: the ops the program never
+ * freed. */
+void bmpi_op_finalize(void)
+{
+    for (int i = 0; i < ops.table.used; i++)
+        free(ops.table.objs[i]);
+    bmpi_handle_table_free(&ops.table);
+}
+
 const char *bmpi_op_name(const struct bmpi_op *op)
 {
     static char buf[40];

@@ -30,6 +30,8 @@ struct bmpi_op *bmpi_op_get(MPI_Op h);
 /* A pending nonblocking collective keeps the op alive across MPI_Op_free. */
 void bmpi_op_retain(struct bmpi_op *op);
 void bmpi_op_release(struct bmpi_op *op);
+/* Frees the ops the program left (MPI_Finalize, after the requests). */
+void bmpi_op_finalize(void);
 
 static inline bool bmpi_op_commutative(const struct bmpi_op *op) { return op->commute; }
 
