@@ -11,6 +11,7 @@ bench_sources = \
 	bench/pingpong.c \
 	bench/bw.c \
 	bench/bibw.c \
+	bench/bibw.py \
 	bench/coll.c \
 	bench/firstcall.c \
 	bench/limits.c \
