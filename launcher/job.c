@@ -64,9 +64,12 @@ long bmpi_ms_until(const struct timespec *ts)
 
 /* ---- what a job leaves on disk ---------------------------------------------- */
 
+/* A directory that is not empty is not reported here: the PMIx server's
+ * thread may still add files while the tree goes (a client connecting as
+ * the job ends), and bmpi_job_sweep() removes the tree again after it. */
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    if (remove(path) != 0 && errno != ENOENT)
+    if (remove(path) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
         bmpi_say("cannot remove %s: %m", path);
     return 0;
 }
@@ -785,10 +788,18 @@ void bmpi_job_cleanup(struct bmpi_job *job)
     for (int i = 0; i < job->nranks; i++)
         if (job->ranks[i].pid > 0)
             unlink_fabric_shm(job->ranks[i].pid);
-    if (job->tmpdir_made) {
+    if (job->tmpdir_made)
         rm_tree(job->tmpdir);
-        job->tmpdir_made = false;
-    }
+}
+
+void bmpi_job_sweep(struct bmpi_job *job)
+{
+    if (!job->tmpdir_made)
+        return;
+    rm_tree(job->tmpdir);
+    if (rmdir(job->tmpdir) != 0 && errno != ENOENT)
+        bmpi_say("cannot remove %s: %m", job->tmpdir);
+    job->tmpdir_made = false;
 }
 
 /* What the PMIx server's thread may still use: after bmpi_pmix_stop. */

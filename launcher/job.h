@@ -127,6 +127,9 @@ void bmpi_job_kill_all(struct bmpi_job *job, int sig);
 void bmpi_job_fail(struct bmpi_job *job, int code);
 void bmpi_job_terminate(struct bmpi_job *job, int first_signal);
 void bmpi_job_cleanup(struct bmpi_job *job);
+/* After bmpi_pmix_stop (or its deadline): the job directory once more,
+ * with what the PMIx server's thread added during the cleanup. */
+void bmpi_job_sweep(struct bmpi_job *job);
 void bmpi_job_free(struct bmpi_job *job);
 int bmpi_job_reap_all_now(struct bmpi_job *job, int timeout_ms);
 /* Milliseconds from now until *ts (negative when past). */

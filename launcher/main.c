@@ -71,7 +71,9 @@ int main(int argc, char **argv)
 
     bmpi_job_cleanup(&job);
     int sig = job.term_signal;
-    if (!bmpi_pmix_stop(&job)) {
+    bool stopped = bmpi_pmix_stop(&job);
+    bmpi_job_sweep(&job);
+    if (!stopped) {
         /* The library's thread still runs: no exit handlers, no frees. */
         fflush(NULL);
         if (sig != 0)
