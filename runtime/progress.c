@@ -10,11 +10,14 @@
 #include "runtime/tl_select.h"
 #include "runtime/world.h"
 
-/* A rank that has a core to itself spins, yielding only now and then so a
- * stray process on its core is not starved. On an oversubscribed node a
- * waiting rank yields at once, and after a long idle stretch naps, so the
- * rank it waits for gets the CPU. */
-#define DEDICATED_YIELD_EVERY 4096u
+/* A rank that should have a core to itself spins, yielding every few
+ * dozen idle rounds: when the scheduler puts the rank it waits for on the
+ * same core (other load on the node, a launcher or cpuset confining the
+ * job to fewer cores than ranks), that rank runs after a yield instead of
+ * after the spinner's time slice (docs/architecture.md, "Progress"). On
+ * an oversubscribed node a waiting rank yields at once, and after a long
+ * idle stretch naps, so the rank it waits for gets the CPU. */
+#define DEDICATED_YIELD_EVERY 64u
 #define OVERSUBSCRIBED_NAP_AFTER 20000u
 
 int bmpi_progress(void)
