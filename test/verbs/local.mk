@@ -17,7 +17,7 @@ if HAVE_VERBS
 # The transport alone, connected to itself, with the runtime faked (run by
 # verbs_emu.sh under the emulation).
 check_PROGRAMS += test/verbs/verbs_unit
-test_verbs_verbs_unit_SOURCES = test/verbs/verbs_unit.c \
+test_verbs_verbs_unit_SOURCES = test/verbs/verbs_unit.c test/unit/fake_world.h \
 	transport/verbs/verbs.h transport/verbs/verbs.c transport/verbs/verbs_qp.c \
 	transport/verbs/verbs_mr.c transport/env.c
 test_verbs_verbs_unit_CPPFLAGS = $(AM_CPPFLAGS) $(VERBS_CFLAGS)

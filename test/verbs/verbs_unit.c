@@ -23,12 +23,11 @@
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "runtime/world.h"
+#include "test/unit/fake_world.h"
 #include "transport/verbs/verbs.h"
 
 extern const struct bmpi_tl_ops bmpi_tl_verbs_ops;
 
-struct bmpi_world bmpi_world;
-static char err_reason[512];
 static int failures;
 
 #define CHECK(c, ...)                                                                              \
@@ -40,17 +39,6 @@ static int failures;
             failures++;                                                                            \
         }                                                                                          \
     } while (0)
-
-int bmpi_err_set(int errclass, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err_reason, sizeof err_reason, fmt, ap);
-    va_end(ap);
-    return errclass;
-}
-
-const char *bmpi_err_reason(void) { return err_reason; }
 
 int bmpi_err_comm(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
 {
