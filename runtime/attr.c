@@ -538,17 +538,15 @@ int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t)
 /* MPI_Finalize, once every communicator and datatype is gone: the
  * attributes of datatypes the program never freed (MPI runs delete
  * callbacks at finalize for MPI_COMM_SELF's only) and the keyvals it never
- * freed. */
+ * freed (drop() frees those the program did free with their last
+ * attribute). */
 void bmpi_attr_finalize(void)
 {
     while (attrs.types) {
         struct type_attrs *t = attrs.types;
         attrs.types = t->next;
-        while (t->head) {
-            struct attr *a = t->head;
-            t->head = a->next;
-            free(a);
-        }
+        while (t->head)
+            drop(&t->head, t->head);
         free(t);
     }
     for (int i = 0; i < attrs.keyvals.used; i++)
