@@ -1,7 +1,7 @@
 #!/bin/bash
 # bmpi ranks started by Slurm's `srun --mpi=pmix` (Slurm's PMIx plugin is
 # the PMIx server; no bmpirun involved). A private munged, slurmctld and
-# slurmd run from a temporary directory (/work/shared/FIELD-NOTES.md,
+# slurmd run from a temporary directory (../shared/FIELD-NOTES.md,
 # "Slurm on one machine") with their own ports and sockets, so nothing of
 # the machine's own Slurm, if any, is touched. Checks:
 #   (a) hello at 2 and 4 ranks: every rank once, the right size;
