@@ -25,3 +25,4 @@ check-transports:
 	BMPI_TRANSPORT=self,verbs LD_PRELOAD='$(abs_top_builddir)/test/verbs/.libs/libibverbs-emu.so' \
 	    $(MAKE) $(AM_MAKEFLAGS) check
 .PHONY: check-transports
+include test/fortran/local.mk
