@@ -13,6 +13,36 @@
 
 /* == 3. Point-to-Point Communication == */
 
+BMPI_API(MPI_Bsend_c)
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
+    return bmpi_err_unsupported(comm, "MPI_Bsend_c");
+}
+
+BMPI_API(MPI_Bsend_init_c)
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Bsend_init_c");
+}
+
+BMPI_API(MPI_Buffer_attach_c)
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    (void)buffer; (void)size;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_attach_c");
+}
+
+BMPI_API(MPI_Buffer_detach_c)
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    (void)buffer_addr; (void)size;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_detach_c");
+}
+
 BMPI_API(MPI_Buffer_flush)
 int PMPI_Buffer_flush(void)
 {
@@ -33,11 +63,25 @@ int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
     return bmpi_err_unsupported(comm, "MPI_Comm_attach_buffer");
 }
 
+BMPI_API(MPI_Comm_attach_buffer_c)
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    (void)buffer; (void)size;
+    return bmpi_err_unsupported(comm, "MPI_Comm_attach_buffer_c");
+}
+
 BMPI_API(MPI_Comm_detach_buffer)
 int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
     (void)buffer_addr; (void)size;
     return bmpi_err_unsupported(comm, "MPI_Comm_detach_buffer");
+}
+
+BMPI_API(MPI_Comm_detach_buffer_c)
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    (void)buffer_addr; (void)size;
+    return bmpi_err_unsupported(comm, "MPI_Comm_detach_buffer_c");
 }
 
 BMPI_API(MPI_Comm_flush_buffer)
@@ -53,6 +97,156 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return bmpi_err_unsupported(comm, "MPI_Comm_iflush_buffer");
 }
 
+BMPI_API(MPI_Get_count_c)
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    (void)status; (void)datatype; (void)count;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_count_c");
+}
+
+BMPI_API(MPI_Ibsend_c)
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ibsend_c");
+}
+
+BMPI_API(MPI_Imrecv_c)
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)message; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Imrecv_c");
+}
+
+BMPI_API(MPI_Irecv_c)
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Irecv_c");
+}
+
+BMPI_API(MPI_Irsend_c)
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Irsend_c");
+}
+
+BMPI_API(MPI_Isend_c)
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Isend_c");
+}
+
+BMPI_API(MPI_Isendrecv_c)
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)dest; (void)sendtag; (void)recvbuf;
+    (void)recvcount; (void)recvtype; (void)source; (void)recvtag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Isendrecv_c");
+}
+
+BMPI_API(MPI_Isendrecv_replace_c)
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Isendrecv_replace_c");
+}
+
+BMPI_API(MPI_Issend_c)
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Issend_c");
+}
+
+BMPI_API(MPI_Mrecv_c)
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    (void)buf; (void)count; (void)datatype; (void)message; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Mrecv_c");
+}
+
+BMPI_API(MPI_Recv_c)
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status *status)
+{
+    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)status;
+    return bmpi_err_unsupported(comm, "MPI_Recv_c");
+}
+
+BMPI_API(MPI_Recv_init_c)
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Recv_init_c");
+}
+
+BMPI_API(MPI_Rsend_c)
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
+    return bmpi_err_unsupported(comm, "MPI_Rsend_c");
+}
+
+BMPI_API(MPI_Rsend_init_c)
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Rsend_init_c");
+}
+
+BMPI_API(MPI_Send_c)
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
+    return bmpi_err_unsupported(comm, "MPI_Send_c");
+}
+
+BMPI_API(MPI_Send_init_c)
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Send_init_c");
+}
+
+BMPI_API(MPI_Sendrecv_c)
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)dest; (void)sendtag; (void)recvbuf;
+    (void)recvcount; (void)recvtype; (void)source; (void)recvtag; (void)status;
+    return bmpi_err_unsupported(comm, "MPI_Sendrecv_c");
+}
+
+BMPI_API(MPI_Sendrecv_replace_c)
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
+    (void)status;
+    return bmpi_err_unsupported(comm, "MPI_Sendrecv_replace_c");
+}
+
 BMPI_API(MPI_Session_attach_buffer)
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
@@ -60,11 +254,25 @@ int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_attach_buffer");
 }
 
+BMPI_API(MPI_Session_attach_buffer_c)
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+{
+    (void)session; (void)buffer; (void)size;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_attach_buffer_c");
+}
+
 BMPI_API(MPI_Session_detach_buffer)
 int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
     (void)session; (void)buffer_addr; (void)size;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_detach_buffer");
+}
+
+BMPI_API(MPI_Session_detach_buffer_c)
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    (void)session; (void)buffer_addr; (void)size;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_detach_buffer_c");
 }
 
 BMPI_API(MPI_Session_flush_buffer)
@@ -79,6 +287,22 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
     (void)session; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_iflush_buffer");
+}
+
+BMPI_API(MPI_Ssend_c)
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
+    return bmpi_err_unsupported(comm, "MPI_Ssend_c");
+}
+
+BMPI_API(MPI_Ssend_init_c)
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ssend_init_c");
 }
 
 /* == 4. Partitioned Point-to-Point Communication == */
@@ -127,6 +351,673 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
     (void)buf; (void)partitions; (void)count; (void)datatype; (void)dest; (void)tag; (void)info;
     (void)request;
     return bmpi_err_unsupported(comm, "MPI_Psend_init");
+}
+
+/* == 5. Datatypes == */
+
+BMPI_API(MPI_Get_elements_c)
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    (void)status; (void)datatype; (void)count;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements_c");
+}
+
+BMPI_API(MPI_Pack_c)
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize; (void)position;
+    return bmpi_err_unsupported(comm, "MPI_Pack_c");
+}
+
+BMPI_API(MPI_Pack_external_c)
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
+{
+    (void)datarep; (void)inbuf; (void)incount; (void)datatype; (void)outbuf; (void)outsize;
+    (void)position;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external_c");
+}
+
+BMPI_API(MPI_Pack_external_size_c)
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size)
+{
+    (void)datarep; (void)incount; (void)datatype; (void)size;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Pack_external_size_c");
+}
+
+BMPI_API(MPI_Pack_size_c)
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    (void)incount; (void)datatype; (void)size;
+    return bmpi_err_unsupported(comm, "MPI_Pack_size_c");
+}
+
+BMPI_API(MPI_Type_contiguous_c)
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    (void)count; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_contiguous_c");
+}
+
+BMPI_API(MPI_Type_create_darray_c)
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[],
+                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    (void)size; (void)rank; (void)ndims; (void)array_of_gsizes; (void)array_of_distribs;
+    (void)array_of_dargs; (void)array_of_psizes; (void)order; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_darray_c");
+}
+
+BMPI_API(MPI_Type_create_hindexed_c)
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                MPI_Datatype *newtype)
+{
+    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
+    (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed_c");
+}
+
+BMPI_API(MPI_Type_create_hindexed_block_c)
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                      const MPI_Count array_of_displacements[],
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block_c");
+}
+
+BMPI_API(MPI_Type_create_hvector_c)
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                               MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_hvector_c");
+}
+
+BMPI_API(MPI_Type_create_indexed_block_c)
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    (void)count; (void)blocklength; (void)array_of_displacements; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_indexed_block_c");
+}
+
+BMPI_API(MPI_Type_create_resized_c)
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                               MPI_Datatype *newtype)
+{
+    (void)oldtype; (void)lb; (void)extent; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_resized_c");
+}
+
+BMPI_API(MPI_Type_create_struct_c)
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                              const MPI_Count array_of_displacements[],
+                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)array_of_types;
+    (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_struct_c");
+}
+
+BMPI_API(MPI_Type_create_subarray_c)
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                                const MPI_Count array_of_subsizes[],
+                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype)
+{
+    (void)ndims; (void)array_of_sizes; (void)array_of_subsizes; (void)array_of_starts; (void)order;
+    (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_create_subarray_c");
+}
+
+BMPI_API(MPI_Type_get_contents_c)
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                             MPI_Count max_large_counts, MPI_Count max_datatypes,
+                             int array_of_integers[], MPI_Aint array_of_addresses[],
+                             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
+{
+    (void)datatype; (void)max_integers; (void)max_addresses; (void)max_large_counts;
+    (void)max_datatypes; (void)array_of_integers; (void)array_of_addresses;
+    (void)array_of_large_counts; (void)array_of_datatypes;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_contents_c");
+}
+
+BMPI_API(MPI_Type_get_envelope_c)
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner)
+{
+    (void)datatype; (void)num_integers; (void)num_addresses; (void)num_large_counts;
+    (void)num_datatypes; (void)combiner;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_envelope_c");
+}
+
+BMPI_API(MPI_Type_get_extent_c)
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    (void)datatype; (void)lb; (void)extent;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_extent_c");
+}
+
+BMPI_API(MPI_Type_get_true_extent_c)
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    (void)datatype; (void)true_lb; (void)true_extent;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_get_true_extent_c");
+}
+
+BMPI_API(MPI_Type_indexed_c)
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                        MPI_Datatype *newtype)
+{
+    (void)count; (void)array_of_blocklengths; (void)array_of_displacements; (void)oldtype;
+    (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_indexed_c");
+}
+
+BMPI_API(MPI_Type_size_c)
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    (void)datatype; (void)size;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_size_c");
+}
+
+BMPI_API(MPI_Type_vector_c)
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    (void)count; (void)blocklength; (void)stride; (void)oldtype; (void)newtype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Type_vector_c");
+}
+
+BMPI_API(MPI_Unpack_c)
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount; (void)datatype;
+    return bmpi_err_unsupported(comm, "MPI_Unpack_c");
+}
+
+BMPI_API(MPI_Unpack_external_c)
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
+{
+    (void)datarep; (void)inbuf; (void)insize; (void)position; (void)outbuf; (void)outcount;
+    (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Unpack_external_c");
+}
+
+/* == 6. Collective Communication == */
+
+BMPI_API(MPI_Allgather_c)
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Allgather_c");
+}
+
+BMPI_API(MPI_Allgather_init_c)
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Allgather_init_c");
+}
+
+BMPI_API(MPI_Allgatherv_c)
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Allgatherv_c");
+}
+
+BMPI_API(MPI_Allgatherv_init_c)
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Allgatherv_init_c");
+}
+
+BMPI_API(MPI_Allreduce_c)
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op;
+    return bmpi_err_unsupported(comm, "MPI_Allreduce_c");
+}
+
+BMPI_API(MPI_Allreduce_init_c)
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Allreduce_init_c");
+}
+
+BMPI_API(MPI_Alltoall_c)
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Alltoall_c");
+}
+
+BMPI_API(MPI_Alltoall_init_c)
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Alltoall_init_c");
+}
+
+BMPI_API(MPI_Alltoallv_c)
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
+    (void)rdispls; (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Alltoallv_c");
+}
+
+BMPI_API(MPI_Alltoallv_init_c)
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
+    (void)rdispls; (void)recvtype; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Alltoallv_init_c");
+}
+
+BMPI_API(MPI_Alltoallw_c)
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
+    (void)recvcounts; (void)rdispls; (void)recvtypes;
+    return bmpi_err_unsupported(comm, "MPI_Alltoallw_c");
+}
+
+BMPI_API(MPI_Alltoallw_init_c)
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
+    (void)recvcounts; (void)rdispls; (void)recvtypes; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Alltoallw_init_c");
+}
+
+BMPI_API(MPI_Bcast_c)
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    (void)buffer; (void)count; (void)datatype; (void)root;
+    return bmpi_err_unsupported(comm, "MPI_Bcast_c");
+}
+
+BMPI_API(MPI_Bcast_init_c)
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
+{
+    (void)buffer; (void)count; (void)datatype; (void)root; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Bcast_init_c");
+}
+
+BMPI_API(MPI_Exscan_c)
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op;
+    return bmpi_err_unsupported(comm, "MPI_Exscan_c");
+}
+
+BMPI_API(MPI_Exscan_init_c)
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Exscan_init_c");
+}
+
+BMPI_API(MPI_Gather_c)
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)root;
+    return bmpi_err_unsupported(comm, "MPI_Gather_c");
+}
+
+BMPI_API(MPI_Gather_init_c)
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)root; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Gather_init_c");
+}
+
+BMPI_API(MPI_Gatherv_c)
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)root;
+    return bmpi_err_unsupported(comm, "MPI_Gatherv_c");
+}
+
+BMPI_API(MPI_Gatherv_init_c)
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)root; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Gatherv_init_c");
+}
+
+BMPI_API(MPI_Iallgather_c)
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iallgather_c");
+}
+
+BMPI_API(MPI_Iallgatherv_c)
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iallgatherv_c");
+}
+
+BMPI_API(MPI_Iallreduce_c)
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iallreduce_c");
+}
+
+BMPI_API(MPI_Ialltoall_c)
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ialltoall_c");
+}
+
+BMPI_API(MPI_Ialltoallv_c)
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
+    (void)rdispls; (void)recvtype; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ialltoallv_c");
+}
+
+BMPI_API(MPI_Ialltoallw_c)
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
+    (void)recvcounts; (void)rdispls; (void)recvtypes; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ialltoallw_c");
+}
+
+BMPI_API(MPI_Ibcast_c)
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    (void)buffer; (void)count; (void)datatype; (void)root; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ibcast_c");
+}
+
+BMPI_API(MPI_Iexscan_c)
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iexscan_c");
+}
+
+BMPI_API(MPI_Igather_c)
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)root; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Igather_c");
+}
+
+BMPI_API(MPI_Igatherv_c)
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)root; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Igatherv_c");
+}
+
+BMPI_API(MPI_Ireduce_c)
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ireduce_c");
+}
+
+BMPI_API(MPI_Ireduce_scatter_c)
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)recvcounts; (void)datatype; (void)op; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ireduce_scatter_c");
+}
+
+BMPI_API(MPI_Ireduce_scatter_block_c)
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)recvcount; (void)datatype; (void)op; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ireduce_scatter_block_c");
+}
+
+BMPI_API(MPI_Iscan_c)
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iscan_c");
+}
+
+BMPI_API(MPI_Iscatter_c)
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)root; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iscatter_c");
+}
+
+BMPI_API(MPI_Iscatterv_c)
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
+    (void)recvtype; (void)root; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Iscatterv_c");
+}
+
+BMPI_API(MPI_Op_create_c)
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    (void)user_fn; (void)commute; (void)op;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Op_create_c");
+}
+
+BMPI_API(MPI_Reduce_c)
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root;
+    return bmpi_err_unsupported(comm, "MPI_Reduce_c");
+}
+
+BMPI_API(MPI_Reduce_init_c)
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)root; (void)info;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Reduce_init_c");
+}
+
+BMPI_API(MPI_Reduce_local_c)
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op)
+{
+    (void)inbuf; (void)inoutbuf; (void)count; (void)datatype; (void)op;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Reduce_local_c");
+}
+
+BMPI_API(MPI_Reduce_scatter_c)
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    (void)sendbuf; (void)recvbuf; (void)recvcounts; (void)datatype; (void)op;
+    return bmpi_err_unsupported(comm, "MPI_Reduce_scatter_c");
+}
+
+BMPI_API(MPI_Reduce_scatter_block_c)
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    (void)sendbuf; (void)recvbuf; (void)recvcount; (void)datatype; (void)op;
+    return bmpi_err_unsupported(comm, "MPI_Reduce_scatter_block_c");
+}
+
+BMPI_API(MPI_Reduce_scatter_block_init_c)
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)recvcount; (void)datatype; (void)op; (void)info;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Reduce_scatter_block_init_c");
+}
+
+BMPI_API(MPI_Reduce_scatter_init_c)
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)recvcounts; (void)datatype; (void)op; (void)info;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Reduce_scatter_init_c");
+}
+
+BMPI_API(MPI_Scan_c)
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op;
+    return bmpi_err_unsupported(comm, "MPI_Scan_c");
+}
+
+BMPI_API(MPI_Scan_init_c)
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)recvbuf; (void)count; (void)datatype; (void)op; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Scan_init_c");
+}
+
+BMPI_API(MPI_Scatter_c)
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)root;
+    return bmpi_err_unsupported(comm, "MPI_Scatter_c");
+}
+
+BMPI_API(MPI_Scatter_init_c)
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)root; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Scatter_init_c");
+}
+
+BMPI_API(MPI_Scatterv_c)
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
+    (void)recvtype; (void)root;
+    return bmpi_err_unsupported(comm, "MPI_Scatterv_c");
+}
+
+BMPI_API(MPI_Scatterv_init_c)
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)displs; (void)sendtype; (void)recvbuf; (void)recvcount;
+    (void)recvtype; (void)root; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Scatterv_init_c");
 }
 
 /* == 7. Groups, Contexts, Communicators, and Caching == */
@@ -202,6 +1093,69 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 
 /* == 8. Process Topologies == */
 
+BMPI_API(MPI_Ineighbor_allgather_c)
+int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ineighbor_allgather_c");
+}
+
+BMPI_API(MPI_Ineighbor_allgatherv_c)
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ineighbor_allgatherv_c");
+}
+
+BMPI_API(MPI_Ineighbor_alltoall_c)
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ineighbor_alltoall_c");
+}
+
+BMPI_API(MPI_Ineighbor_alltoallv_c)
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
+    (void)rdispls; (void)recvtype; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ineighbor_alltoallv_c");
+}
+
+BMPI_API(MPI_Ineighbor_alltoallw_c)
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
+    (void)recvcounts; (void)rdispls; (void)recvtypes; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Ineighbor_alltoallw_c");
+}
+
+BMPI_API(MPI_Neighbor_allgather_c)
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_allgather_c");
+}
+
 BMPI_API(MPI_Neighbor_allgather_init)
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -210,6 +1164,26 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Neighbor_allgather_init");
+}
+
+BMPI_API(MPI_Neighbor_allgather_init_c)
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_allgather_init_c");
+}
+
+BMPI_API(MPI_Neighbor_allgatherv_c)
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_allgatherv_c");
 }
 
 BMPI_API(MPI_Neighbor_allgatherv_init)
@@ -223,6 +1197,26 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
     return bmpi_err_unsupported(comm, "MPI_Neighbor_allgatherv_init");
 }
 
+BMPI_API(MPI_Neighbor_allgatherv_init_c)
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcounts; (void)displs;
+    (void)recvtype; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_allgatherv_init_c");
+}
+
+BMPI_API(MPI_Neighbor_alltoall_c)
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoall_c");
+}
+
 BMPI_API(MPI_Neighbor_alltoall_init)
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -231,6 +1225,27 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
     (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
     (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoall_init");
+}
+
+BMPI_API(MPI_Neighbor_alltoall_init_c)
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcount; (void)sendtype; (void)recvbuf; (void)recvcount; (void)recvtype;
+    (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoall_init_c");
+}
+
+BMPI_API(MPI_Neighbor_alltoallv_c)
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
+    (void)rdispls; (void)recvtype;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallv_c");
 }
 
 BMPI_API(MPI_Neighbor_alltoallv_init)
@@ -244,6 +1259,29 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
     return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallv_init");
 }
 
+BMPI_API(MPI_Neighbor_alltoallv_init_c)
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtype; (void)recvbuf; (void)recvcounts;
+    (void)rdispls; (void)recvtype; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallv_init_c");
+}
+
+BMPI_API(MPI_Neighbor_alltoallw_c)
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
+    (void)recvcounts; (void)rdispls; (void)recvtypes;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallw_c");
+}
+
 BMPI_API(MPI_Neighbor_alltoallw_init)
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
@@ -254,6 +1292,18 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
     (void)recvcounts; (void)rdispls; (void)recvtypes; (void)info; (void)request;
     return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallw_init");
+}
+
+BMPI_API(MPI_Neighbor_alltoallw_init_c)
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)sendbuf; (void)sendcounts; (void)sdispls; (void)sendtypes; (void)recvbuf;
+    (void)recvcounts; (void)rdispls; (void)recvtypes; (void)info; (void)request;
+    return bmpi_err_unsupported(comm, "MPI_Neighbor_alltoallw_init_c");
 }
 
 /* == 9. MPI Environmental Management == */
@@ -493,6 +1543,16 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Accumulate");
 }
 
+BMPI_API(MPI_Accumulate_c)
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
+    (void)target_disp; (void)target_count; (void)target_datatype; (void)op; (void)win;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Accumulate_c");
+}
+
 BMPI_API(MPI_Compare_and_swap)
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
@@ -520,6 +1580,16 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get");
 }
 
+BMPI_API(MPI_Get_c)
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
+    (void)target_disp; (void)target_count; (void)target_datatype; (void)win;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_c");
+}
+
 BMPI_API(MPI_Get_accumulate)
 int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                         void *result_addr, int result_count, MPI_Datatype result_datatype,
@@ -532,6 +1602,19 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_accumulate");
 }
 
+BMPI_API(MPI_Get_accumulate_c)
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)result_addr;
+    (void)result_count; (void)result_datatype; (void)target_rank; (void)target_disp;
+    (void)target_count; (void)target_datatype; (void)op; (void)win;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_accumulate_c");
+}
+
 BMPI_API(MPI_Put)
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
@@ -540,6 +1623,16 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
     (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
     (void)target_disp; (void)target_count; (void)target_datatype; (void)win;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Put");
+}
+
+BMPI_API(MPI_Put_c)
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
+    (void)target_disp; (void)target_count; (void)target_datatype; (void)win;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Put_c");
 }
 
 BMPI_API(MPI_Raccumulate)
@@ -553,6 +1646,18 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Raccumulate");
 }
 
+BMPI_API(MPI_Raccumulate_c)
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                       MPI_Request *request)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
+    (void)target_disp; (void)target_count; (void)target_datatype; (void)op; (void)win;
+    (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Raccumulate_c");
+}
+
 BMPI_API(MPI_Rget)
 int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
@@ -561,6 +1666,16 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
     (void)target_disp; (void)target_count; (void)target_datatype; (void)win; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Rget");
+}
+
+BMPI_API(MPI_Rget_c)
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
+    (void)target_disp; (void)target_count; (void)target_datatype; (void)win; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Rget_c");
 }
 
 BMPI_API(MPI_Rget_accumulate)
@@ -575,6 +1690,19 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Rget_accumulate");
 }
 
+BMPI_API(MPI_Rget_accumulate_c)
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request *request)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)result_addr;
+    (void)result_count; (void)result_datatype; (void)target_rank; (void)target_disp;
+    (void)target_count; (void)target_datatype; (void)op; (void)win; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Rget_accumulate_c");
+}
+
 BMPI_API(MPI_Rput)
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
@@ -585,6 +1713,16 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Rput");
 }
 
+BMPI_API(MPI_Rput_c)
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    (void)origin_addr; (void)origin_count; (void)origin_datatype; (void)target_rank;
+    (void)target_disp; (void)target_count; (void)target_datatype; (void)win; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Rput_c");
+}
+
 BMPI_API(MPI_Win_allocate)
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win)
@@ -593,12 +1731,28 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     return bmpi_err_unsupported(comm, "MPI_Win_allocate");
 }
 
+BMPI_API(MPI_Win_allocate_c)
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                        void *baseptr, MPI_Win *win)
+{
+    (void)size; (void)disp_unit; (void)info; (void)baseptr; (void)win;
+    return bmpi_err_unsupported(comm, "MPI_Win_allocate_c");
+}
+
 BMPI_API(MPI_Win_allocate_shared)
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
 {
     (void)size; (void)disp_unit; (void)info; (void)baseptr; (void)win;
     return bmpi_err_unsupported(comm, "MPI_Win_allocate_shared");
+}
+
+BMPI_API(MPI_Win_allocate_shared_c)
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void *baseptr, MPI_Win *win)
+{
+    (void)size; (void)disp_unit; (void)info; (void)baseptr; (void)win;
+    return bmpi_err_unsupported(comm, "MPI_Win_allocate_shared_c");
 }
 
 BMPI_API(MPI_Win_attach)
@@ -621,6 +1775,14 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 {
     (void)base; (void)size; (void)disp_unit; (void)info; (void)win;
     return bmpi_err_unsupported(comm, "MPI_Win_create");
+}
+
+BMPI_API(MPI_Win_create_c)
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                      MPI_Win *win)
+{
+    (void)base; (void)size; (void)disp_unit; (void)info; (void)win;
+    return bmpi_err_unsupported(comm, "MPI_Win_create_c");
 }
 
 BMPI_API(MPI_Win_create_dynamic)
@@ -726,6 +1888,14 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 {
     (void)win; (void)rank; (void)size; (void)disp_unit; (void)baseptr;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_shared_query");
+}
+
+BMPI_API(MPI_Win_shared_query_c)
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                            void *baseptr)
+{
+    (void)win; (void)rank; (void)size; (void)disp_unit; (void)baseptr;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_shared_query_c");
 }
 
 BMPI_API(MPI_Win_start)
@@ -849,6 +2019,13 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_get_type_extent");
 }
 
+BMPI_API(MPI_File_get_type_extent_c)
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    (void)fh; (void)datatype; (void)extent;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_get_type_extent_c");
+}
+
 BMPI_API(MPI_File_get_view)
 int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
                        char *datarep)
@@ -864,12 +2041,28 @@ int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MP
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread");
 }
 
+BMPI_API(MPI_File_iread_c)
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_c");
+}
+
 BMPI_API(MPI_File_iread_all)
 int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                         MPI_Request *request)
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_all");
+}
+
+BMPI_API(MPI_File_iread_all_c)
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_all_c");
 }
 
 BMPI_API(MPI_File_iread_at)
@@ -880,12 +2073,28 @@ int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at");
 }
 
+BMPI_API(MPI_File_iread_at_c)
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_c");
+}
+
 BMPI_API(MPI_File_iread_at_all)
 int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                            MPI_Datatype datatype, MPI_Request *request)
 {
     (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_all");
+}
+
+BMPI_API(MPI_File_iread_at_all_c)
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_all_c");
 }
 
 BMPI_API(MPI_File_iread_shared)
@@ -896,12 +2105,28 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datat
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_shared");
 }
 
+BMPI_API(MPI_File_iread_shared_c)
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_shared_c");
+}
+
 BMPI_API(MPI_File_iwrite)
 int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                      MPI_Request *request)
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite");
+}
+
+BMPI_API(MPI_File_iwrite_c)
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Request *request)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_c");
 }
 
 BMPI_API(MPI_File_iwrite_all)
@@ -912,12 +2137,28 @@ int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype d
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_all");
 }
 
+BMPI_API(MPI_File_iwrite_all_c)
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Request *request)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_all_c");
+}
+
 BMPI_API(MPI_File_iwrite_at)
 int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                         MPI_Datatype datatype, MPI_Request *request)
 {
     (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at");
+}
+
+BMPI_API(MPI_File_iwrite_at_c)
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Request *request)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_c");
 }
 
 BMPI_API(MPI_File_iwrite_at_all)
@@ -928,12 +2169,28 @@ int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_all");
 }
 
+BMPI_API(MPI_File_iwrite_at_all_c)
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Request *request)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_all_c");
+}
+
 BMPI_API(MPI_File_iwrite_shared)
 int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                             MPI_Request *request)
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_shared");
+}
+
+BMPI_API(MPI_File_iwrite_shared_c)
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_shared_c");
 }
 
 BMPI_API(MPI_File_open)
@@ -957,6 +2214,14 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read");
 }
 
+BMPI_API(MPI_File_read_c)
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_c");
+}
+
 BMPI_API(MPI_File_read_all)
 int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
@@ -964,11 +2229,26 @@ int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all");
 }
 
+BMPI_API(MPI_File_read_all_c)
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_c");
+}
+
 BMPI_API(MPI_File_read_all_begin)
 int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     (void)fh; (void)buf; (void)count; (void)datatype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_begin");
+}
+
+BMPI_API(MPI_File_read_all_begin_c)
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_begin_c");
 }
 
 BMPI_API(MPI_File_read_all_end)
@@ -986,6 +2266,14 @@ int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at");
 }
 
+BMPI_API(MPI_File_read_at_c)
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_c");
+}
+
 BMPI_API(MPI_File_read_at_all)
 int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void * buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
@@ -994,12 +2282,28 @@ int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void * buf, int count,
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all");
 }
 
+BMPI_API(MPI_File_read_at_all_c)
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_c");
+}
+
 BMPI_API(MPI_File_read_at_all_begin)
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
                                 MPI_Datatype datatype)
 {
     (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_begin");
+}
+
+BMPI_API(MPI_File_read_at_all_begin_c)
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                  MPI_Datatype datatype)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_begin_c");
 }
 
 BMPI_API(MPI_File_read_at_all_end)
@@ -1017,11 +2321,26 @@ int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datat
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered");
 }
 
+BMPI_API(MPI_File_read_ordered_c)
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_c");
+}
+
 BMPI_API(MPI_File_read_ordered_begin)
 int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     (void)fh; (void)buf; (void)count; (void)datatype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_begin");
+}
+
+BMPI_API(MPI_File_read_ordered_begin_c)
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_begin_c");
 }
 
 BMPI_API(MPI_File_read_ordered_end)
@@ -1037,6 +2356,14 @@ int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_shared");
+}
+
+BMPI_API(MPI_File_read_shared_c)
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_shared_c");
 }
 
 BMPI_API(MPI_File_seek)
@@ -1097,6 +2424,14 @@ int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write");
 }
 
+BMPI_API(MPI_File_write_c)
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_c");
+}
+
 BMPI_API(MPI_File_write_all)
 int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                         MPI_Status *status)
@@ -1105,11 +2440,27 @@ int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype da
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all");
 }
 
+BMPI_API(MPI_File_write_all_c)
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_c");
+}
+
 BMPI_API(MPI_File_write_all_begin)
 int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
     (void)fh; (void)buf; (void)count; (void)datatype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_begin");
+}
+
+BMPI_API(MPI_File_write_all_begin_c)
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                MPI_Datatype datatype)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_begin_c");
 }
 
 BMPI_API(MPI_File_write_all_end)
@@ -1127,6 +2478,14 @@ int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void * buf, int cou
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at");
 }
 
+BMPI_API(MPI_File_write_at_c)
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_c");
+}
+
 BMPI_API(MPI_File_write_at_all)
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status)
@@ -1135,12 +2494,28 @@ int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all");
 }
 
+BMPI_API(MPI_File_write_at_all_c)
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Status *status)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_c");
+}
+
 BMPI_API(MPI_File_write_at_all_begin)
 int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                  MPI_Datatype datatype)
 {
     (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_begin");
+}
+
+BMPI_API(MPI_File_write_at_all_begin_c)
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
+{
+    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_begin_c");
 }
 
 BMPI_API(MPI_File_write_at_all_end)
@@ -1158,11 +2533,27 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatyp
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered");
 }
 
+BMPI_API(MPI_File_write_ordered_c)
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_c");
+}
+
 BMPI_API(MPI_File_write_ordered_begin)
 int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
     (void)fh; (void)buf; (void)count; (void)datatype;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_begin");
+}
+
+BMPI_API(MPI_File_write_ordered_begin_c)
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                    MPI_Datatype datatype)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_begin_c");
 }
 
 BMPI_API(MPI_File_write_ordered_end)
@@ -1180,6 +2571,14 @@ int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_shared");
 }
 
+BMPI_API(MPI_File_write_shared_c)
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status)
+{
+    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_shared_c");
+}
+
 BMPI_API(MPI_Register_datarep)
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                           MPI_Datarep_conversion_function *write_conversion_fn,
@@ -1188,6 +2587,17 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
     (void)datarep; (void)read_conversion_fn; (void)write_conversion_fn; (void)dtype_file_extent_fn;
     (void)extra_state;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Register_datarep");
+}
+
+BMPI_API(MPI_Register_datarep_c)
+int PMPI_Register_datarep_c(const char *datarep,
+                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    (void)datarep; (void)read_conversion_fn; (void)write_conversion_fn; (void)dtype_file_extent_fn;
+    (void)extra_state;
+    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Register_datarep_c");
 }
 
 /* == 15. Tool Support == */
@@ -1594,26 +3004,56 @@ MPI_File PMPI_File_f2c(MPI_Fint file)
 
 /* Every chapter with its stubs (runtime/api_status.h). */
 const struct bmpi_api_chapter bmpi_api_chapters[] = {
-    {"3. Point-to-Point Communication", 58, 10,
-     (const char *const[]){"MPI_Buffer_flush", "MPI_Buffer_iflush", "MPI_Comm_attach_buffer",
-        "MPI_Comm_detach_buffer", "MPI_Comm_flush_buffer", "MPI_Comm_iflush_buffer",
-        "MPI_Session_attach_buffer", "MPI_Session_detach_buffer", "MPI_Session_flush_buffer",
-        "MPI_Session_iflush_buffer", NULL}},
+    {"3. Point-to-Point Communication", 86, 38,
+     (const char *const[]){"MPI_Bsend_c", "MPI_Bsend_init_c", "MPI_Buffer_attach_c",
+        "MPI_Buffer_detach_c", "MPI_Buffer_flush", "MPI_Buffer_iflush", "MPI_Comm_attach_buffer",
+        "MPI_Comm_attach_buffer_c", "MPI_Comm_detach_buffer", "MPI_Comm_detach_buffer_c",
+        "MPI_Comm_flush_buffer", "MPI_Comm_iflush_buffer", "MPI_Get_count_c", "MPI_Ibsend_c",
+        "MPI_Imrecv_c", "MPI_Irecv_c", "MPI_Irsend_c", "MPI_Isend_c", "MPI_Isendrecv_c",
+        "MPI_Isendrecv_replace_c", "MPI_Issend_c", "MPI_Mrecv_c", "MPI_Recv_c", "MPI_Recv_init_c",
+        "MPI_Rsend_c", "MPI_Rsend_init_c", "MPI_Send_c", "MPI_Send_init_c", "MPI_Sendrecv_c",
+        "MPI_Sendrecv_replace_c", "MPI_Session_attach_buffer", "MPI_Session_attach_buffer_c",
+        "MPI_Session_detach_buffer", "MPI_Session_detach_buffer_c", "MPI_Session_flush_buffer",
+        "MPI_Session_iflush_buffer", "MPI_Ssend_c", "MPI_Ssend_init_c", NULL}},
     {"4. Partitioned Point-to-Point Communication", 6, 6,
      (const char *const[]){"MPI_Parrived", "MPI_Pready", "MPI_Pready_list", "MPI_Pready_range",
         "MPI_Precv_init", "MPI_Psend_init", NULL}},
-    {"5. Datatypes", 33, 0,
-     (const char *const[]){NULL}},
-    {"6. Collective Communication", 56, 0,
-     (const char *const[]){NULL}},
+    {"5. Datatypes", 56, 23,
+     (const char *const[]){"MPI_Get_elements_c", "MPI_Pack_c", "MPI_Pack_external_c",
+        "MPI_Pack_external_size_c", "MPI_Pack_size_c", "MPI_Type_contiguous_c",
+        "MPI_Type_create_darray_c", "MPI_Type_create_hindexed_c",
+        "MPI_Type_create_hindexed_block_c", "MPI_Type_create_hvector_c",
+        "MPI_Type_create_indexed_block_c", "MPI_Type_create_resized_c", "MPI_Type_create_struct_c",
+        "MPI_Type_create_subarray_c", "MPI_Type_get_contents_c", "MPI_Type_get_envelope_c",
+        "MPI_Type_get_extent_c", "MPI_Type_get_true_extent_c", "MPI_Type_indexed_c",
+        "MPI_Type_size_c", "MPI_Type_vector_c", "MPI_Unpack_c", "MPI_Unpack_external_c", NULL}},
+    {"6. Collective Communication", 106, 50,
+     (const char *const[]){"MPI_Allgather_c", "MPI_Allgather_init_c", "MPI_Allgatherv_c",
+        "MPI_Allgatherv_init_c", "MPI_Allreduce_c", "MPI_Allreduce_init_c", "MPI_Alltoall_c",
+        "MPI_Alltoall_init_c", "MPI_Alltoallv_c", "MPI_Alltoallv_init_c", "MPI_Alltoallw_c",
+        "MPI_Alltoallw_init_c", "MPI_Bcast_c", "MPI_Bcast_init_c", "MPI_Exscan_c",
+        "MPI_Exscan_init_c", "MPI_Gather_c", "MPI_Gather_init_c", "MPI_Gatherv_c",
+        "MPI_Gatherv_init_c", "MPI_Iallgather_c", "MPI_Iallgatherv_c", "MPI_Iallreduce_c",
+        "MPI_Ialltoall_c", "MPI_Ialltoallv_c", "MPI_Ialltoallw_c", "MPI_Ibcast_c", "MPI_Iexscan_c",
+        "MPI_Igather_c", "MPI_Igatherv_c", "MPI_Ireduce_c", "MPI_Ireduce_scatter_c",
+        "MPI_Ireduce_scatter_block_c", "MPI_Iscan_c", "MPI_Iscatter_c", "MPI_Iscatterv_c",
+        "MPI_Op_create_c", "MPI_Reduce_c", "MPI_Reduce_init_c", "MPI_Reduce_local_c",
+        "MPI_Reduce_scatter_c", "MPI_Reduce_scatter_block_c", "MPI_Reduce_scatter_block_init_c",
+        "MPI_Reduce_scatter_init_c", "MPI_Scan_c", "MPI_Scan_init_c", "MPI_Scatter_c",
+        "MPI_Scatter_init_c", "MPI_Scatterv_c", "MPI_Scatterv_init_c", NULL}},
     {"7. Groups, Contexts, Communicators, and Caching", 59, 9,
      (const char *const[]){"MPI_Group_from_session_pset", "MPI_Intercomm_create_from_groups",
         "MPI_Win_create_keyval", "MPI_Win_delete_attr", "MPI_Win_free_keyval", "MPI_Win_get_attr",
         "MPI_Win_get_name", "MPI_Win_set_attr", "MPI_Win_set_name", NULL}},
-    {"8. Process Topologies", 35, 5,
-     (const char *const[]){"MPI_Neighbor_allgather_init", "MPI_Neighbor_allgatherv_init",
-        "MPI_Neighbor_alltoall_init", "MPI_Neighbor_alltoallv_init", "MPI_Neighbor_alltoallw_init",
-        NULL}},
+    {"8. Process Topologies", 50, 20,
+     (const char *const[]){"MPI_Ineighbor_allgather_c", "MPI_Ineighbor_allgatherv_c",
+        "MPI_Ineighbor_alltoall_c", "MPI_Ineighbor_alltoallv_c", "MPI_Ineighbor_alltoallw_c",
+        "MPI_Neighbor_allgather_c", "MPI_Neighbor_allgather_init", "MPI_Neighbor_allgather_init_c",
+        "MPI_Neighbor_allgatherv_c", "MPI_Neighbor_allgatherv_init",
+        "MPI_Neighbor_allgatherv_init_c", "MPI_Neighbor_alltoall_c", "MPI_Neighbor_alltoall_init",
+        "MPI_Neighbor_alltoall_init_c", "MPI_Neighbor_alltoallv_c", "MPI_Neighbor_alltoallv_init",
+        "MPI_Neighbor_alltoallv_init_c", "MPI_Neighbor_alltoallw_c", "MPI_Neighbor_alltoallw_init",
+        "MPI_Neighbor_alltoallw_init_c", NULL}},
     {"9. MPI Environmental Management", 33, 13,
      (const char *const[]){"MPI_File_call_errhandler", "MPI_File_create_errhandler",
         "MPI_File_get_errhandler", "MPI_File_set_errhandler", "MPI_Get_hw_resource_info",
@@ -1628,36 +3068,49 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
         "MPI_Lookup_name", "MPI_Open_port", "MPI_Publish_name", "MPI_Session_finalize",
         "MPI_Session_get_info", "MPI_Session_get_nth_pset", "MPI_Session_get_num_psets",
         "MPI_Session_get_pset_info", "MPI_Session_init", "MPI_Unpublish_name", NULL}},
-    {"12. One-Sided Communications", 36, 36,
-     (const char *const[]){"MPI_Accumulate", "MPI_Compare_and_swap", "MPI_Fetch_and_op", "MPI_Get",
-        "MPI_Get_accumulate", "MPI_Put", "MPI_Raccumulate", "MPI_Rget", "MPI_Rget_accumulate",
-        "MPI_Rput", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_attach",
-        "MPI_Win_complete", "MPI_Win_create", "MPI_Win_create_dynamic", "MPI_Win_detach",
-        "MPI_Win_fence", "MPI_Win_flush", "MPI_Win_flush_all", "MPI_Win_flush_local",
-        "MPI_Win_flush_local_all", "MPI_Win_free", "MPI_Win_get_group", "MPI_Win_get_info",
-        "MPI_Win_lock", "MPI_Win_lock_all", "MPI_Win_post", "MPI_Win_set_info",
-        "MPI_Win_shared_query", "MPI_Win_start", "MPI_Win_sync", "MPI_Win_test", "MPI_Win_unlock",
-        "MPI_Win_unlock_all", "MPI_Win_wait", NULL}},
+    {"12. One-Sided Communications", 48, 48,
+     (const char *const[]){"MPI_Accumulate", "MPI_Accumulate_c", "MPI_Compare_and_swap",
+        "MPI_Fetch_and_op", "MPI_Get", "MPI_Get_c", "MPI_Get_accumulate", "MPI_Get_accumulate_c",
+        "MPI_Put", "MPI_Put_c", "MPI_Raccumulate", "MPI_Raccumulate_c", "MPI_Rget", "MPI_Rget_c",
+        "MPI_Rget_accumulate", "MPI_Rget_accumulate_c", "MPI_Rput", "MPI_Rput_c",
+        "MPI_Win_allocate", "MPI_Win_allocate_c", "MPI_Win_allocate_shared",
+        "MPI_Win_allocate_shared_c", "MPI_Win_attach", "MPI_Win_complete", "MPI_Win_create",
+        "MPI_Win_create_c", "MPI_Win_create_dynamic", "MPI_Win_detach", "MPI_Win_fence",
+        "MPI_Win_flush", "MPI_Win_flush_all", "MPI_Win_flush_local", "MPI_Win_flush_local_all",
+        "MPI_Win_free", "MPI_Win_get_group", "MPI_Win_get_info", "MPI_Win_lock", "MPI_Win_lock_all",
+        "MPI_Win_post", "MPI_Win_set_info", "MPI_Win_shared_query", "MPI_Win_shared_query_c",
+        "MPI_Win_start", "MPI_Win_sync", "MPI_Win_test", "MPI_Win_unlock", "MPI_Win_unlock_all",
+        "MPI_Win_wait", NULL}},
     {"13. External Interfaces", 8, 0,
      (const char *const[]){NULL}},
-    {"14. I/O", 56, 56,
+    {"14. I/O", 86, 86,
      (const char *const[]){"MPI_File_close", "MPI_File_delete", "MPI_File_get_amode",
         "MPI_File_get_atomicity", "MPI_File_get_byte_offset", "MPI_File_get_group",
         "MPI_File_get_info", "MPI_File_get_position", "MPI_File_get_position_shared",
-        "MPI_File_get_size", "MPI_File_get_type_extent", "MPI_File_get_view", "MPI_File_iread",
-        "MPI_File_iread_all", "MPI_File_iread_at", "MPI_File_iread_at_all", "MPI_File_iread_shared",
-        "MPI_File_iwrite", "MPI_File_iwrite_all", "MPI_File_iwrite_at", "MPI_File_iwrite_at_all",
-        "MPI_File_iwrite_shared", "MPI_File_open", "MPI_File_preallocate", "MPI_File_read",
-        "MPI_File_read_all", "MPI_File_read_all_begin", "MPI_File_read_all_end", "MPI_File_read_at",
-        "MPI_File_read_at_all", "MPI_File_read_at_all_begin", "MPI_File_read_at_all_end",
-        "MPI_File_read_ordered", "MPI_File_read_ordered_begin", "MPI_File_read_ordered_end",
-        "MPI_File_read_shared", "MPI_File_seek", "MPI_File_seek_shared", "MPI_File_set_atomicity",
+        "MPI_File_get_size", "MPI_File_get_type_extent", "MPI_File_get_type_extent_c",
+        "MPI_File_get_view", "MPI_File_iread", "MPI_File_iread_c", "MPI_File_iread_all",
+        "MPI_File_iread_all_c", "MPI_File_iread_at", "MPI_File_iread_at_c", "MPI_File_iread_at_all",
+        "MPI_File_iread_at_all_c", "MPI_File_iread_shared", "MPI_File_iread_shared_c",
+        "MPI_File_iwrite", "MPI_File_iwrite_c", "MPI_File_iwrite_all", "MPI_File_iwrite_all_c",
+        "MPI_File_iwrite_at", "MPI_File_iwrite_at_c", "MPI_File_iwrite_at_all",
+        "MPI_File_iwrite_at_all_c", "MPI_File_iwrite_shared", "MPI_File_iwrite_shared_c",
+        "MPI_File_open", "MPI_File_preallocate", "MPI_File_read", "MPI_File_read_c",
+        "MPI_File_read_all", "MPI_File_read_all_c", "MPI_File_read_all_begin",
+        "MPI_File_read_all_begin_c", "MPI_File_read_all_end", "MPI_File_read_at",
+        "MPI_File_read_at_c", "MPI_File_read_at_all", "MPI_File_read_at_all_c",
+        "MPI_File_read_at_all_begin", "MPI_File_read_at_all_begin_c", "MPI_File_read_at_all_end",
+        "MPI_File_read_ordered", "MPI_File_read_ordered_c", "MPI_File_read_ordered_begin",
+        "MPI_File_read_ordered_begin_c", "MPI_File_read_ordered_end", "MPI_File_read_shared",
+        "MPI_File_read_shared_c", "MPI_File_seek", "MPI_File_seek_shared", "MPI_File_set_atomicity",
         "MPI_File_set_info", "MPI_File_set_size", "MPI_File_set_view", "MPI_File_sync",
-        "MPI_File_write", "MPI_File_write_all", "MPI_File_write_all_begin",
-        "MPI_File_write_all_end", "MPI_File_write_at", "MPI_File_write_at_all",
-        "MPI_File_write_at_all_begin", "MPI_File_write_at_all_end", "MPI_File_write_ordered",
-        "MPI_File_write_ordered_begin", "MPI_File_write_ordered_end", "MPI_File_write_shared",
-        "MPI_Register_datarep", NULL}},
+        "MPI_File_write", "MPI_File_write_c", "MPI_File_write_all", "MPI_File_write_all_c",
+        "MPI_File_write_all_begin", "MPI_File_write_all_begin_c", "MPI_File_write_all_end",
+        "MPI_File_write_at", "MPI_File_write_at_c", "MPI_File_write_at_all",
+        "MPI_File_write_at_all_c", "MPI_File_write_at_all_begin", "MPI_File_write_at_all_begin_c",
+        "MPI_File_write_at_all_end", "MPI_File_write_ordered", "MPI_File_write_ordered_c",
+        "MPI_File_write_ordered_begin", "MPI_File_write_ordered_begin_c",
+        "MPI_File_write_ordered_end", "MPI_File_write_shared", "MPI_File_write_shared_c",
+        "MPI_Register_datarep", "MPI_Register_datarep_c", NULL}},
     {"15. Tool Support", 52, 51,
      (const char *const[]){"MPI_T_category_changed", "MPI_T_category_get_categories",
         "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index",
