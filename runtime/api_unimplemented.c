@@ -13,36 +13,6 @@
 
 /* == 3. Point-to-Point Communication == */
 
-BMPI_API(MPI_Bsend_c)
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Bsend_c");
-}
-
-BMPI_API(MPI_Bsend_init_c)
-int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Bsend_init_c");
-}
-
-BMPI_API(MPI_Buffer_attach_c)
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    (void)buffer; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_attach_c");
-}
-
-BMPI_API(MPI_Buffer_detach_c)
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    (void)buffer_addr; (void)size;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Buffer_detach_c");
-}
-
 BMPI_API(MPI_Buffer_flush)
 int PMPI_Buffer_flush(void)
 {
@@ -97,156 +67,6 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return bmpi_err_unsupported(comm, "MPI_Comm_iflush_buffer");
 }
 
-BMPI_API(MPI_Get_count_c)
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_count_c");
-}
-
-BMPI_API(MPI_Ibsend_c)
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ibsend_c");
-}
-
-BMPI_API(MPI_Imrecv_c)
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                  MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)message; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Imrecv_c");
-}
-
-BMPI_API(MPI_Irecv_c)
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Irecv_c");
-}
-
-BMPI_API(MPI_Irsend_c)
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Irsend_c");
-}
-
-BMPI_API(MPI_Isend_c)
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Isend_c");
-}
-
-BMPI_API(MPI_Isendrecv_c)
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)dest; (void)sendtag; (void)recvbuf;
-    (void)recvcount; (void)recvtype; (void)source; (void)recvtag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Isendrecv_c");
-}
-
-BMPI_API(MPI_Isendrecv_replace_c)
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                             int sendtag, int source, int recvtag, MPI_Comm comm,
-                             MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
-    (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Isendrecv_replace_c");
-}
-
-BMPI_API(MPI_Issend_c)
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Issend_c");
-}
-
-BMPI_API(MPI_Mrecv_c)
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                 MPI_Status *status)
-{
-    (void)buf; (void)count; (void)datatype; (void)message; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Mrecv_c");
-}
-
-BMPI_API(MPI_Recv_c)
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                MPI_Comm comm, MPI_Status *status)
-{
-    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Recv_c");
-}
-
-BMPI_API(MPI_Recv_init_c)
-int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                     MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)source; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Recv_init_c");
-}
-
-BMPI_API(MPI_Rsend_c)
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Rsend_c");
-}
-
-BMPI_API(MPI_Rsend_init_c)
-int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Rsend_init_c");
-}
-
-BMPI_API(MPI_Send_c)
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Send_c");
-}
-
-BMPI_API(MPI_Send_init_c)
-int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                     MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Send_init_c");
-}
-
-BMPI_API(MPI_Sendrecv_c)
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
-                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)sendbuf; (void)sendcount; (void)sendtype; (void)dest; (void)sendtag; (void)recvbuf;
-    (void)recvcount; (void)recvtype; (void)source; (void)recvtag; (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Sendrecv_c");
-}
-
-BMPI_API(MPI_Sendrecv_replace_c)
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)sendtag; (void)source; (void)recvtag;
-    (void)status;
-    return bmpi_err_unsupported(comm, "MPI_Sendrecv_replace_c");
-}
-
 BMPI_API(MPI_Session_attach_buffer)
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
@@ -287,22 +107,6 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
     (void)session; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_iflush_buffer");
-}
-
-BMPI_API(MPI_Ssend_c)
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                 MPI_Comm comm)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag;
-    return bmpi_err_unsupported(comm, "MPI_Ssend_c");
-}
-
-BMPI_API(MPI_Ssend_init_c)
-int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf; (void)count; (void)datatype; (void)dest; (void)tag; (void)request;
-    return bmpi_err_unsupported(comm, "MPI_Ssend_init_c");
 }
 
 /* == 4. Partitioned Point-to-Point Communication == */
@@ -354,13 +158,6 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 }
 
 /* == 5. Datatypes == */
-
-BMPI_API(MPI_Get_elements_c)
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status; (void)datatype; (void)count;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Get_elements_c");
-}
 
 BMPI_API(MPI_Pack_c)
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
@@ -3004,29 +2801,24 @@ MPI_File PMPI_File_f2c(MPI_Fint file)
 
 /* Every chapter with its stubs (runtime/api_status.h). */
 const struct bmpi_api_chapter bmpi_api_chapters[] = {
-    {"3. Point-to-Point Communication", 86, 38,
-     (const char *const[]){"MPI_Bsend_c", "MPI_Bsend_init_c", "MPI_Buffer_attach_c",
-        "MPI_Buffer_detach_c", "MPI_Buffer_flush", "MPI_Buffer_iflush", "MPI_Comm_attach_buffer",
+    {"3. Point-to-Point Communication", 86, 14,
+     (const char *const[]){"MPI_Buffer_flush", "MPI_Buffer_iflush", "MPI_Comm_attach_buffer",
         "MPI_Comm_attach_buffer_c", "MPI_Comm_detach_buffer", "MPI_Comm_detach_buffer_c",
-        "MPI_Comm_flush_buffer", "MPI_Comm_iflush_buffer", "MPI_Get_count_c", "MPI_Ibsend_c",
-        "MPI_Imrecv_c", "MPI_Irecv_c", "MPI_Irsend_c", "MPI_Isend_c", "MPI_Isendrecv_c",
-        "MPI_Isendrecv_replace_c", "MPI_Issend_c", "MPI_Mrecv_c", "MPI_Recv_c", "MPI_Recv_init_c",
-        "MPI_Rsend_c", "MPI_Rsend_init_c", "MPI_Send_c", "MPI_Send_init_c", "MPI_Sendrecv_c",
-        "MPI_Sendrecv_replace_c", "MPI_Session_attach_buffer", "MPI_Session_attach_buffer_c",
-        "MPI_Session_detach_buffer", "MPI_Session_detach_buffer_c", "MPI_Session_flush_buffer",
-        "MPI_Session_iflush_buffer", "MPI_Ssend_c", "MPI_Ssend_init_c", NULL}},
+        "MPI_Comm_flush_buffer", "MPI_Comm_iflush_buffer", "MPI_Session_attach_buffer",
+        "MPI_Session_attach_buffer_c", "MPI_Session_detach_buffer", "MPI_Session_detach_buffer_c",
+        "MPI_Session_flush_buffer", "MPI_Session_iflush_buffer", NULL}},
     {"4. Partitioned Point-to-Point Communication", 6, 6,
      (const char *const[]){"MPI_Parrived", "MPI_Pready", "MPI_Pready_list", "MPI_Pready_range",
         "MPI_Precv_init", "MPI_Psend_init", NULL}},
-    {"5. Datatypes", 56, 23,
-     (const char *const[]){"MPI_Get_elements_c", "MPI_Pack_c", "MPI_Pack_external_c",
-        "MPI_Pack_external_size_c", "MPI_Pack_size_c", "MPI_Type_contiguous_c",
-        "MPI_Type_create_darray_c", "MPI_Type_create_hindexed_c",
-        "MPI_Type_create_hindexed_block_c", "MPI_Type_create_hvector_c",
-        "MPI_Type_create_indexed_block_c", "MPI_Type_create_resized_c", "MPI_Type_create_struct_c",
-        "MPI_Type_create_subarray_c", "MPI_Type_get_contents_c", "MPI_Type_get_envelope_c",
-        "MPI_Type_get_extent_c", "MPI_Type_get_true_extent_c", "MPI_Type_indexed_c",
-        "MPI_Type_size_c", "MPI_Type_vector_c", "MPI_Unpack_c", "MPI_Unpack_external_c", NULL}},
+    {"5. Datatypes", 56, 22,
+     (const char *const[]){"MPI_Pack_c", "MPI_Pack_external_c", "MPI_Pack_external_size_c",
+        "MPI_Pack_size_c", "MPI_Type_contiguous_c", "MPI_Type_create_darray_c",
+        "MPI_Type_create_hindexed_c", "MPI_Type_create_hindexed_block_c",
+        "MPI_Type_create_hvector_c", "MPI_Type_create_indexed_block_c", "MPI_Type_create_resized_c",
+        "MPI_Type_create_struct_c", "MPI_Type_create_subarray_c", "MPI_Type_get_contents_c",
+        "MPI_Type_get_envelope_c", "MPI_Type_get_extent_c", "MPI_Type_get_true_extent_c",
+        "MPI_Type_indexed_c", "MPI_Type_size_c", "MPI_Type_vector_c", "MPI_Unpack_c",
+        "MPI_Unpack_external_c", NULL}},
     {"6. Collective Communication", 106, 50,
      (const char *const[]){"MPI_Allgather_c", "MPI_Allgather_init_c", "MPI_Allgatherv_c",
         "MPI_Allgatherv_init_c", "MPI_Allreduce_c", "MPI_Allreduce_init_c", "MPI_Alltoall_c",

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -104,7 +105,8 @@ int bmpi_bsend_start(struct bmpi_request *req)
 /* Which call: only the blocking one goes without a request. */
 enum bsend_call { BSEND_BLOCKING, BSEND_NONBLOCKING, BSEND_PERSISTENT };
 
-static int bsend(const char *fn, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+static int bsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                 int tag,
                  MPI_Comm comm, MPI_Request *request, enum bsend_call call)
 {
     struct bmpi_comm *c;
@@ -150,11 +152,25 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     return bsend("MPI_Bsend", buf, count, datatype, dest, tag, comm, NULL, BSEND_BLOCKING);
 }
 
+BMPI_API(MPI_Bsend_c)
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return bsend("MPI_Bsend_c", buf, count, datatype, dest, tag, comm, NULL, BSEND_BLOCKING);
+}
+
 BMPI_API(MPI_Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
     return bsend("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request, BSEND_NONBLOCKING);
+}
+
+BMPI_API(MPI_Ibsend_c)
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return bsend("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, request, BSEND_NONBLOCKING);
 }
 
 BMPI_API(MPI_Bsend_init)
@@ -164,39 +180,77 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return bsend("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, request, BSEND_PERSISTENT);
 }
 
-BMPI_API(MPI_Buffer_attach)
-int PMPI_Buffer_attach(void *buffer, int size)
+BMPI_API(MPI_Bsend_init_c)
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return bsend("MPI_Bsend_init_c", buf, count, datatype, dest, tag, comm, request, BSEND_PERSISTENT);
+}
+
+static int attach(const char *fn, void *buffer, MPI_Count size)
 {
     if (size < 0)
-        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Buffer_attach", "negative size %d", size);
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "negative size %lld", size);
     if (!buffer && size > 0)
-        return bmpi_err_noobj(MPI_ERR_BUFFER, "MPI_Buffer_attach", "buffer is NULL");
+        return bmpi_err_noobj(MPI_ERR_BUFFER, fn, "buffer is NULL");
     if (buffer == MPI_BUFFER_AUTOMATIC)
-        return bmpi_err_noobj(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Buffer_attach",
+        return bmpi_err_noobj(MPI_ERR_UNSUPPORTED_OPERATION, fn,
                               "MPI_BUFFER_AUTOMATIC is not supported by bmpi yet");
     if (attached.buf)
-        return bmpi_err_noobj(MPI_ERR_BUFFER, "MPI_Buffer_attach",
-                              "a buffer is already attached; detach it first");
+        return bmpi_err_noobj(MPI_ERR_BUFFER, fn, "a buffer is already attached; detach it first");
     attached.buf = buffer;
     attached.size = (size_t)size;
     attached.blocks = NULL;
     return MPI_SUCCESS;
 }
 
-/* Detach waits until every buffered message has left the buffer. */
-BMPI_API(MPI_Buffer_detach)
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+BMPI_API(MPI_Buffer_attach)
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return attach("MPI_Buffer_attach", buffer, size);
+}
+
+BMPI_API(MPI_Buffer_attach_c)
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return attach("MPI_Buffer_attach_c", buffer, size);
+}
+
+/* Detach waits until every buffered message has left the buffer. A size
+ * that max_size cannot hold (the int call after MPI_Buffer_attach_c) is
+ * refused before anything is detached. */
+static int detach(const char *fn, void *buffer_addr, MPI_Count *size, MPI_Count max_size)
 {
     if (!buffer_addr || !size)
-        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Buffer_detach", "%s is NULL", size ? "buffer_addr" : "size");
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "%s is NULL", size ? "buffer_addr" : "size");
+    if (attached.size > (size_t)max_size)
+        return bmpi_err_noobj(MPI_ERR_VALUE_TOO_LARGE, fn,
+                              "the attached buffer has %zu bytes, more than an int holds; "
+                              "detach it with MPI_Buffer_detach_c", attached.size);
     unsigned idle = 0;
     while (attached.busy) {
         if (!bmpi_progress())
             bmpi_progress_idle(&idle);
     }
     *(void **)buffer_addr = attached.buf;
-    *size = (int)attached.size;
+    *size = (MPI_Count)attached.size;
     attached.buf = NULL;
     attached.size = 0;
     return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Buffer_detach)
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    MPI_Count n;
+    int err = detach("MPI_Buffer_detach", buffer_addr, size ? &n : NULL, INT_MAX);
+    if (!err)
+        *size = (int)n;
+    return err;
+}
+
+BMPI_API(MPI_Buffer_detach_c)
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return detach("MPI_Buffer_detach_c", buffer_addr, size, LLONG_MAX);
 }

@@ -57,11 +57,12 @@ int bmpi_check_comm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
  * MPI defines on intracommunicators only: topologies, neighbourhood
  * collectives, MPI_Comm_create_group. */
 int bmpi_check_intracomm(MPI_Comm comm, const char *fn, struct bmpi_comm **c);
-int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type);
+int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, MPI_Count count,
+                      MPI_Datatype type);
 /* The two halves of it, for a call with several buffers of one type: the
  * type is valid and committed (into *dt); a buffer of count elements of it. */
 int bmpi_check_type(MPI_Comm comm, const char *fn, MPI_Datatype type, struct bmpi_datatype **dt);
-int bmpi_check_buffer_of(MPI_Comm comm, const char *fn, const void *buf, int count,
+int bmpi_check_buffer_of(MPI_Comm comm, const char *fn, const void *buf, MPI_Count count,
                          const struct bmpi_datatype *dt);
 /* Report the error in a completed operation's status. */
 int bmpi_report_status(struct bmpi_comm *c, const char *fn, const MPI_Status *st);

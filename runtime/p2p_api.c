@@ -23,7 +23,7 @@ struct p2p_args {
     const char *fn;
     MPI_Comm comm;
     const void *buf;
-    int count;
+    MPI_Count count;
     MPI_Datatype type;
     int peer;
     int tag;
@@ -47,25 +47,26 @@ int bmpi_check_type(MPI_Comm comm, const char *fn, MPI_Datatype type, struct bmp
     return MPI_SUCCESS;
 }
 
-int bmpi_check_buffer_of(MPI_Comm comm, const char *fn, const void *buf, int count,
+int bmpi_check_buffer_of(MPI_Comm comm, const char *fn, const void *buf, MPI_Count count,
                          const struct bmpi_datatype *dt)
 {
     if (count < 0)
-        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %lld", count);
     /* MPI_BOTTOM is NULL: valid for a type whose data starts at an
      * absolute address. As MPICH, a predefined type or one whose data
      * starts at its origin (true lower bound 0) cannot be there. */
     if (!buf && count > 0 && bmpi_dt_size(dt) > 0 &&
         (bmpi_dt_is_predefined(dt) || bmpi_dt_true_lb(dt) == 0))
-        return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "NULL buffer for %d elements of %s", count,
+        return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "NULL buffer for %lld elements of %s", count,
                              bmpi_dt_name(dt->handle));
     return MPI_SUCCESS;
 }
 
-int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, int count, MPI_Datatype type)
+int bmpi_check_buffer(MPI_Comm comm, const char *fn, const void *buf, MPI_Count count,
+                      MPI_Datatype type)
 {
     if (count < 0) /* a bad count is reported before a bad type */
-        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %lld", count);
     struct bmpi_datatype *dt;
     int err = bmpi_check_type(comm, fn, type, &dt);
     return err ? err : bmpi_check_buffer_of(comm, fn, buf, count, dt);
@@ -159,10 +160,26 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
     return send_mode(&a, BMPI_SEND_STANDARD);
 }
 
+BMPI_API(MPI_Send_c)
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Send_c");
+    return send_mode(&a, BMPI_SEND_STANDARD);
+}
+
 BMPI_API(MPI_Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     struct p2p_args a = SEND_ARGS("MPI_Ssend");
+    return send_mode(&a, BMPI_SEND_SYNC);
+}
+
+BMPI_API(MPI_Ssend_c)
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Ssend_c");
     return send_mode(&a, BMPI_SEND_SYNC);
 }
 
@@ -175,11 +192,27 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     return send_mode(&a, BMPI_SEND_READY);
 }
 
+BMPI_API(MPI_Rsend_c)
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Rsend_c");
+    return send_mode(&a, BMPI_SEND_READY);
+}
+
 BMPI_API(MPI_Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
     struct p2p_args a = SEND_ARGS("MPI_Isend");
+    return isend_mode(&a, BMPI_SEND_STANDARD, request);
+}
+
+BMPI_API(MPI_Isend_c)
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Isend_c");
     return isend_mode(&a, BMPI_SEND_STANDARD, request);
 }
 
@@ -191,11 +224,27 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return isend_mode(&a, BMPI_SEND_SYNC, request);
 }
 
+BMPI_API(MPI_Issend_c)
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Issend_c");
+    return isend_mode(&a, BMPI_SEND_SYNC, request);
+}
+
 BMPI_API(MPI_Irsend)
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
     struct p2p_args a = SEND_ARGS("MPI_Irsend");
+    return isend_mode(&a, BMPI_SEND_READY, request);
+}
+
+BMPI_API(MPI_Irsend_c)
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Irsend_c");
     return isend_mode(&a, BMPI_SEND_READY, request);
 }
 
@@ -217,11 +266,10 @@ static int finish_recv(struct bmpi_comm *c, const char *fn, struct bmpi_request 
 #define RECV_ARGS(name) \
     {.fn = name, .comm = comm, .buf = buf, .count = count, .type = datatype, .peer = source, .tag = tag, .role = FROM_PEER}
 
-BMPI_API(MPI_Recv)
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
+static int recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                int tag, MPI_Comm comm, MPI_Status *status)
 {
-    struct p2p_args a = RECV_ARGS("MPI_Recv");
+    struct p2p_args a = RECV_ARGS(fn);
     struct bmpi_comm *c;
     struct bmpi_request *req;
     int err = check_p2p(&a, &c);
@@ -230,17 +278,44 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return err ? err : finish_recv(c, a.fn, req, status);
 }
 
-BMPI_API(MPI_Irecv)
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request *request)
+BMPI_API(MPI_Recv)
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
 {
-    struct p2p_args a = RECV_ARGS("MPI_Irecv");
+    return recv("MPI_Recv", buf, count, datatype, source, tag, comm, status);
+}
+
+BMPI_API(MPI_Recv_c)
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status *status)
+{
+    return recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
+}
+
+static int irecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = RECV_ARGS(fn);
     struct bmpi_comm *c;
     struct bmpi_request *req;
     int err = check_p2p_request(&a, &c, request);
     if (!err && !(err = post_recv(&a, c, &req)))
         *request = bmpi_request_handle(req);
     return err;
+}
+
+BMPI_API(MPI_Irecv)
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return irecv("MPI_Irecv", buf, count, datatype, source, tag, comm, request);
+}
+
+BMPI_API(MPI_Irecv_c)
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return irecv("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request);
 }
 
 /* Receive and send at once, after checking both halves. */
@@ -278,14 +353,32 @@ static int sendrecv_checked(const struct p2p_args *s, const struct p2p_args *r, 
     return rerr ? bmpi_report_status(c, s->fn, &rst) : MPI_SUCCESS;
 }
 
+static int sendrecv(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Status *status)
+{
+    struct p2p_args s = {fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {fn, comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
+    return sendrecv_checked(&s, &r, (size_t)(sendcount > 0 ? sendcount : 0), sendtype, status);
+}
+
 BMPI_API(MPI_Sendrecv)
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status *status)
 {
-    struct p2p_args s = {"MPI_Sendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
-    struct p2p_args r = {"MPI_Sendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
-    return sendrecv_checked(&s, &r, (size_t)(sendcount > 0 ? sendcount : 0), sendtype, status);
+    return sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                    recvtype, source, recvtag, comm, status);
+}
+
+BMPI_API(MPI_Sendrecv_c)
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                    recvcount, recvtype, source, recvtag, comm, status);
 }
 
 /* A packed copy of what a replace sends, so the buffer can take the reply. */
@@ -301,12 +394,12 @@ static int packed_copy(const struct p2p_args *a, void **packed, size_t *bytes)
 }
 
 /* The message goes out of a packed copy, so the buffer can take the reply. */
-BMPI_API(MPI_Sendrecv_replace)
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+static int sendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status)
 {
-    struct p2p_args s = {"MPI_Sendrecv_replace", comm, buf, count, datatype, dest, sendtag, TO_PEER};
-    struct p2p_args r = {"MPI_Sendrecv_replace", comm, buf, count, datatype, source, recvtag, FROM_PEER};
+    struct p2p_args s = {fn, comm, buf, count, datatype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {fn, comm, buf, count, datatype, source, recvtag, FROM_PEER};
     struct bmpi_comm *c;
     int err = check_p2p(&s, &c);
     if (err)
@@ -319,6 +412,22 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     err = sendrecv_checked(&s, &r, bytes, MPI_BYTE, status);
     free(packed);
     return err;
+}
+
+BMPI_API(MPI_Sendrecv_replace)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source,
+                            recvtag, comm, status);
+}
+
+BMPI_API(MPI_Sendrecv_replace_c)
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source,
+                            recvtag, comm, status);
 }
 
 /* MPI_Isendrecv(_replace): the receive and the send are the parts of one
@@ -367,24 +476,41 @@ static int check_pair(const struct p2p_args *s, const struct p2p_args *r, MPI_Re
     return err;
 }
 
-BMPI_API(MPI_Isendrecv)
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request *request)
+static int isendrecv(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                     MPI_Comm comm, MPI_Request *request)
 {
-    struct p2p_args s = {"MPI_Isendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
-    struct p2p_args r = {"MPI_Isendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
+    struct p2p_args s = {fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, TO_PEER};
+    struct p2p_args r = {fn, comm, recvbuf, recvcount, recvtype, source, recvtag, FROM_PEER};
     int err = check_pair(&s, &r, request);
     if (err)
         return err;
     return isendrecv_checked(&s, &r, (size_t)sendcount, sendtype, NULL, request);
 }
 
-BMPI_API(MPI_Isendrecv_replace)
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+BMPI_API(MPI_Isendrecv)
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request)
 {
-    const char *fn = "MPI_Isendrecv_replace";
+    return isendrecv("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, request);
+}
+
+BMPI_API(MPI_Isendrecv_c)
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, request);
+}
+
+static int isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
     struct p2p_args s = {fn, comm, buf, count, datatype, dest, sendtag, TO_PEER};
     struct p2p_args r = {fn, comm, buf, count, datatype, source, recvtag, FROM_PEER};
     int err = check_pair(&s, &r, request);
@@ -396,6 +522,23 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
         return err;
     s.buf = packed;
     return isendrecv_checked(&s, &r, bytes, MPI_BYTE, packed, request);
+}
+
+BMPI_API(MPI_Isendrecv_replace)
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_replace("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source,
+                             recvtag, comm, request);
+}
+
+BMPI_API(MPI_Isendrecv_replace_c)
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source,
+                             recvtag, comm, request);
 }
 
 /* ---------------------------------------------------------------- probe */
@@ -470,7 +613,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 
 /* Start the receive of a matched message: its request (already complete
  * for MPI_MESSAGE_NO_PROC, with *c NULL), *message becomes MPI_MESSAGE_NULL. */
-static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+static int start_mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                        struct bmpi_comm **c, struct bmpi_request **req)
 {
     if (!message)
@@ -497,26 +640,54 @@ static int start_mrecv(const char *fn, void *buf, int count, MPI_Datatype dataty
     return MPI_SUCCESS;
 }
 
-BMPI_API(MPI_Mrecv)
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+static int mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Message *message, MPI_Status *status)
 {
     struct bmpi_comm *c;
     struct bmpi_request *req;
-    int err = start_mrecv("MPI_Mrecv", buf, count, datatype, message, &c, &req);
-    return err ? err : finish_recv(c, "MPI_Mrecv", req, status);
+    int err = start_mrecv(fn, buf, count, datatype, message, &c, &req);
+    return err ? err : finish_recv(c, fn, req, status);
 }
 
-BMPI_API(MPI_Imrecv)
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+BMPI_API(MPI_Mrecv)
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status)
+{
+    return mrecv("MPI_Mrecv", buf, count, datatype, message, status);
+}
+
+BMPI_API(MPI_Mrecv_c)
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    return mrecv("MPI_Mrecv_c", buf, count, datatype, message, status);
+}
+
+static int imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Message *message, MPI_Request *request)
 {
     if (!request)
-        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "request is NULL");
     struct bmpi_comm *c;
     struct bmpi_request *req;
-    int err = start_mrecv("MPI_Imrecv", buf, count, datatype, message, &c, &req);
+    int err = start_mrecv(fn, buf, count, datatype, message, &c, &req);
     if (!err)
         *request = bmpi_request_handle(req);
     return err;
+}
+
+BMPI_API(MPI_Imrecv)
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request)
+{
+    return imrecv("MPI_Imrecv", buf, count, datatype, message, request);
+}
+
+BMPI_API(MPI_Imrecv_c)
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    return imrecv("MPI_Imrecv_c", buf, count, datatype, message, request);
 }
 
 /* ----------------------------------------------------------- persistent */
@@ -547,11 +718,27 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
     return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_STANDARD, request);
 }
 
+BMPI_API(MPI_Send_init_c)
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Send_init_c");
+    return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_STANDARD, request);
+}
+
 BMPI_API(MPI_Ssend_init)
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
     struct p2p_args a = SEND_ARGS("MPI_Ssend_init");
+    return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_SYNC, request);
+}
+
+BMPI_API(MPI_Ssend_init_c)
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Ssend_init_c");
     return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_SYNC, request);
 }
 
@@ -563,11 +750,27 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_READY, request);
 }
 
+BMPI_API(MPI_Rsend_init_c)
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = SEND_ARGS("MPI_Rsend_init_c");
+    return persistent_init(&a, BMPI_REQ_SEND, BMPI_SEND_READY, request);
+}
+
 BMPI_API(MPI_Recv_init)
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
     struct p2p_args a = RECV_ARGS("MPI_Recv_init");
+    return persistent_init(&a, BMPI_REQ_RECV, BMPI_SEND_STANDARD, request);
+}
+
+BMPI_API(MPI_Recv_init_c)
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    struct p2p_args a = RECV_ARGS("MPI_Recv_init_c");
     return persistent_init(&a, BMPI_REQ_RECV, BMPI_SEND_STANDARD, request);
 }
 

@@ -720,25 +720,46 @@ static int check_status(const char *fn, const MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-#undef FN
-#define FN "MPI_Get_count"
-BMPI_API(MPI_Get_count)
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* The count of a status in elements of datatype; MPI_UNDEFINED when the
+ * bytes are no whole number of them. */
+static int get_count(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                     MPI_Count *count)
 {
     struct bmpi_datatype *dt;
     int rc;
-    if ((rc = check_status(FN, status)))
+    if ((rc = check_status(fn, status)))
         return rc;
-    CHECK(count, MPI_ERR_ARG, "count is NULL");
-    GET_TYPE(datatype, &dt);
+    if (!count)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "count is NULL");
+    if ((rc = get_type(fn, datatype, &dt)))
+        return rc;
     MPI_Count bytes = status_bytes(status);
     if (dt->size == 0)
         *count = 0; /* as the standard says for zero-size types */
-    else if (bytes % dt->size || bytes / dt->size > INT_MAX)
+    else if (bytes % dt->size)
         *count = MPI_UNDEFINED;
     else
-        *count = (int)(bytes / dt->size);
+        *count = bytes / dt->size;
     return MPI_SUCCESS;
+}
+
+/* An int result: MPI_UNDEFINED when the count does not fit (MPI 4.1, 3.2.5). */
+static int int_count(MPI_Count n) { return n > INT_MAX ? MPI_UNDEFINED : (int)n; }
+
+BMPI_API(MPI_Get_count)
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count n;
+    int rc = get_count("MPI_Get_count", status, datatype, count ? &n : NULL);
+    if (!rc)
+        *count = int_count(n);
+    return rc;
+}
+
+BMPI_API(MPI_Get_count_c)
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return get_count("MPI_Get_count_c", status, datatype, count);
 }
 
 static int get_elements(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
@@ -746,7 +767,11 @@ static int get_elements(const char *fn, const MPI_Status *status, MPI_Datatype d
 {
     struct bmpi_datatype *dt;
     int rc;
-    if ((rc = check_status(fn, status)) || (rc = get_type(fn, datatype, &dt)))
+    if ((rc = check_status(fn, status)))
+        return rc;
+    if (!n)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "count is NULL");
+    if ((rc = get_type(fn, datatype, &dt)))
         return rc;
     *n = bmpi_dt_elements(dt, status_bytes(status));
     if (*n < 0)
@@ -760,10 +785,9 @@ BMPI_API(MPI_Get_elements)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     MPI_Count n;
-    CHECK(count, MPI_ERR_ARG, "count is NULL");
-    int rc = get_elements(FN, status, datatype, &n);
+    int rc = get_elements(FN, status, datatype, count ? &n : NULL);
     if (!rc)
-        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+        *count = int_count(n);
     return rc;
 }
 
@@ -772,7 +796,14 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 BMPI_API(MPI_Get_elements_x)
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    CHECK(count, MPI_ERR_ARG, "count is NULL");
+    return get_elements(FN, status, datatype, count);
+}
+
+#undef FN
+#define FN "MPI_Get_elements_c"
+BMPI_API(MPI_Get_elements_c)
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
     return get_elements(FN, status, datatype, count);
 }
 
