@@ -108,7 +108,7 @@ static int check_not_in_place(struct bmpi_comm *c, const char *fn, const void *b
 
 /* sendbuf and recvbuf must not alias unless through MPI_IN_PLACE. */
 static int check_alias(struct bmpi_comm *c, const char *fn, const void *sbuf, const void *rbuf,
-                       int count)
+                       MPI_Count count)
 {
     if (sbuf == rbuf && sbuf && count > 0)
         return bmpi_err_comm(c->handle, MPI_ERR_BUFFER, fn,
@@ -142,7 +142,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 
 /* --- bcast ----------------------------------------------------------------- */
 
-static int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+static int bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
                  MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -165,6 +165,12 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     return bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast");
 }
 
+BMPI_API(MPI_Bcast_c)
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast(buffer, count, datatype, root, comm, NULL, "MPI_Bcast_c");
+}
+
 BMPI_API(MPI_Ibcast)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request *request)
@@ -174,9 +180,18 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     return bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast");
 }
 
+BMPI_API(MPI_Ibcast_c)
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    if (!request)
+        return check_request(comm, "MPI_Ibcast_c", request, true);
+    return bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast_c");
+}
+
 /* --- reduce ---------------------------------------------------------------- */
 
-static int reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+static int reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
                   MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -213,6 +228,13 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "MPI_Reduce");
 }
 
+BMPI_API(MPI_Reduce_c)
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "MPI_Reduce_c");
+}
+
 BMPI_API(MPI_Ireduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
@@ -222,13 +244,22 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce");
 }
 
+BMPI_API(MPI_Ireduce_c)
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return check_request(comm, "MPI_Ireduce_c", request, true);
+    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce_c");
+}
+
 /* --- allreduce ------------------------------------------------------------- */
 
 /* The arguments of a reduction whose result every rank receives
  * (allreduce, scan, exscan): recvbuf, sendbuf unless in place, and op on
  * type; the checked type and op into *dt and *o. */
 static inline int check_reduction_to_all(struct bmpi_comm *c, const char *fn, const void *sbuf,
-                                         void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                                         void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                                          struct bmpi_datatype **dt, struct bmpi_op **o)
 {
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
@@ -241,7 +272,7 @@ static inline int check_reduction_to_all(struct bmpi_comm *c, const char *fn, co
     return check_op(c, fn, op, *dt, o);
 }
 
-static int allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+static int allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                      MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -264,6 +295,13 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Allreduce");
 }
 
+BMPI_API(MPI_Allreduce_c)
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm)
+{
+    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL, "MPI_Allreduce_c");
+}
+
 BMPI_API(MPI_Iallreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -271,6 +309,15 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (!request)
         return check_request(comm, "MPI_Iallreduce", request, true);
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iallreduce");
+}
+
+BMPI_API(MPI_Iallreduce_c)
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return check_request(comm, "MPI_Iallreduce_c", request, true);
+    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, "MPI_Iallreduce_c");
 }
 
 /* --- shared checks of the gather/scatter family ---------------------------- */
@@ -299,7 +346,7 @@ static int check_counts(struct bmpi_comm *c, const char *fn, const int *counts, 
     return MPI_SUCCESS;
 }
 
-static int check_buf_nip(struct bmpi_comm *c, const char *fn, const void *buf, int count,
+static int check_buf_nip(struct bmpi_comm *c, const char *fn, const void *buf, MPI_Count count,
                          MPI_Datatype type, const char *what)
 {
     CHECK(check_not_in_place(c, fn, buf, what));
@@ -312,7 +359,7 @@ static int check_buf_nip(struct bmpi_comm *c, const char *fn, const void *buf, i
 
 /* --- gather ---------------------------------------------------------------- */
 
-static int gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+static int gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
                   const char *fn)
 {
@@ -342,6 +389,14 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                   "MPI_Gather");
 }
 
+BMPI_API(MPI_Gather_c)
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
+                  "MPI_Gather_c");
+}
+
 BMPI_API(MPI_Igather)
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -352,7 +407,17 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                   "MPI_Igather");
 }
 
-static int gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+BMPI_API(MPI_Igather_c)
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    NB_ENTRY("MPI_Igather_c");
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                  "MPI_Igather_c");
+}
+
+static int gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
                    MPI_Comm comm, MPI_Request *request, const char *fn)
 {
@@ -397,7 +462,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 /* --- scatter --------------------------------------------------------------- */
 
-static int scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+static int scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                    MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
                    const char *fn)
 {
@@ -426,6 +491,14 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                    "MPI_Scatter");
 }
 
+BMPI_API(MPI_Scatter_c)
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
+                   "MPI_Scatter_c");
+}
+
 BMPI_API(MPI_Iscatter)
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -436,8 +509,18 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                    "MPI_Iscatter");
 }
 
+BMPI_API(MPI_Iscatter_c)
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iscatter_c");
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                   "MPI_Iscatter_c");
+}
+
 static int scatterv(const void *sbuf, const int *scounts, const int *displs, MPI_Datatype stype,
-                    void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
                     MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -481,7 +564,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 
 /* --- allgather ------------------------------------------------------------- */
 
-static int allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+static int allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -506,6 +589,14 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                      "MPI_Allgather");
 }
 
+BMPI_API(MPI_Allgather_c)
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                     "MPI_Allgather_c");
+}
+
 BMPI_API(MPI_Iallgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -515,7 +606,17 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                      "MPI_Iallgather");
 }
 
-static int allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+BMPI_API(MPI_Iallgather_c)
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iallgather_c");
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                     "MPI_Iallgather_c");
+}
+
+static int allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                       const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
                       MPI_Request *request, const char *fn)
 {
@@ -555,7 +656,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 
 /* --- alltoall -------------------------------------------------------------- */
 
-static int alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+static int alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -582,6 +683,14 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                     "MPI_Alltoall");
 }
 
+BMPI_API(MPI_Alltoall_c)
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                    "MPI_Alltoall_c");
+}
+
 BMPI_API(MPI_Ialltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -589,6 +698,16 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     NB_ENTRY("MPI_Ialltoall");
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
                     "MPI_Ialltoall");
+}
+
+BMPI_API(MPI_Ialltoall_c)
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ialltoall_c");
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                    "MPI_Ialltoall_c");
 }
 
 /* Alltoallv and alltoallw share one schedule: v's element displacements
@@ -698,7 +817,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 
 /* --- reduce_scatter -------------------------------------------------------- */
 
-static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, MPI_Count rcount,
                           MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                           const char *fn)
 {
@@ -708,7 +827,7 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int 
         return bmpi_inter_reduce_scatter(c, sbuf, rbuf, rcounts, rcount, type, op, request, fn);
     int p = c->size;
     if (!rcounts && rcount < 0)
-        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative recvcount %d", rcount);
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative recvcount %lld", rcount);
     if (rcounts)
         CHECK(check_counts(c, fn, rcounts, NULL, false, "recvcounts"));
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
@@ -769,6 +888,14 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                           "MPI_Reduce_scatter_block");
 }
 
+BMPI_API(MPI_Reduce_scatter_block_c)
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
+                          "MPI_Reduce_scatter_block_c");
+}
+
 BMPI_API(MPI_Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -779,9 +906,19 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                           "MPI_Ireduce_scatter_block");
 }
 
+BMPI_API(MPI_Ireduce_scatter_block_c)
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ireduce_scatter_block_c");
+    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
+                          "MPI_Ireduce_scatter_block_c");
+}
+
 /* --- scan / exscan --------------------------------------------------------- */
 
-static int scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+static int scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request, bool exclusive, const char *fn)
 {
     struct bmpi_comm *c;
@@ -803,12 +940,27 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, false, "MPI_Scan");
 }
 
+BMPI_API(MPI_Scan_c)
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm)
+{
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, false, "MPI_Scan_c");
+}
+
 BMPI_API(MPI_Iscan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iscan");
     return scan(sendbuf, recvbuf, count, datatype, op, comm, request, false, "MPI_Iscan");
+}
+
+BMPI_API(MPI_Iscan_c)
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iscan_c");
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, request, false, "MPI_Iscan_c");
 }
 
 BMPI_API(MPI_Exscan)
@@ -818,12 +970,27 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, true, "MPI_Exscan");
 }
 
+BMPI_API(MPI_Exscan_c)
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, NULL, true, "MPI_Exscan_c");
+}
+
 BMPI_API(MPI_Iexscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iexscan");
     return scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, "MPI_Iexscan");
+}
+
+BMPI_API(MPI_Iexscan_c)
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iexscan_c");
+    return scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, "MPI_Iexscan_c");
 }
 
 /* --- lent to the intercommunicator collectives (inter.c) ------------------- */
@@ -885,11 +1052,29 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
                bcast(buffer, count, datatype, root, comm, request, fn));
 }
 
+BMPI_API(MPI_Bcast_init_c)
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Bcast_init_c";
+    PERSISTENT(comm, info, request, fn,
+               bcast(buffer, count, datatype, root, comm, request, fn));
+}
+
 BMPI_API(MPI_Reduce_init)
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     const char *fn = "MPI_Reduce_init";
+    PERSISTENT(comm, info, request, fn,
+               reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, fn));
+}
+
+BMPI_API(MPI_Reduce_init_c)
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Reduce_init_c";
     PERSISTENT(comm, info, request, fn,
                reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, fn));
 }
@@ -903,12 +1088,33 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, fn));
 }
 
+BMPI_API(MPI_Allreduce_init_c)
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    const char *fn = "MPI_Allreduce_init_c";
+    PERSISTENT(comm, info, request, fn,
+               allreduce(sendbuf, recvbuf, count, datatype, op, comm, request, fn));
+}
+
 BMPI_API(MPI_Gather_init)
 int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                      MPI_Request *request)
 {
     const char *fn = "MPI_Gather_init";
+    PERSISTENT(comm, info, request, fn,
+               gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                      request, fn));
+}
+
+BMPI_API(MPI_Gather_init_c)
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Gather_init_c";
     PERSISTENT(comm, info, request, fn,
                gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                       request, fn));
@@ -936,6 +1142,17 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                        request, fn));
 }
 
+BMPI_API(MPI_Scatter_init_c)
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Scatter_init_c";
+    PERSISTENT(comm, info, request, fn,
+               scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                       request, fn));
+}
+
 BMPI_API(MPI_Scatterv_init)
 int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -958,6 +1175,17 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                          fn));
 }
 
+BMPI_API(MPI_Allgather_init_c)
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Allgather_init_c";
+    PERSISTENT(comm, info, request, fn,
+               allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                         fn));
+}
+
 BMPI_API(MPI_Allgatherv_init)
 int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
@@ -975,6 +1203,17 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        MPI_Request *request)
 {
     const char *fn = "MPI_Alltoall_init";
+    PERSISTENT(comm, info, request, fn,
+               alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                        fn));
+}
+
+BMPI_API(MPI_Alltoall_init_c)
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Alltoall_init_c";
     PERSISTENT(comm, info, request, fn,
                alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
                         fn));
@@ -1026,6 +1265,16 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
                reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, fn));
 }
 
+BMPI_API(MPI_Reduce_scatter_block_init_c)
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    const char *fn = "MPI_Reduce_scatter_block_init_c";
+    PERSISTENT(comm, info, request, fn,
+               reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, fn));
+}
+
 BMPI_API(MPI_Scan_init)
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1035,11 +1284,29 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                scan(sendbuf, recvbuf, count, datatype, op, comm, request, false, fn));
 }
 
+BMPI_API(MPI_Scan_init_c)
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Scan_init_c";
+    PERSISTENT(comm, info, request, fn,
+               scan(sendbuf, recvbuf, count, datatype, op, comm, request, false, fn));
+}
+
 BMPI_API(MPI_Exscan_init)
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     const char *fn = "MPI_Exscan_init";
+    PERSISTENT(comm, info, request, fn,
+               scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, fn));
+}
+
+BMPI_API(MPI_Exscan_init_c)
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Exscan_init_c";
     PERSISTENT(comm, info, request, fn,
                scan(sendbuf, recvbuf, count, datatype, op, comm, request, true, fn));
 }

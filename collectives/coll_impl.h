@@ -71,39 +71,39 @@ int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, const int *count
 /* Intercommunicators (inter.c): the entry points' work from their checks
  * on, for c with a remote group; request NULL for the blocking call. */
 int bmpi_inter_barrier(struct bmpi_comm *c, MPI_Request *request, const char *fn);
-int bmpi_inter_bcast(struct bmpi_comm *c, void *buf, int count, MPI_Datatype type, int root,
+int bmpi_inter_bcast(struct bmpi_comm *c, void *buf, MPI_Count count, MPI_Datatype type, int root,
                      MPI_Request *request, const char *fn);
-int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int count,
+int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                       MPI_Datatype type, MPI_Op op, int root, MPI_Request *request,
                       const char *fn);
-int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int count,
+int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                          MPI_Datatype type, MPI_Op op, MPI_Request *request, const char *fn);
 /* rcounts NULL: Reduce_scatter_block with rcount */
 int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
-                              const int *rcounts, int rcount, MPI_Datatype type, MPI_Op op,
+                              const int *rcounts, MPI_Count rcount, MPI_Datatype type, MPI_Op op,
                               MPI_Request *request, const char *fn);
 /* Scan and Exscan: refused (MPI_ERR_COMM). */
 int bmpi_inter_scan(struct bmpi_comm *c, const char *fn);
-int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                      void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Request *request,
+int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
                       const char *fn);
-int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                        void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
                        int root, MPI_Request *request, const char *fn);
-int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                       void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Request *request,
+int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
                        const char *fn);
 int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, const int *scounts,
-                        const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+                        const int *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn);
-int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                         void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *request,
+int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                          const char *fn);
-int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                           void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
                           MPI_Request *request, const char *fn);
-int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                        void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *request,
+int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                        void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                         const char *fn);
 /* The schedule of Alltoall(v,w) on s's intercommunicator, as coll_api.c
  * checked and converted the arguments (byte displacements, a type per

@@ -119,7 +119,7 @@ static int check_not_in_place(struct bmpi_comm *c, const char *fn, const void *b
 }
 
 /* A buffer of count elements of type, not MPI_IN_PLACE. */
-static int check_buf(struct bmpi_comm *c, const char *fn, const void *buf, int count,
+static int check_buf(struct bmpi_comm *c, const char *fn, const void *buf, MPI_Count count,
                      MPI_Datatype type, const char *what)
 {
     CHECK(check_not_in_place(c, fn, buf, what));
@@ -127,8 +127,8 @@ static int check_buf(struct bmpi_comm *c, const char *fn, const void *buf, int c
 }
 
 /* The send and receive buffers of a call without a root. */
-static int check_both(struct bmpi_comm *c, const char *fn, const void *sbuf, int scount,
-                      MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype)
+static int check_both(struct bmpi_comm *c, const char *fn, const void *sbuf, MPI_Count scount,
+                      MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype)
 {
     CHECK(check_buf(c, fn, sbuf, scount, stype, "sendbuf"));
     CHECK(check_buf(c, fn, rbuf, rcount, rtype, "recvbuf"));
@@ -176,7 +176,7 @@ static void *reduce_to_leader(struct inter *x, const void *sbuf, size_t count, M
 
 /* The root's transfers of gather(v) and scatter(v): block i, counts[i]
  * (or count) elements at displs[i] (or i * count), with remote rank i. */
-static void root_linear(struct inter *x, bool send, const void *buf, int count,
+static void root_linear(struct inter *x, bool send, const void *buf, MPI_Count count,
                         const int *counts, const int *displs, MPI_Datatype type)
 {
     MPI_Aint ext = bmpi_coll_extent(type);
@@ -210,7 +210,7 @@ int bmpi_inter_barrier(struct bmpi_comm *c, MPI_Request *request, const char *fn
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_bcast(struct bmpi_comm *c, void *buf, int count, MPI_Datatype type, int root,
+int bmpi_inter_bcast(struct bmpi_comm *c, void *buf, MPI_Count count, MPI_Datatype type, int root,
                      MPI_Request *request, const char *fn)
 {
     enum role role = ROLE_IDLE;
@@ -232,7 +232,7 @@ int bmpi_inter_bcast(struct bmpi_comm *c, void *buf, int count, MPI_Datatype typ
 
 /* --- reductions ------------------------------------------------------------ */
 
-int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int count,
+int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                       MPI_Datatype type, MPI_Op op, int root, MPI_Request *request,
                       const char *fn)
 {
@@ -257,7 +257,7 @@ int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int cou
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int count,
+int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                          MPI_Datatype type, MPI_Op op, MPI_Request *request, const char *fn)
 {
     struct bmpi_op *o;
@@ -276,21 +276,21 @@ int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, int 
  * (rcounts NULL, rcount each): the other group's reduction of the vector,
  * scattered over this group. */
 int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
-                              const int *rcounts, int rcount, MPI_Datatype type, MPI_Op op,
+                              const int *rcounts, MPI_Count rcount, MPI_Datatype type, MPI_Op op,
                               MPI_Request *request, const char *fn)
 {
     long long total = 0;
     for (int i = 0; i < c->size; i++) {
-        int n = rcounts ? rcounts[i] : rcount;
+        MPI_Count n = rcounts ? rcounts[i] : rcount;
         if (n < 0)
-            return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "negative recvcount %d (rank %d)",
+            return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "negative recvcount %lld (rank %d)",
                                  n, i);
         total += n;
     }
     if (total > INT32_MAX)
         return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%lld elements in all: too many",
                              total);
-    int mine = rcounts ? rcounts[c->rank] : rcount;
+    MPI_Count mine = rcounts ? rcounts[c->rank] : rcount;
     struct bmpi_op *o;
     CHECK(check_both(c, fn, sbuf, (int)total, type, rbuf, mine, type));
     CHECK(check_op(c, fn, type, op, &o));
@@ -303,7 +303,7 @@ int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
         return finish(&x, request, fn);
     int *displs = counts + x.lsize;
     for (int i = 0, at = 0; i < x.lsize; at += counts[i++]) {
-        counts[i] = rcounts ? rcounts[i] : rcount;
+        counts[i] = (int)(rcounts ? rcounts[i] : rcount); /* total fits in an int */
         displs[i] = at;
     }
     leaders_swap(&x, acc, (size_t)total, type, theirs, (size_t)total, type);
@@ -329,11 +329,11 @@ struct rooted {
     bool to_root; /* gather(v); scatter(v) otherwise */
     bool v;
     const void *rootbuf;
-    int rootcount;
+    MPI_Count rootcount;
     const int *rootcounts, *displs;
     MPI_Datatype roottype;
     const void *buf;
-    int count;
+    MPI_Count count;
     MPI_Datatype type;
 };
 
@@ -373,8 +373,8 @@ static int rooted(struct bmpi_comm *c, const struct rooted *a, int root, MPI_Req
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                      void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Request *request,
+int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
                       const char *fn)
 {
     struct rooted a = {.to_root = true, .rootbuf = rbuf, .rootcount = rcount, .roottype = rtype,
@@ -382,7 +382,7 @@ int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Dat
     return rooted(c, &a, root, request, fn);
 }
 
-int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                        void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
                        int root, MPI_Request *request, const char *fn)
 {
@@ -392,8 +392,8 @@ int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Da
     return rooted(c, &a, root, request, fn);
 }
 
-int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                       void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Request *request,
+int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
                        const char *fn)
 {
     struct rooted a = {.rootbuf = sbuf, .rootcount = scount, .roottype = stype, .buf = rbuf,
@@ -402,7 +402,7 @@ int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Da
 }
 
 int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, const int *scounts,
-                        const int *displs, MPI_Datatype stype, void *rbuf, int rcount,
+                        const int *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn)
 {
     struct rooted a = {.v = true, .rootbuf = sbuf, .rootcounts = scounts, .displs = displs,
@@ -412,8 +412,8 @@ int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, const int *scount
 
 /* --- allgather, alltoall --------------------------------------------------- */
 
-int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                         void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *request,
+int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                          const char *fn)
 {
     CHECK(check_both(c, fn, sbuf, scount, stype, rbuf, rcount, rtype));
@@ -432,7 +432,7 @@ int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, int scount, MPI_
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
+int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                           void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
                           MPI_Request *request, const char *fn)
 {
@@ -448,8 +448,8 @@ int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, int scount, MPI
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, int scount, MPI_Datatype stype,
-                        void *rbuf, int rcount, MPI_Datatype rtype, MPI_Request *request,
+int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                        void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                         const char *fn)
 {
     CHECK(check_both(c, fn, sbuf, scount, stype, rbuf, rcount, rtype));

@@ -71,7 +71,7 @@ extern "C" {
 #define BMPI_STUBS_DATATYPES 22
 /* 6. Collective Communication */
 #define BMPI_HAVE_COLLECTIVES 0
-#define BMPI_STUBS_COLLECTIVES 50
+#define BMPI_STUBS_COLLECTIVES 18
 /* 7. Groups, Contexts, Communicators, and Caching */
 #define BMPI_HAVE_COMMUNICATORS 0
 #define BMPI_STUBS_COMMUNICATORS 9

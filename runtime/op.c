@@ -439,10 +439,16 @@ int bmpi_op_check(const struct bmpi_op *op, const struct bmpi_datatype *dt)
 static void apply_user(const struct bmpi_op *op, const void *in, void *inout, size_t count,
                        const struct bmpi_datatype *dt)
 {
+    MPI_Datatype handle = dt->handle;
+    if (op->user_fn_c) {
+        MPI_Count len = (MPI_Count)count;
+        op->user_fn_c((void *)(uintptr_t)in, inout, &len, &handle);
+        return;
+    }
     MPI_Aint ext = bmpi_dt_extent(dt);
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
-        MPI_Datatype t = dt->handle;
+        MPI_Datatype t = handle;
         op->user_fn((void *)(uintptr_t)in, inout, &len, &t);
         count -= (size_t)len;
         in = (const char *)in + (MPI_Aint)len * ext;
@@ -545,26 +551,40 @@ void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *sr
 
 /* --- entry points ------------------------------------------------------------- */
 
-BMPI_API(MPI_Op_create)
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+/* A user op calling user_fn, or user_fn_c (MPI_Op_create_c), the other NULL. */
+static int op_create(const char *fn, MPI_User_function *user_fn, MPI_User_function_c *user_fn_c,
+                     int commute, MPI_Op *op)
 {
     if (!op)
-        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Op_create", "op is NULL");
-    if (!user_fn)
-        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Op_create", "user_fn is NULL");
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "op is NULL");
+    if (!user_fn && !user_fn_c)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "user_fn is NULL");
     struct bmpi_op *o = calloc(1, sizeof(*o));
     if (!o)
-        return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
     o->refs = 1;
     o->commute = commute != 0;
     o->user_fn = user_fn;
+    o->user_fn_c = user_fn_c;
     o->handle = bmpi_handle_new(&ops.table, o);
     if (!o->handle) {
         free(o);
-        return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Op_create", "out of op handles");
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of op handles");
     }
     *op = o->handle;
     return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Op_create)
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return op_create("MPI_Op_create", user_fn, NULL, commute, op);
+}
+
+BMPI_API(MPI_Op_create_c)
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return op_create("MPI_Op_create_c", NULL, user_fn, commute, op);
 }
 
 BMPI_API(MPI_Op_free)
@@ -596,13 +616,11 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
     return MPI_SUCCESS;
 }
 
-BMPI_API(MPI_Reduce_local)
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op)
+static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
 {
-    static const char fn[] = "MPI_Reduce_local";
     if (count < 0)
-        return bmpi_err_noobj(MPI_ERR_COUNT, fn, "negative count %d", count);
+        return bmpi_err_noobj(MPI_ERR_COUNT, fn, "negative count %lld", count);
     struct bmpi_datatype *dt;
     if (bmpi_dt_check_usable(datatype, &dt) != BMPI_OK)
         return bmpi_err_noobj(MPI_ERR_TYPE, fn, NULL);
@@ -615,8 +633,22 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
         if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
             return bmpi_err_noobj(MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed here");
         if ((!inbuf || !inoutbuf) && bmpi_dt_is_predefined(dt))
-            return bmpi_err_noobj(MPI_ERR_BUFFER, fn, "NULL buffer for %d elements", count);
+            return bmpi_err_noobj(MPI_ERR_BUFFER, fn, "NULL buffer for %lld elements", count);
     }
     bmpi_op_apply(o, inbuf, inoutbuf, (size_t)count, dt);
     return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Reduce_local)
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op)
+{
+    return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+}
+
+BMPI_API(MPI_Reduce_local_c)
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op)
+{
+    return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
 }

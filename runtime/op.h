@@ -23,6 +23,7 @@ struct bmpi_op {
     bool predefined;
     int index;         /* predefined: low bits of the handle (MPI_MAX = 1 ...) */
     MPI_User_function *user_fn;
+    MPI_User_function_c *user_fn_c; /* MPI_Op_create_c: instead of user_fn */
 };
 
 /* The op behind a valid handle, NULL for MPI_OP_NULL, freed or garbage. */
