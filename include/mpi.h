@@ -67,8 +67,8 @@ extern "C" {
 #define BMPI_HAVE_PARTITIONED 0
 #define BMPI_STUBS_PARTITIONED 6
 /* 5. Datatypes */
-#define BMPI_HAVE_DATATYPES 0
-#define BMPI_STUBS_DATATYPES 22
+#define BMPI_HAVE_DATATYPES 1
+#define BMPI_STUBS_DATATYPES 0
 /* 6. Collective Communication */
 #define BMPI_HAVE_COLLECTIVES 0
 #define BMPI_STUBS_COLLECTIVES 18

@@ -500,6 +500,17 @@ MPI_Datatype bmpi_dt_user_handle(struct bmpi_datatype *dt)
 
 /* --- parts -------------------------------------------------------------------- */
 
+/* Integer k and address k of the constructor's arguments, in either form. */
+static inline MPI_Count int_arg(const struct bmpi_datatype *dt, size_t k)
+{
+    return dt->counts ? dt->counts[k] : dt->ints[k];
+}
+
+static inline MPI_Aint addr_arg(const struct bmpi_datatype *dt, size_t k)
+{
+    return dt->counts ? (MPI_Aint)dt->counts[(size_t)dt->a_off + k] : dt->aints[k];
+}
+
 size_t bmpi_dt_nparts(const struct bmpi_datatype *dt)
 {
     switch (dt->defn) {
@@ -510,7 +521,7 @@ size_t bmpi_dt_nparts(const struct bmpi_datatype *dt)
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK:
     case MPI_COMBINER_STRUCT:
-        return (size_t)dt->ints[0];
+        return (size_t)int_arg(dt, 0);
     default:
         return 1;
     }
@@ -520,7 +531,6 @@ size_t bmpi_dt_nparts(const struct bmpi_datatype *dt)
  * (only possible while a type is being created). */
 static bool dt_part_checked(const struct bmpi_datatype *dt, size_t i, struct bmpi_dt_part *p)
 {
-    const int *in = dt->ints;
     struct bmpi_datatype *T = dt->n_types ? dt->types[0] : NULL;
     MPI_Aint ext = T ? T->ub - T->lb : 0;
     *p = (struct bmpi_dt_part){.disp = 0, .count = 1, .stride = 0, .bl = 1, .type = T};
@@ -536,34 +546,34 @@ static bool dt_part_checked(const struct bmpi_datatype *dt, size_t i, struct bmp
         p->type = dt->inner;
         return true;
     case MPI_COMBINER_CONTIGUOUS:
-        p->bl = in[0];
+        p->bl = int_arg(dt, 0);
         return true;
     case MPI_COMBINER_VECTOR:
-        p->count = in[0];
-        p->bl = in[1];
-        return !__builtin_mul_overflow((MPI_Aint)in[2], ext, &p->stride);
+        p->count = int_arg(dt, 0);
+        p->bl = int_arg(dt, 1);
+        return !__builtin_mul_overflow((MPI_Aint)int_arg(dt, 2), ext, &p->stride);
     case MPI_COMBINER_HVECTOR:
-        p->count = in[0];
-        p->bl = in[1];
-        p->stride = dt->aints[0];
+        p->count = int_arg(dt, 0);
+        p->bl = int_arg(dt, 1);
+        p->stride = addr_arg(dt, 0);
         return true;
     case MPI_COMBINER_INDEXED:
-        p->bl = in[1 + i];
-        return !__builtin_mul_overflow((MPI_Aint)in[1 + in[0] + i], ext, &p->disp);
+        p->bl = int_arg(dt, 1 + i);
+        return !__builtin_mul_overflow((MPI_Aint)int_arg(dt, 1 + (size_t)int_arg(dt, 0) + i), ext, &p->disp);
     case MPI_COMBINER_HINDEXED:
-        p->bl = in[1 + i];
-        p->disp = dt->aints[i];
+        p->bl = int_arg(dt, 1 + i);
+        p->disp = addr_arg(dt, i);
         return true;
     case MPI_COMBINER_INDEXED_BLOCK:
-        p->bl = in[1];
-        return !__builtin_mul_overflow((MPI_Aint)in[2 + i], ext, &p->disp);
+        p->bl = int_arg(dt, 1);
+        return !__builtin_mul_overflow((MPI_Aint)int_arg(dt, 2 + i), ext, &p->disp);
     case MPI_COMBINER_HINDEXED_BLOCK:
-        p->bl = in[1];
-        p->disp = dt->aints[i];
+        p->bl = int_arg(dt, 1);
+        p->disp = addr_arg(dt, i);
         return true;
     case MPI_COMBINER_STRUCT:
-        p->bl = in[1 + i];
-        p->disp = dt->aints[i];
+        p->bl = int_arg(dt, 1 + i);
+        p->disp = addr_arg(dt, i);
         p->type = dt->types[i];
         return true;
     }
@@ -685,8 +695,8 @@ static int dt_layout(struct bmpi_datatype *dt, const char **why)
     dt->true_ub = any_data ? tub : 0;
 
     if (dt->defn == MPI_COMBINER_RESIZED) {
-        dt->lb = dt->aints[0];
-        if (__builtin_add_overflow(dt->aints[0], dt->aints[1], &dt->ub))
+        dt->lb = addr_arg(dt, 0);
+        if (__builtin_add_overflow(dt->lb, addr_arg(dt, 1), &dt->ub))
             goto overflow;
         dt->flags = (dt->flags & ~BMPI_DT_EMPTY) | BMPI_DT_LB_MARK | BMPI_DT_UB_MARK;
     }
@@ -704,13 +714,23 @@ overflow:
     return BMPI_ERR_TOO_LARGE;
 }
 
-int bmpi_dt_create(int combiner, int n_ints, const int *ints, int n_aints, const MPI_Aint *aints,
-                   int n_types, struct bmpi_datatype *const *types, struct bmpi_datatype *inner,
-                   struct bmpi_datatype **out)
+/* The arguments a type keeps for MPI_Type_get_contents, in their two forms
+ * (struct bmpi_datatype). */
+struct dt_args {
+    int n_ints, n_aints, n_counts, a_off;
+    const int *ints;
+    const MPI_Aint *aints;
+    const MPI_Count *counts;
+};
+
+static int dt_new(int combiner, const struct dt_args *a, int n_types,
+                  struct bmpi_datatype *const *types, struct bmpi_datatype *inner,
+                  struct bmpi_datatype **out)
 {
     size_t bytes = sizeof(struct bmpi_datatype);
-    size_t off_aints = (bytes + (size_t)n_ints * sizeof(int) + 7) & ~(size_t)7;
-    size_t off_types = off_aints + (size_t)n_aints * sizeof(MPI_Aint);
+    size_t off_aints = (bytes + (size_t)a->n_ints * sizeof(int) + 7) & ~(size_t)7;
+    size_t off_counts = off_aints + (size_t)a->n_aints * sizeof(MPI_Aint);
+    size_t off_types = off_counts + (size_t)a->n_counts * sizeof(MPI_Count);
     bytes = off_types + (size_t)n_types * sizeof(struct bmpi_datatype *);
     char *mem = malloc(bytes);
     if (!mem) {
@@ -726,18 +746,23 @@ int bmpi_dt_create(int combiner, int n_ints, const int *ints, int n_aints, const
         .kind = BMPI_DT_K_NONE,
         .combiner = combiner,
         .defn = combiner,
-        .n_ints = n_ints,
-        .n_aints = n_aints,
+        .n_ints = a->n_ints,
+        .n_aints = a->n_aints,
         .n_types = n_types,
         .ints = (int *)(mem + sizeof *dt),
         .aints = (MPI_Aint *)(mem + off_aints),
         .types = (struct bmpi_datatype **)(mem + off_types),
         .inner = inner,
+        .n_counts = a->n_counts,
+        .a_off = a->a_off,
+        .counts = a->n_counts ? (MPI_Count *)(mem + off_counts) : NULL,
     };
-    if (n_ints)
-        memcpy(dt->ints, ints, (size_t)n_ints * sizeof(int));
-    if (n_aints)
-        memcpy(dt->aints, aints, (size_t)n_aints * sizeof(MPI_Aint));
+    if (a->n_ints)
+        memcpy(dt->ints, a->ints, (size_t)a->n_ints * sizeof(int));
+    if (a->n_aints)
+        memcpy(dt->aints, a->aints, (size_t)a->n_aints * sizeof(MPI_Aint));
+    if (a->n_counts)
+        memcpy(dt->counts, a->counts, (size_t)a->n_counts * sizeof(MPI_Count));
     for (int i = 0; i < n_types; i++) {
         dt->types[i] = types[i];
         bmpi_dt_retain(types[i]);
@@ -751,6 +776,22 @@ int bmpi_dt_create(int combiner, int n_ints, const int *ints, int n_aints, const
     }
     *out = dt;
     return BMPI_OK;
+}
+
+int bmpi_dt_create(int combiner, int n_ints, const int *ints, int n_aints, const MPI_Aint *aints,
+                   int n_types, struct bmpi_datatype *const *types, struct bmpi_datatype *inner,
+                   struct bmpi_datatype **out)
+{
+    struct dt_args a = {.n_ints = n_ints, .n_aints = n_aints, .ints = ints, .aints = aints};
+    return dt_new(combiner, &a, n_types, types, inner, out);
+}
+
+int bmpi_dt_create_large(int combiner, int n_counts, const MPI_Count *counts, int a_off,
+                         int n_types, struct bmpi_datatype *const *types,
+                         struct bmpi_datatype **out)
+{
+    struct dt_args a = {.n_counts = n_counts, .a_off = a_off, .counts = counts};
+    return dt_new(combiner, &a, n_types, types, NULL, out);
 }
 
 int bmpi_dt_commit(struct bmpi_datatype *dt)

@@ -103,6 +103,11 @@ struct bmpi_datatype {
     int *ints;
     MPI_Aint *aints;
     struct bmpi_datatype **types; /* each holds a reference */
+    /* A large-count constructor's arguments when one of its integers does
+     * not fit an int (else they are in ints/aints as from the int call):
+     * ints and aints in one MPI_Count array, the aints from a_off on. */
+    int n_counts, a_off;
+    MPI_Count *counts;
     struct bmpi_datatype *inner;  /* subarray, darray, F90: the equivalent type it was built as */
 
     struct bmpi_dt_node *node;    /* compiled layout; NULL until commit */

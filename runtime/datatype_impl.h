@@ -42,6 +42,11 @@ void bmpi_dt_part(const struct bmpi_datatype *dt, size_t i, struct bmpi_dt_part 
 int bmpi_dt_create(int combiner, int n_ints, const int *ints, int n_aints, const MPI_Aint *aints,
                    int n_types, struct bmpi_datatype *const *types, struct bmpi_datatype *inner,
                    struct bmpi_datatype **out);
+/* The same from a large-count constructor's arguments (all in counts[],
+ * the addresses from a_off on; see struct bmpi_datatype). */
+int bmpi_dt_create_large(int combiner, int n_counts, const MPI_Count *counts, int a_off,
+                         int n_types, struct bmpi_datatype *const *types,
+                         struct bmpi_datatype **out);
 /* Give an anonymous type a handle; the caller's reference becomes the
  * user's. On failure the type is released. */
 int bmpi_dt_register(struct bmpi_datatype *dt, MPI_Datatype *h);

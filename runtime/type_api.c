@@ -225,6 +225,27 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
                 newtype);
 }
 
+/* The objects of a struct's types, in a new array (free it). */
+static int get_types(const char *fn, MPI_Count count, const MPI_Datatype array_of_types[],
+                     struct bmpi_datatype ***out)
+{
+    struct bmpi_datatype **types = malloc((count ? (size_t)count : 1) * sizeof *types);
+    if (!types)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "no memory for %lld types", count);
+    for (MPI_Count i = 0; i < count; i++) {
+        types[i] = bmpi_dt_get(array_of_types[i]);
+        if (!types[i]) {
+            free(types);
+            return bmpi_err_noobj(MPI_ERR_TYPE, fn, "array_of_types[%lld] is %s", i,
+                                  array_of_types[i] == MPI_DATATYPE_NULL
+                                      ? "MPI_DATATYPE_NULL"
+                                      : "not a valid datatype");
+        }
+    }
+    *out = types;
+    return MPI_SUCCESS;
+}
+
 #undef FN
 #define FN "MPI_Type_create_struct"
 BMPI_API(MPI_Type_create_struct)
@@ -238,18 +259,9 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
         return rc;
     CHECK(count == 0 || array_of_types, MPI_ERR_ARG, "array_of_types is NULL");
     CHECK(newtype, MPI_ERR_ARG, "newtype is NULL");
-    struct bmpi_datatype **types = malloc((count ? (size_t)count : 1) * sizeof *types);
-    CHECK(types, MPI_ERR_NO_MEM, "no memory for %d types", count);
-    for (int i = 0; i < count; i++) {
-        types[i] = bmpi_dt_get(array_of_types[i]);
-        if (!types[i]) {
-            free(types);
-            return bmpi_err_noobj(MPI_ERR_TYPE, FN, "array_of_types[%d] is %s", i,
-                                  array_of_types[i] == MPI_DATATYPE_NULL
-                                      ? "MPI_DATATYPE_NULL"
-                                      : "not a valid datatype");
-        }
-    }
+    struct bmpi_datatype **types;
+    if ((rc = get_types(FN, count, array_of_types, &types)))
+        return rc;
     int *ints = ints_of(count, array_of_blocklengths, NULL, 0, false);
     if (!ints) {
         free(types);
@@ -307,12 +319,12 @@ static int check_order(const char *fn, int order)
     return MPI_SUCCESS;
 }
 
+/* Subarray and darray serve their _c twins too: they report with fn. */
 #undef FN
-#define FN "MPI_Type_create_subarray"
-BMPI_API(MPI_Type_create_subarray)
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+#define FN fn
+static int subarray(const char *fn, int ndims, const int array_of_sizes[],
+                    const int array_of_subsizes[], const int array_of_starts[], int order,
+                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     struct bmpi_datatype *old, *dt = NULL;
     int rc;
@@ -334,13 +346,21 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     return finish_new(FN, rc, dt, newtype);
 }
 
+BMPI_API(MPI_Type_create_subarray)
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    return subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes,
+                    array_of_starts, order, oldtype, newtype);
+}
+
 #undef FN
-#define FN "MPI_Type_create_darray"
-BMPI_API(MPI_Type_create_darray)
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+#define FN fn
+static int darray(const char *fn, int size, int rank, int ndims, const int array_of_gsizes[],
+                  const int array_of_distribs[], const int array_of_dargs[],
+                  const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                  MPI_Datatype *newtype)
 {
     struct bmpi_datatype *old, *dt = NULL;
     int rc;
@@ -377,6 +397,288 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     rc = bmpi_dt_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
                         array_of_psizes, order, old, &dt);
     return finish_new(FN, rc, dt, newtype);
+}
+
+BMPI_API(MPI_Type_create_darray)
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    return darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, array_of_distribs,
+                  array_of_dargs, array_of_psizes, order, oldtype, newtype);
+}
+
+/* --- large-count constructors ------------------------------------------------- */
+
+/*
+ * A _c constructor's arguments as MPI_Type_get_contents_c gives them back:
+ * c[0..a_off) where the int call takes ints, c[a_off..n) where it takes
+ * MPI_Aint. When the former all fit an int, the type is made exactly as by
+ * the int call; otherwise it keeps them in large form (datatype.h).
+ */
+static int make_c(const char *fn, int combiner, size_t n, const MPI_Count *c, size_t a_off,
+                  int nt, struct bmpi_datatype *const *types, MPI_Datatype *newtype)
+{
+    if (n > INT_MAX)
+        return bmpi_err_noobj(BMPI_ERR_TOO_LARGE, fn, "%zu arguments: more than a type records",
+                              n);
+    bool fits = true;
+    for (size_t k = 0; k < a_off && fits; k++)
+        fits = c[k] >= INT_MIN && c[k] <= INT_MAX;
+    if (!fits) {
+        struct bmpi_datatype *dt = NULL;
+        int rc = bmpi_dt_create_large(combiner, (int)n, c, (int)a_off, nt, types, &dt);
+        return finish_new(fn, rc, dt, newtype);
+    }
+    int *ints = malloc((a_off ? a_off : 1) * sizeof *ints);
+    MPI_Aint *aints = malloc((n > a_off ? n - a_off : 1) * sizeof *aints);
+    int rc = MPI_ERR_NO_MEM;
+    if (ints && aints) {
+        for (size_t k = 0; k < n; k++) {
+            if (k < a_off)
+                ints[k] = (int)c[k];
+            else
+                aints[k - a_off] = (MPI_Aint)c[k];
+        }
+        rc = make(fn, combiner, (int)a_off, ints, (int)(n - a_off), aints, nt, types, newtype);
+    } else {
+        rc = bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "no memory for %zu arguments", n);
+    }
+    free(ints);
+    free(aints);
+    return rc;
+}
+
+/*
+ * A _c constructor of one old type: its arguments as get_contents_c returns
+ * them, head (count, blocklength, stride as it has them) then the arrays
+ * bls and disps it takes (either may be NULL); the first a_off of them are
+ * ints in the int call (0: all).
+ */
+struct args_c {
+    int combiner;
+    MPI_Count head[3];
+    size_t nhead;
+    MPI_Count count, bl; /* bl: the one blocklength when bls is NULL */
+    const MPI_Count *bls, *disps;
+    bool has_bls, has_disps; /* the call takes these arrays */
+    size_t a_off;
+};
+
+/* Negative count or blocklengths, missing arrays. */
+static int check_blocks_c(const char *fn, const struct args_c *a, MPI_Datatype *newtype)
+{
+    if (a->count < 0)
+        return bmpi_err_noobj(MPI_ERR_COUNT, fn, "negative count %lld", a->count);
+    if (a->count > 0 && ((a->has_bls && !a->bls) || (a->has_disps && !a->disps)))
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "array_of_%s is NULL",
+                              a->has_bls && !a->bls ? "blocklengths" : "displacements");
+    for (MPI_Count i = 0; a->bls && i < a->count; i++)
+        if (a->bls[i] < 0)
+            return bmpi_err_noobj(MPI_ERR_ARG, fn, "negative array_of_blocklengths[%lld] = %lld",
+                                  i, a->bls[i]);
+    if (!a->has_bls && a->bl < 0)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "negative blocklength %lld", a->bl);
+    if (!newtype)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "newtype is NULL");
+    return MPI_SUCCESS;
+}
+
+/* c = {head, bls, disps}: the arguments in get_contents_c's order. */
+static MPI_Count *args_of(const struct args_c *a, size_t *n)
+{
+    size_t nb = a->bls ? (size_t)a->count : 0, nd = a->disps ? (size_t)a->count : 0;
+    *n = a->nhead + nb + nd;
+    MPI_Count *c = malloc(*n * sizeof *c);
+    if (!c)
+        return NULL;
+    memcpy(c, a->head, a->nhead * sizeof *c);
+    if (nb)
+        memcpy(c + a->nhead, a->bls, nb * sizeof *c);
+    if (nd)
+        memcpy(c + a->nhead + nb, a->disps, nd * sizeof *c);
+    return c;
+}
+
+static int make_arrays_c(const char *fn, const struct args_c *a, int nt,
+                         struct bmpi_datatype *const *types, MPI_Datatype *newtype)
+{
+    size_t n;
+    MPI_Count *c = args_of(a, &n);
+    if (!c)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "no memory for %lld blocks", a->count);
+    int rc = make_c(fn, a->combiner, n, c, a->a_off ? a->a_off : n, nt, types, newtype);
+    free(c);
+    return rc;
+}
+
+static int type_c(const char *fn, const struct args_c *a, MPI_Datatype oldtype,
+                  MPI_Datatype *newtype)
+{
+    struct bmpi_datatype *old;
+    int rc;
+    if ((rc = check_blocks_c(fn, a, newtype)) || (rc = get_type(fn, oldtype, &old)))
+        return rc;
+    return make_arrays_c(fn, a, 1, &old, newtype);
+}
+
+BMPI_API(MPI_Type_contiguous_c)
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    struct args_c a = {.combiner = MPI_COMBINER_CONTIGUOUS, .head = {count}, .nhead = 1, .count = count};
+    return type_c("MPI_Type_contiguous_c", &a, oldtype, newtype);
+}
+
+BMPI_API(MPI_Type_vector_c)
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    struct args_c a = {.combiner = MPI_COMBINER_VECTOR, .head = {count, blocklength, stride}, .nhead = 3,
+                       .count = count, .bl = blocklength};
+    return type_c("MPI_Type_vector_c", &a, oldtype, newtype);
+}
+
+BMPI_API(MPI_Type_create_hvector_c)
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                               MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    struct args_c a = {.combiner = MPI_COMBINER_HVECTOR, .head = {count, blocklength, stride}, .nhead = 3,
+                       .count = count, .bl = blocklength, .a_off = 2};
+    return type_c("MPI_Type_create_hvector_c", &a, oldtype, newtype);
+}
+
+BMPI_API(MPI_Type_indexed_c)
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                        MPI_Datatype *newtype)
+{
+    struct args_c a = {MPI_COMBINER_INDEXED, {count}, 1, count, 0, array_of_blocklengths,
+                       array_of_displacements, true, true, 0};
+    return type_c("MPI_Type_indexed_c", &a, oldtype, newtype);
+}
+
+BMPI_API(MPI_Type_create_hindexed_c)
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                MPI_Datatype *newtype)
+{
+    struct args_c a = {MPI_COMBINER_HINDEXED, {count}, 1, count, 0, array_of_blocklengths,
+                       array_of_displacements, true, true, 1 + (size_t)(count > 0 ? count : 0)};
+    return type_c("MPI_Type_create_hindexed_c", &a, oldtype, newtype);
+}
+
+BMPI_API(MPI_Type_create_indexed_block_c)
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[],
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    struct args_c a = {MPI_COMBINER_INDEXED_BLOCK, {count, blocklength}, 2, count, blocklength,
+                       NULL, array_of_displacements, false, true, 0};
+    return type_c("MPI_Type_create_indexed_block_c", &a, oldtype, newtype);
+}
+
+BMPI_API(MPI_Type_create_hindexed_block_c)
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                      const MPI_Count array_of_displacements[],
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    struct args_c a = {MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength}, 2, count, blocklength,
+                       NULL, array_of_displacements, false, true, 2};
+    return type_c("MPI_Type_create_hindexed_block_c", &a, oldtype, newtype);
+}
+
+#undef FN
+#define FN "MPI_Type_create_struct_c"
+BMPI_API(MPI_Type_create_struct_c)
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                              const MPI_Count array_of_displacements[],
+                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    struct args_c a = {MPI_COMBINER_STRUCT, {count}, 1, count, 0, array_of_blocklengths,
+                       array_of_displacements, true, true, 1 + (size_t)(count > 0 ? count : 0)};
+    int rc = check_blocks_c(FN, &a, newtype);
+    if (rc)
+        return rc;
+    CHECK(count == 0 || array_of_types, MPI_ERR_ARG, "array_of_types is NULL");
+    CHECK(count <= INT_MAX, BMPI_ERR_TOO_LARGE, "count %lld: more types than a type records",
+          count);
+    struct bmpi_datatype **types;
+    if ((rc = get_types(FN, count, array_of_types, &types)))
+        return rc;
+    rc = make_arrays_c(FN, &a, (int)count, types, newtype);
+    free(types);
+    return rc;
+}
+
+#undef FN
+#define FN "MPI_Type_create_resized_c"
+BMPI_API(MPI_Type_create_resized_c)
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                               MPI_Datatype *newtype)
+{
+    struct bmpi_datatype *old;
+    CHECK(newtype, MPI_ERR_ARG, "newtype is NULL");
+    GET_TYPE(oldtype, &old);
+    MPI_Count c[2] = {lb, extent};
+    return make_c(FN, MPI_COMBINER_RESIZED, 2, c, 0, 1, &old, newtype);
+}
+
+/* The int arrays of subarray and darray: bmpi builds those types from
+ * int dimensions only, so a larger one is refused, not truncated. */
+static int int_dims(const char *fn, int ndims, const MPI_Count *in, const char *what, int *out)
+{
+    for (int i = 0; i < ndims; i++) {
+        if (in[i] < INT_MIN || in[i] > INT_MAX)
+            return bmpi_err_noobj(BMPI_ERR_TOO_LARGE, fn,
+                                  "%s[%d] = %lld: bmpi supports dimensions up to INT_MAX", what,
+                                  i, in[i]);
+        out[i] = (int)in[i];
+    }
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Type_create_subarray_c)
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                                const MPI_Count array_of_subsizes[],
+                                const MPI_Count array_of_starts[], int order,
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_subarray_c";
+    if (ndims <= 0 || !array_of_sizes || !array_of_subsizes || !array_of_starts)
+        return subarray(fn, ndims, NULL, NULL, NULL, order, oldtype, newtype);
+    int *d = malloc(3 * (size_t)ndims * sizeof *d);
+    if (!d)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "no memory for %d dimensions", ndims);
+    int rc;
+    if (!(rc = int_dims(fn, ndims, array_of_sizes, "array_of_sizes", d)) &&
+        !(rc = int_dims(fn, ndims, array_of_subsizes, "array_of_subsizes", d + ndims)) &&
+        !(rc = int_dims(fn, ndims, array_of_starts, "array_of_starts", d + 2 * ndims)))
+        rc = subarray(fn, ndims, d, d + ndims, d + 2 * ndims, order, oldtype,
+                                       newtype);
+    free(d);
+    return rc;
+}
+
+BMPI_API(MPI_Type_create_darray_c)
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[],
+                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_darray_c";
+    if (ndims <= 0 || !array_of_gsizes)
+        return darray(fn, size, rank, ndims, NULL, array_of_distribs,
+                                       array_of_dargs, array_of_psizes, order, oldtype, newtype);
+    int *g = malloc((size_t)ndims * sizeof *g);
+    if (!g)
+        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "no memory for %d dimensions", ndims);
+    int rc = int_dims(fn, ndims, array_of_gsizes, "array_of_gsizes", g);
+    if (!rc)
+        rc = darray(fn, size, rank, ndims, g, array_of_distribs, array_of_dargs,
+                                     array_of_psizes, order, oldtype, newtype);
+    free(g);
+    return rc;
 }
 
 /* --- commit, free --------------------------------------------------------------- */
@@ -428,16 +730,44 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
     return MPI_SUCCESS;
 }
 
-#undef FN
-#define FN "MPI_Type_size_x"
+/* The MPI_Count queries (_x and _c): size, and lb and extent, true or not. */
+static int size_count(const char *fn, MPI_Datatype datatype, MPI_Count *size)
+{
+    struct bmpi_datatype *dt;
+    int rc;
+    if (!size)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "size is NULL");
+    if ((rc = get_type(fn, datatype, &dt)))
+        return rc;
+    *size = dt->size;
+    return MPI_SUCCESS;
+}
+
+static int extent_count(const char *fn, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent,
+                        bool true_extent)
+{
+    struct bmpi_datatype *dt;
+    int rc;
+    if (!lb || !extent)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "%s is NULL",
+                              true_extent ? "true_lb or true_extent" : "lb or extent");
+    if ((rc = get_type(fn, datatype, &dt)))
+        return rc;
+    *lb = true_extent ? dt->true_lb : dt->lb;
+    *extent = true_extent ? dt->true_ub - dt->true_lb : dt->ub - dt->lb;
+    return MPI_SUCCESS;
+}
+
 BMPI_API(MPI_Type_size_x)
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    struct bmpi_datatype *dt;
-    CHECK(size, MPI_ERR_ARG, "size is NULL");
-    GET_TYPE(datatype, &dt);
-    *size = dt->size;
-    return MPI_SUCCESS;
+    return size_count("MPI_Type_size_x", datatype, size);
+}
+
+BMPI_API(MPI_Type_size_c)
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count("MPI_Type_size_c", datatype, size);
 }
 
 #undef FN
@@ -453,17 +783,16 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
     return MPI_SUCCESS;
 }
 
-#undef FN
-#define FN "MPI_Type_get_extent_x"
 BMPI_API(MPI_Type_get_extent_x)
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    struct bmpi_datatype *dt;
-    CHECK(lb && extent, MPI_ERR_ARG, "lb or extent is NULL");
-    GET_TYPE(datatype, &dt);
-    *lb = dt->lb;
-    *extent = dt->ub - dt->lb;
-    return MPI_SUCCESS;
+    return extent_count("MPI_Type_get_extent_x", datatype, lb, extent, false);
+}
+
+BMPI_API(MPI_Type_get_extent_c)
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return extent_count("MPI_Type_get_extent_c", datatype, lb, extent, false);
 }
 
 #undef FN
@@ -479,18 +808,21 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
     return MPI_SUCCESS;
 }
 
-#undef FN
-#define FN "MPI_Type_get_true_extent_x"
 BMPI_API(MPI_Type_get_true_extent_x)
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    struct bmpi_datatype *dt;
-    CHECK(true_lb && true_extent, MPI_ERR_ARG, "true_lb or true_extent is NULL");
-    GET_TYPE(datatype, &dt);
-    *true_lb = dt->true_lb;
-    *true_extent = dt->true_ub - dt->true_lb;
-    return MPI_SUCCESS;
+    return extent_count("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
 }
+
+BMPI_API(MPI_Type_get_true_extent_c)
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    return extent_count("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, true);
+}
+
+/* A type made by a large-count constructor with an argument above INT_MAX
+ * has contents that only the _c queries can return. */
+#define NEEDS_C "%s was built with counts that do not fit an int: use %s"
 
 #undef FN
 #define FN "MPI_Type_get_envelope"
@@ -502,6 +834,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     CHECK(num_integers && num_addresses && num_datatypes && combiner, MPI_ERR_ARG,
           "an output argument is NULL");
     GET_TYPE(datatype, &dt);
+    CHECK(!dt->n_counts, MPI_ERR_TYPE, NEEDS_C, bmpi_dt_name(datatype), "MPI_Type_get_envelope_c");
     *combiner = dt->combiner;
     if (dt->combiner == MPI_COMBINER_NAMED) {
         *num_integers = *num_addresses = *num_datatypes = 0;
@@ -524,6 +857,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
     GET_TYPE(datatype, &dt);
     CHECK(dt->combiner != MPI_COMBINER_NAMED, MPI_ERR_TYPE,
           "%s is a named predefined type: it has no contents", bmpi_dt_name(datatype));
+    CHECK(!dt->n_counts, MPI_ERR_TYPE, NEEDS_C, bmpi_dt_name(datatype), "MPI_Type_get_contents_c");
     CHECK(max_integers >= dt->n_ints && max_addresses >= dt->n_aints &&
               max_datatypes >= dt->n_types,
           MPI_ERR_ARG,
@@ -537,6 +871,60 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
         memcpy(array_of_integers, dt->ints, (size_t)dt->n_ints * sizeof(int));
     if (dt->n_aints)
         memcpy(array_of_addresses, dt->aints, (size_t)dt->n_aints * sizeof(MPI_Aint));
+    for (int i = 0; i < dt->n_types; i++)
+        array_of_datatypes[i] = bmpi_dt_user_handle(dt->types[i]);
+    return MPI_SUCCESS;
+}
+
+#undef FN
+#define FN "MPI_Type_get_envelope_c"
+BMPI_API(MPI_Type_get_envelope_c)
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner)
+{
+    struct bmpi_datatype *dt;
+    CHECK(num_integers && num_addresses && num_large_counts && num_datatypes && combiner,
+          MPI_ERR_ARG, "an output argument is NULL");
+    GET_TYPE(datatype, &dt);
+    *combiner = dt->combiner;
+    bool named = dt->combiner == MPI_COMBINER_NAMED;
+    *num_integers = named ? 0 : dt->n_ints;
+    *num_addresses = named ? 0 : dt->n_aints;
+    *num_large_counts = named ? 0 : dt->n_counts;
+    *num_datatypes = named ? 0 : dt->n_types;
+    return MPI_SUCCESS;
+}
+
+#undef FN
+#define FN "MPI_Type_get_contents_c"
+BMPI_API(MPI_Type_get_contents_c)
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int array_of_integers[],
+                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                             MPI_Datatype array_of_datatypes[])
+{
+    struct bmpi_datatype *dt;
+    GET_TYPE(datatype, &dt);
+    CHECK(dt->combiner != MPI_COMBINER_NAMED, MPI_ERR_TYPE,
+          "%s is a named predefined type: it has no contents", bmpi_dt_name(datatype));
+    CHECK(max_integers >= dt->n_ints && max_addresses >= dt->n_aints &&
+              max_large_counts >= dt->n_counts && max_datatypes >= dt->n_types,
+          MPI_ERR_ARG,
+          "arrays too small: the type has %d integers, %d addresses, %d large counts, %d "
+          "datatypes; room for %lld, %lld, %lld, %lld",
+          dt->n_ints, dt->n_aints, dt->n_counts, dt->n_types, max_integers, max_addresses,
+          max_large_counts, max_datatypes);
+    CHECK((!dt->n_ints || array_of_integers) && (!dt->n_aints || array_of_addresses) &&
+              (!dt->n_counts || array_of_large_counts) && (!dt->n_types || array_of_datatypes),
+          MPI_ERR_ARG, "an output array is NULL");
+    if (dt->n_ints)
+        memcpy(array_of_integers, dt->ints, (size_t)dt->n_ints * sizeof(int));
+    if (dt->n_aints)
+        memcpy(array_of_addresses, dt->aints, (size_t)dt->n_aints * sizeof(MPI_Aint));
+    if (dt->n_counts)
+        memcpy(array_of_large_counts, dt->counts, (size_t)dt->n_counts * sizeof(MPI_Count));
     for (int i = 0; i < dt->n_types; i++)
         array_of_datatypes[i] = bmpi_dt_user_handle(dt->types[i]);
     return MPI_SUCCESS;
@@ -849,92 +1237,146 @@ static int check_comm(const char *fn, MPI_Comm comm)
 }
 
 /* A committed type and a count for (un)packing. */
-static int check_data(const char *fn, MPI_Comm comm, const void *buf, int count,
+static int check_data(const char *fn, MPI_Comm comm, const void *buf, MPI_Count count,
                       MPI_Datatype datatype, struct bmpi_datatype **dt)
 {
     if (count < 0)
-        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %d", count);
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %lld", count);
     if (bmpi_dt_check_usable(datatype, dt))
         return bmpi_err_comm(comm, MPI_ERR_TYPE, fn, NULL);
     return bmpi_check_buffer_of(comm, fn, buf, count, *dt);
 }
 
-#undef FN
-#define FN "MPI_Pack"
+/* The packed buffer's size and the position in it; the bytes that remain. */
+static int check_position(const char *fn, MPI_Comm comm, const MPI_Count *position, MPI_Count size,
+                          MPI_Count *left)
+{
+    if (!position)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "position is NULL");
+    if (size < 0 || *position < 0 || *position > size)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "position %lld outside the buffer of %lld bytes",
+                             *position, size);
+    *left = size - *position;
+    return MPI_SUCCESS;
+}
+
+static int pack(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    struct bmpi_datatype *dt;
+    MPI_Count left;
+    int rc;
+    if ((rc = check_comm(fn, comm)) || (rc = check_data(fn, comm, inbuf, incount, datatype, &dt)) ||
+        (rc = check_position(fn, comm, position, outsize, &left)))
+        return rc;
+    size_t bytes = (size_t)incount * (size_t)dt->size;
+    if (bytes > (size_t)left)
+        return bmpi_err_comm(comm, MPI_ERR_TRUNCATE, fn,
+                             "%zu bytes to pack but only %lld left in the buffer of %lld bytes", bytes,
+                             left, outsize);
+    if (!outbuf && bytes > 0)
+        return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "outbuf is NULL");
+    bmpi_dt_pack_all(inbuf, (size_t)incount, dt, (char *)outbuf + *position);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
 BMPI_API(MPI_Pack)
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
 {
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack("MPI_Pack", inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL,
+                  comm);
+    if (!rc)
+        *position = (int)pos; /* at most outsize, an int */
+    return rc;
+}
+
+BMPI_API(MPI_Pack_c)
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    return pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position, comm);
+}
+
+static int unpack(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position,
+                  void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
     struct bmpi_datatype *dt;
+    MPI_Count left;
     int rc;
-    if ((rc = check_comm(FN, comm)) || (rc = check_data(FN, comm, inbuf, incount, datatype, &dt)))
+    if ((rc = check_comm(fn, comm)) || (rc = check_data(fn, comm, outbuf, outcount, datatype, &dt)) ||
+        (rc = check_position(fn, comm, position, insize, &left)))
         return rc;
-    if (!position)
-        return bmpi_err_comm(comm, MPI_ERR_ARG, FN, "position is NULL");
-    if (outsize < 0 || *position < 0 || *position > outsize)
-        return bmpi_err_comm(comm, MPI_ERR_ARG, FN, "position %d outside the buffer of %d bytes",
-                             *position, outsize);
-    size_t bytes = (size_t)incount * (size_t)dt->size;
-    if (bytes > (size_t)(outsize - *position))
-        return bmpi_err_comm(comm, MPI_ERR_TRUNCATE, FN,
-                             "%zu bytes to pack but only %d left in the buffer of %d bytes", bytes,
-                             outsize - *position, outsize);
-    if (!outbuf && bytes > 0)
-        return bmpi_err_comm(comm, MPI_ERR_BUFFER, FN, "outbuf is NULL");
-    bmpi_dt_pack_all(inbuf, (size_t)incount, dt, (char *)outbuf + *position);
-    *position += (int)bytes;
+    size_t bytes = (size_t)outcount * (size_t)dt->size;
+    if (bytes > (size_t)left)
+        return bmpi_err_comm(comm, MPI_ERR_TRUNCATE, fn,
+                             "%zu bytes to unpack but only %lld left in the buffer of %lld bytes",
+                             bytes, left, insize);
+    if (!inbuf && bytes > 0)
+        return bmpi_err_comm(comm, MPI_ERR_BUFFER, fn, "inbuf is NULL");
+    bmpi_dt_unpack_all((const char *)inbuf + *position, outbuf, (size_t)outcount, dt);
+    *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
 }
 
-#undef FN
-#define FN "MPI_Unpack"
 BMPI_API(MPI_Unpack)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm)
 {
-    struct bmpi_datatype *dt;
-    int rc;
-    if ((rc = check_comm(FN, comm)) || (rc = check_data(FN, comm, outbuf, outcount, datatype, &dt)))
-        return rc;
-    if (!position)
-        return bmpi_err_comm(comm, MPI_ERR_ARG, FN, "position is NULL");
-    if (insize < 0 || *position < 0 || *position > insize)
-        return bmpi_err_comm(comm, MPI_ERR_ARG, FN, "position %d outside the buffer of %d bytes",
-                             *position, insize);
-    size_t bytes = (size_t)outcount * (size_t)dt->size;
-    if (bytes > (size_t)(insize - *position))
-        return bmpi_err_comm(comm, MPI_ERR_TRUNCATE, FN,
-                             "%zu bytes to unpack but only %d left in the buffer of %d bytes",
-                             bytes, insize - *position, insize);
-    if (!inbuf && bytes > 0)
-        return bmpi_err_comm(comm, MPI_ERR_BUFFER, FN, "inbuf is NULL");
-    bmpi_dt_unpack_all((const char *)inbuf + *position, outbuf, (size_t)outcount, dt);
-    *position += (int)bytes;
-    return MPI_SUCCESS;
+    MPI_Count pos = position ? *position : 0;
+    int rc = unpack("MPI_Unpack", inbuf, insize, position ? &pos : NULL, outbuf, outcount,
+                    datatype, comm);
+    if (!rc)
+        *position = (int)pos; /* at most insize, an int */
+    return rc;
 }
 
-#undef FN
-#define FN "MPI_Pack_size"
-BMPI_API(MPI_Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+BMPI_API(MPI_Unpack_c)
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    return unpack("MPI_Unpack_c", inbuf, insize, position, outbuf, outcount, datatype, comm);
+}
+
+/* The bytes MPI_Pack needs for incount elements (at most max_size). */
+static int pack_size(const char *fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                     MPI_Count *size, MPI_Count max_size)
 {
     struct bmpi_datatype *dt;
     int rc;
-    if ((rc = check_comm(FN, comm)))
+    if ((rc = check_comm(fn, comm)))
         return rc;
     if (incount < 0)
-        return bmpi_err_comm(comm, MPI_ERR_COUNT, FN, "negative count %d", incount);
+        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative count %lld", incount);
     if (!size)
-        return bmpi_err_comm(comm, MPI_ERR_ARG, FN, "size is NULL");
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "size is NULL");
     if (!(dt = bmpi_dt_get(datatype)))
-        return bmpi_err_comm(comm, MPI_ERR_TYPE, FN, "invalid datatype 0x%x", (unsigned)datatype);
-    MPI_Count bytes = (MPI_Count)incount * dt->size;
-    if (bytes > INT_MAX)
-        return bmpi_err_comm(comm, BMPI_ERR_TOO_LARGE, FN,
-                             "%d elements of %s take %lld bytes, more than an int holds", incount,
-                             bmpi_dt_name(datatype), (long long)bytes);
-    *size = (int)bytes;
+        return bmpi_err_comm(comm, MPI_ERR_TYPE, fn, "invalid datatype 0x%x", (unsigned)datatype);
+    MPI_Count bytes;
+    if (__builtin_mul_overflow(incount, dt->size, &bytes) || bytes > max_size)
+        return bmpi_err_comm(comm, BMPI_ERR_TOO_LARGE, fn,
+                             "%lld elements of %s take more bytes than %s holds", incount,
+                             bmpi_dt_name(datatype), max_size == INT_MAX ? "an int" : "MPI_Count");
+    *size = bytes;
     return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Pack_size)
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    MPI_Count n;
+    int rc = pack_size("MPI_Pack_size", incount, datatype, comm, size ? &n : NULL, INT_MAX);
+    if (!rc)
+        *size = (int)n;
+    return rc;
+}
+
+BMPI_API(MPI_Pack_size_c)
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    return pack_size("MPI_Pack_size_c", incount, datatype, comm, size, LLONG_MAX);
 }
 
 /* --- external32 ---------------------------------------------------------------------- */
@@ -950,71 +1392,124 @@ static int check_datarep(const char *fn, const char *datarep)
     return MPI_SUCCESS;
 }
 
+/* external32 for the int calls and the _c ones alike (they report with fn). */
 #undef FN
-#define FN "MPI_Pack_external_size"
-BMPI_API(MPI_Pack_external_size)
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+#define FN fn
+static int pack_external_size(const char *fn, const char *datarep, MPI_Count incount,
+                              MPI_Datatype datatype, MPI_Count *size)
 {
     struct bmpi_datatype *dt;
     int rc;
     if ((rc = check_datarep(FN, datarep)))
         return rc;
-    CHECK(incount >= 0, MPI_ERR_COUNT, "negative count %d", incount);
+    CHECK(incount >= 0, MPI_ERR_COUNT, "negative count %lld", incount);
     CHECK(size, MPI_ERR_ARG, "size is NULL");
     GET_TYPE(datatype, &dt);
     MPI_Count one;
     if ((rc = bmpi_dt_external_size(dt, &one)))
         return bmpi_err_noobj(rc, FN, NULL);
-    CHECK(!__builtin_mul_overflow(one, (MPI_Count)incount, size), BMPI_ERR_TOO_LARGE,
-          "the external32 size of %d elements overflows MPI_Aint", incount);
+    CHECK(!__builtin_mul_overflow(one, incount, size), BMPI_ERR_TOO_LARGE,
+          "the external32 size of %lld elements overflows MPI_Aint", incount);
     return MPI_SUCCESS;
 }
 
-#undef FN
-#define FN "MPI_Pack_external"
+static int pack_external(const char *fn, const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
+{
+    struct bmpi_datatype *dt;
+    int rc;
+    if ((rc = check_datarep(FN, datarep)))
+        return rc;
+    CHECK(incount >= 0, MPI_ERR_COUNT, "negative count %lld", incount);
+    CHECK(position, MPI_ERR_ARG, "position is NULL");
+    CHECK(outsize >= 0 && *position >= 0 && *position <= outsize, MPI_ERR_ARG,
+          "position %lld outside the buffer of %lld bytes", *position, outsize);
+    if (bmpi_dt_check_usable(datatype, &dt))
+        return bmpi_err_noobj(MPI_ERR_TYPE, FN, NULL);
+    CHECK(outbuf || incount == 0 || dt->size == 0, MPI_ERR_BUFFER, "outbuf is NULL");
+    if ((rc = bmpi_dt_pack_external(inbuf, (size_t)incount, dt, outbuf, outsize, position)))
+        return bmpi_err_noobj(rc, FN, NULL);
+    return MPI_SUCCESS;
+}
+
+static int unpack_external(const char *fn, const char datarep[], const void *inbuf,
+                           MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
+{
+    struct bmpi_datatype *dt;
+    int rc;
+    if ((rc = check_datarep(FN, datarep)))
+        return rc;
+    CHECK(outcount >= 0, MPI_ERR_COUNT, "negative count %lld", outcount);
+    CHECK(position, MPI_ERR_ARG, "position is NULL");
+    CHECK(insize >= 0 && *position >= 0 && *position <= insize, MPI_ERR_ARG,
+          "position %lld outside the buffer of %lld bytes", *position, insize);
+    if (bmpi_dt_check_usable(datatype, &dt))
+        return bmpi_err_noobj(MPI_ERR_TYPE, FN, NULL);
+    CHECK(inbuf || outcount == 0 || dt->size == 0, MPI_ERR_BUFFER, "inbuf is NULL");
+    if ((rc = bmpi_dt_unpack_external(inbuf, insize, position, outbuf, (size_t)outcount, dt)))
+        return bmpi_err_noobj(rc, FN, NULL);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Pack_external_size)
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
+                            MPI_Aint *size)
+{
+    MPI_Count n;
+    int rc = pack_external_size("MPI_Pack_external_size", datarep, incount, datatype,
+                                size ? &n : NULL);
+    if (!rc)
+        *size = (MPI_Aint)n;
+    return rc;
+}
+
+BMPI_API(MPI_Pack_external_size_c)
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size)
+{
+    return pack_external_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
+}
+
 BMPI_API(MPI_Pack_external)
 int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
                        void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    struct bmpi_datatype *dt;
-    int rc;
-    if ((rc = check_datarep(FN, datarep)))
-        return rc;
-    CHECK(incount >= 0, MPI_ERR_COUNT, "negative count %d", incount);
-    CHECK(position, MPI_ERR_ARG, "position is NULL");
-    CHECK(outsize >= 0 && *position >= 0 && *position <= outsize, MPI_ERR_ARG,
-          "position %ld outside the buffer of %ld bytes", (long)*position, (long)outsize);
-    if (bmpi_dt_check_usable(datatype, &dt))
-        return bmpi_err_noobj(MPI_ERR_TYPE, FN, NULL);
-    CHECK(outbuf || incount == 0 || dt->size == 0, MPI_ERR_BUFFER, "outbuf is NULL");
-    MPI_Count pos = *position;
-    if ((rc = bmpi_dt_pack_external(inbuf, (size_t)incount, dt, outbuf, outsize, &pos)))
-        return bmpi_err_noobj(rc, FN, NULL);
-    *position = pos;
-    return MPI_SUCCESS;
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack_external("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf, outsize,
+                           position ? &pos : NULL);
+    if (!rc)
+        *position = (MPI_Aint)pos;
+    return rc;
 }
 
-#undef FN
-#define FN "MPI_Unpack_external"
+BMPI_API(MPI_Pack_external_c)
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
+{
+    return pack_external("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf, outsize,
+                         position);
+}
+
 BMPI_API(MPI_Unpack_external)
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    struct bmpi_datatype *dt;
-    int rc;
-    if ((rc = check_datarep(FN, datarep)))
-        return rc;
-    CHECK(outcount >= 0, MPI_ERR_COUNT, "negative count %d", outcount);
-    CHECK(position, MPI_ERR_ARG, "position is NULL");
-    CHECK(insize >= 0 && *position >= 0 && *position <= insize, MPI_ERR_ARG,
-          "position %ld outside the buffer of %ld bytes", (long)*position, (long)insize);
-    if (bmpi_dt_check_usable(datatype, &dt))
-        return bmpi_err_noobj(MPI_ERR_TYPE, FN, NULL);
-    CHECK(inbuf || outcount == 0 || dt->size == 0, MPI_ERR_BUFFER, "inbuf is NULL");
-    MPI_Count pos = *position;
-    if ((rc = bmpi_dt_unpack_external(inbuf, insize, &pos, outbuf, (size_t)outcount, dt)))
-        return bmpi_err_noobj(rc, FN, NULL);
-    *position = pos;
-    return MPI_SUCCESS;
+    MPI_Count pos = position ? *position : 0;
+    int rc = unpack_external("MPI_Unpack_external", datarep, inbuf, insize, position ? &pos : NULL,
+                             outbuf, outcount, datatype);
+    if (!rc)
+        *position = (MPI_Aint)pos;
+    return rc;
+}
+
+BMPI_API(MPI_Unpack_external_c)
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
+{
+    return unpack_external("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf,
+                           outcount, datatype);
 }

@@ -23,3 +23,4 @@ include test/mpi/p2pmisc.mk
 include test/mpi/shmenv.mk
 include test/mpi/bottom.mk
 include test/mpi/heap.mk
+include test/mpi/large.mk
