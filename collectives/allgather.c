@@ -105,18 +105,21 @@ int bmpi_coll_allgather(struct bmpi_sched *s, const void *sbuf, size_t scount, M
 }
 
 int bmpi_coll_allgatherv(struct bmpi_sched *s, const void *sbuf, size_t scount,
-                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                         MPI_Datatype rtype)
+                         MPI_Datatype stype, void *rbuf, struct bmpi_counts rcounts,
+                         struct bmpi_displs displs, MPI_Datatype rtype)
 {
     int p = s->comm->size, r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(rtype);
     char *b = rbuf;
-    own_block(s, sbuf, scount, stype, b + displs[r] * ext, (size_t)rcounts[r], rtype);
+    own_block(s, sbuf, scount, stype, b + bmpi_displ_at(displs, r) * ext, bmpi_count_at(rcounts, r),
+              rtype);
     int left = (r - 1 + p) % p, right = (r + 1) % p;
     for (int i = 0; i < p - 1; i++) {
         int sb = (r - i + p) % p, rb = (r - i - 1 + p) % p;
-        bmpi_sched_recv(s, b + displs[rb] * ext, (size_t)rcounts[rb], rtype, left);
-        bmpi_sched_send(s, b + displs[sb] * ext, (size_t)rcounts[sb], rtype, right);
+        bmpi_sched_recv(s, b + bmpi_displ_at(displs, rb) * ext, bmpi_count_at(rcounts, rb), rtype,
+                        left);
+        bmpi_sched_send(s, b + bmpi_displ_at(displs, sb) * ext, bmpi_count_at(rcounts, sb), rtype,
+                        right);
         bmpi_sched_fence(s);
     }
     return s->err;

@@ -104,9 +104,10 @@ int bmpi_coll_alltoall(struct bmpi_sched *s, const void *sbuf, size_t scount, MP
     return s->err;
 }
 
-int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, struct bmpi_counts scounts,
                         const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                        const int *rcounts, const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
+                        struct bmpi_counts rcounts, const MPI_Aint *rdispls,
+                        const MPI_Datatype *rtypes)
 {
     int p = s->comm->size, r = s->comm->rank;
     if (sbuf == MPI_IN_PLACE) {
@@ -114,7 +115,7 @@ int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scoun
         bool any = false;
         for (int i = 0; i < p; i++) {
             MPI_Aint l, h;
-            bmpi_dt_span(bmpi_dt_get(rtypes[i]), (size_t)rcounts[i], &l, &h);
+            bmpi_dt_span(bmpi_dt_get(rtypes[i]), bmpi_count_at(rcounts, i), &l, &h);
             if (l == h)
                 continue;
             l += rdispls[i], h += rdispls[i];
@@ -131,15 +132,15 @@ int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scoun
     }
     const char *sb = sbuf;
     char *rb = rbuf;
-    bmpi_sched_copy(s, sb + sdispls[r], (size_t)scounts[r], stypes[r], rb + rdispls[r],
-                    (size_t)rcounts[r], rtypes[r]);
+    bmpi_sched_copy(s, sb + sdispls[r], bmpi_count_at(scounts, r), stypes[r], rb + rdispls[r],
+                    bmpi_count_at(rcounts, r), rtypes[r]);
     for (int i = 1; i < p; i++) {
         int from = (r - i + p) % p;
-        bmpi_sched_recv(s, rb + rdispls[from], (size_t)rcounts[from], rtypes[from], from);
+        bmpi_sched_recv(s, rb + rdispls[from], bmpi_count_at(rcounts, from), rtypes[from], from);
     }
     for (int i = 1; i < p; i++) {
         int to = (r + i) % p;
-        bmpi_sched_send(s, sb + sdispls[to], (size_t)scounts[to], stypes[to], to);
+        bmpi_sched_send(s, sb + sdispls[to], bmpi_count_at(scounts, to), stypes[to], to);
     }
     return s->err;
 }

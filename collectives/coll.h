@@ -25,6 +25,7 @@
 #include <mpi.h>
 
 #include "runtime/comm.h"
+#include "runtime/counts.h"
 #include "runtime/datatype.h"
 #include "runtime/op.h"
 #include "runtime/request.h"
@@ -182,25 +183,25 @@ int bmpi_coll_allreduce(struct bmpi_sched *s, const void *sbuf, void *rbuf, size
 int bmpi_coll_allgather(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
                         void *rbuf, size_t rcount, MPI_Datatype rtype);
 int bmpi_coll_allgatherv(struct bmpi_sched *s, const void *sbuf, size_t scount,
-                         MPI_Datatype stype, void *rbuf, const int *rcounts, const int *displs,
-                         MPI_Datatype rtype);
+                         MPI_Datatype stype, void *rbuf, struct bmpi_counts rcounts,
+                         struct bmpi_displs displs, MPI_Datatype rtype);
 int bmpi_coll_gather(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
                      void *rbuf, size_t rcount, MPI_Datatype rtype, int root);
 int bmpi_coll_gatherv(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
-                      void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
-                      int root);
+                      void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
+                      MPI_Datatype rtype, int root);
 int bmpi_coll_scatter(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
                       void *rbuf, size_t rcount, MPI_Datatype rtype, int root);
-int bmpi_coll_scatterv(struct bmpi_sched *s, const void *sbuf, const int *scounts,
-                       const int *displs, MPI_Datatype stype, void *rbuf, size_t rcount,
+int bmpi_coll_scatterv(struct bmpi_sched *s, const void *sbuf, struct bmpi_counts scounts,
+                       struct bmpi_displs displs, MPI_Datatype stype, void *rbuf, size_t rcount,
                        MPI_Datatype rtype, int root);
 int bmpi_coll_alltoall(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
                        void *rbuf, size_t rcount, MPI_Datatype rtype);
 /* Alltoallv and alltoallw: byte displacements (sdispls in bytes), one type
  * per peer; alltoallv passes its displacements scaled by the extent. */
-int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, struct bmpi_counts scounts,
                         const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                        const int *rcounts, const MPI_Aint *rdispls,
+                        struct bmpi_counts rcounts, const MPI_Aint *rdispls,
                         const MPI_Datatype *rtypes);
 int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
                              const int *rcounts, MPI_Datatype type);

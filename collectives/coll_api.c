@@ -332,17 +332,17 @@ static int check_type(struct bmpi_comm *c, const char *fn, MPI_Datatype type)
 
 /* An array of counts (and displacements, if displs is given), one per rank
  * that point-to-point on c names (of the remote group on an intercommunicator). */
-static int check_counts(struct bmpi_comm *c, const char *fn, const int *counts, const void *displs,
-                        bool want_displs, const char *what)
+static int check_counts(struct bmpi_comm *c, const char *fn, struct bmpi_counts counts,
+                        struct bmpi_displs displs, bool want_displs, const char *what)
 {
-    if (!counts)
+    if (bmpi_counts_null(counts))
         return bmpi_err_comm(c->handle, MPI_ERR_ARG, fn, "%s is NULL", what);
-    if (want_displs && !displs)
+    if (want_displs && !displs.i && !displs.w)
         return bmpi_err_comm(c->handle, MPI_ERR_ARG, fn, "the displacements of %s are NULL", what);
     for (int i = 0; i < bmpi_comm_peer_size(c); i++)
-        if (counts[i] < 0)
-            return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%s[%d] is negative (%d)", what, i,
-                                 counts[i]);
+        if (bmpi_count_at(counts, i) < 0)
+            return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%s[%d] is negative (%lld)", what, i,
+                                 bmpi_count_at(counts, i));
     return MPI_SUCCESS;
 }
 
@@ -418,7 +418,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 }
 
 static int gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                   struct bmpi_counts rcounts, struct bmpi_displs displs, MPI_Datatype rtype, int root,
                    MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -446,8 +446,17 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
                    NULL, "MPI_Gatherv");
+}
+
+BMPI_API(MPI_Gatherv_c)
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
+{
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
+                   NULL, "MPI_Gatherv_c");
 }
 
 BMPI_API(MPI_Igatherv)
@@ -456,8 +465,18 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Igatherv");
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
                    request, "MPI_Igatherv");
+}
+
+BMPI_API(MPI_Igatherv_c)
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Igatherv_c");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
+                   request, "MPI_Igatherv_c");
 }
 
 /* --- scatter --------------------------------------------------------------- */
@@ -519,7 +538,8 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                    "MPI_Iscatter_c");
 }
 
-static int scatterv(const void *sbuf, const int *scounts, const int *displs, MPI_Datatype stype,
+static int scatterv(const void *sbuf, struct bmpi_counts scounts, struct bmpi_displs displs,
+                    MPI_Datatype stype,
                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
                     MPI_Request *request, const char *fn)
 {
@@ -548,8 +568,17 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
-    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
                     NULL, "MPI_Scatterv");
+}
+
+BMPI_API(MPI_Scatterv_c)
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    NULL, "MPI_Scatterv_c");
 }
 
 BMPI_API(MPI_Iscatterv)
@@ -558,8 +587,18 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    int root, MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iscatterv");
-    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
                     request, "MPI_Iscatterv");
+}
+
+BMPI_API(MPI_Iscatterv_c)
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iscatterv_c");
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    request, "MPI_Iscatterv_c");
 }
 
 /* --- allgather ------------------------------------------------------------- */
@@ -617,7 +656,8 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 }
 
 static int allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                      const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm,
+                      struct bmpi_counts rcounts, struct bmpi_displs displs, MPI_Datatype rtype,
+                      MPI_Comm comm,
                       MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -640,8 +680,17 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
                       NULL, "MPI_Allgatherv");
+}
+
+BMPI_API(MPI_Allgatherv_c)
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
+                      NULL, "MPI_Allgatherv_c");
 }
 
 BMPI_API(MPI_Iallgatherv)
@@ -650,8 +699,18 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iallgatherv");
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
                       request, "MPI_Iallgatherv");
+}
+
+BMPI_API(MPI_Iallgatherv_c)
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Iallgatherv_c");
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
+                      request, "MPI_Iallgatherv_c");
 }
 
 /* --- alltoall -------------------------------------------------------------- */
@@ -712,9 +771,10 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 
 /* Alltoallv and alltoallw share one schedule: v's element displacements
  * become byte displacements and its one type becomes p of them. */
-static int alltoallvw(const void *sbuf, const int *scounts, const int *sdispls,
+static int alltoallvw(const void *sbuf, struct bmpi_counts scounts, struct bmpi_displs sdispls,
                       const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
-                      const int *rcounts, const int *rdispls, const MPI_Datatype *rtypes,
+                      struct bmpi_counts rcounts, struct bmpi_displs rdispls,
+                      const MPI_Datatype *rtypes,
                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
@@ -753,9 +813,9 @@ static int alltoallvw(const void *sbuf, const int *scounts, const int *sdispls,
     MPI_Aint sext = sbuf == MPI_IN_PLACE || w ? 1 : bmpi_coll_extent(stype);
     MPI_Aint rext = w ? 1 : bmpi_coll_extent(rtype);
     for (int i = 0; i < p; i++) {
-        rd[i] = (MPI_Aint)rdispls[i] * rext;
+        rd[i] = bmpi_displ_at(rdispls, i) * rext;
         if (sbuf != MPI_IN_PLACE)
-            sd[i] = (MPI_Aint)sdispls[i] * sext;
+            sd[i] = bmpi_displ_at(sdispls, i) * sext;
         if (!w) {
             st[i] = stype;
             st[p + i] = rtype;
@@ -778,8 +838,17 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoallvw(sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls,
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
                       NULL, recvtype, comm, NULL, "MPI_Alltoallv");
+}
+
+BMPI_API(MPI_Alltoallv_c)
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                      NULL, recvtype, comm, NULL, "MPI_Alltoallv_c");
 }
 
 BMPI_API(MPI_Ialltoallv)
@@ -789,8 +858,19 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request *request)
 {
     NB_ENTRY("MPI_Ialltoallv");
-    return alltoallvw(sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts, rdispls,
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
                       NULL, recvtype, comm, request, "MPI_Ialltoallv");
+}
+
+BMPI_API(MPI_Ialltoallv_c)
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ialltoallv_c");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                      NULL, recvtype, comm, request, "MPI_Ialltoallv_c");
 }
 
 BMPI_API(MPI_Alltoallw)
@@ -798,9 +878,19 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return alltoallvw(sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                      recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, NULL,
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, NULL,
                       "MPI_Alltoallw");
+}
+
+BMPI_API(MPI_Alltoallw_c)
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, NULL,
+                      "MPI_Alltoallw_c");
 }
 
 BMPI_API(MPI_Ialltoallw)
@@ -810,14 +900,26 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request *request)
 {
     NB_ENTRY("MPI_Ialltoallw");
-    return alltoallvw(sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                      recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, request,
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request,
                       "MPI_Ialltoallw");
+}
+
+BMPI_API(MPI_Ialltoallw_c)
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ialltoallw_c");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request,
+                      "MPI_Ialltoallw_c");
 }
 
 /* --- reduce_scatter -------------------------------------------------------- */
 
-static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, MPI_Count rcount,
+static int reduce_scatter(const void *sbuf, void *rbuf, struct bmpi_counts rcounts, MPI_Count rcount,
                           MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                           const char *fn)
 {
@@ -826,17 +928,18 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, MPI_
     if (c->remote_group)
         return bmpi_inter_reduce_scatter(c, sbuf, rbuf, rcounts, rcount, type, op, request, fn);
     int p = c->size;
-    if (!rcounts && rcount < 0)
+    bool block = bmpi_counts_null(rcounts);
+    if (block && rcount < 0)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "negative recvcount %lld", rcount);
-    if (rcounts)
-        CHECK(check_counts(c, fn, rcounts, NULL, false, "recvcounts"));
+    if (!block)
+        CHECK(check_counts(c, fn, rcounts, (struct bmpi_displs){0}, false, "recvcounts"));
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
     long long total = 0;
     for (int i = 0; i < p; i++)
-        total += rcounts ? rcounts[i] : rcount;
+        total += block ? rcount : bmpi_count_at(rcounts, i);
     if (total > INT32_MAX)
         return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "%lld elements in all: too many", total);
-    int mine = rcounts ? rcounts[c->rank] : rcount;
+    MPI_Count mine = block ? rcount : bmpi_count_at(rcounts, c->rank);
     struct bmpi_datatype *dt;
     CHECK(bmpi_check_type(comm, fn, type, &dt));
     CHECK(bmpi_check_buffer_of(comm, fn, rbuf, sbuf == MPI_IN_PLACE ? (int)total : mine, dt));
@@ -848,15 +951,16 @@ static int reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, MPI_
     CHECK(check_op(c, fn, op, dt, &o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
-    if (!rcounts) {
+    const int *counts = rcounts.i;
+    if (!counts) { /* the algorithm takes ints: the total fits in one */
         int *cnts = bmpi_sched_alloc(s, (size_t)p * sizeof(int));
         if (!cnts)
             return launch(s, s->err, request, c, fn);
         for (int i = 0; i < p; i++)
-            cnts[i] = rcount;
-        rcounts = cnts;
+            cnts[i] = (int)(block ? rcount : bmpi_count_at(rcounts, i));
+        counts = cnts;
     }
-    return launch(s, bmpi_coll_reduce_scatter(s, sbuf, rbuf, rcounts, type), request, c, fn);
+    return launch(s, bmpi_coll_reduce_scatter(s, sbuf, rbuf, counts, type), request, c, fn);
 }
 
 BMPI_API(MPI_Reduce_scatter)
@@ -865,8 +969,18 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
     if (!recvcounts)
         return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Reduce_scatter", "recvcounts is NULL");
-    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL,
+    return reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, NULL,
                           "MPI_Reduce_scatter");
+}
+
+BMPI_API(MPI_Reduce_scatter_c)
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    if (!recvcounts)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Reduce_scatter_c", "recvcounts is NULL");
+    return reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, NULL,
+                          "MPI_Reduce_scatter_c");
 }
 
 BMPI_API(MPI_Ireduce_scatter)
@@ -876,15 +990,26 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     NB_ENTRY("MPI_Ireduce_scatter");
     if (!recvcounts)
         return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter", "recvcounts is NULL");
-    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request,
+    return reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, request,
                           "MPI_Ireduce_scatter");
+}
+
+BMPI_API(MPI_Ireduce_scatter_c)
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    NB_ENTRY("MPI_Ireduce_scatter_c");
+    if (!recvcounts)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter_c", "recvcounts is NULL");
+    return reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, request,
+                          "MPI_Ireduce_scatter_c");
 }
 
 BMPI_API(MPI_Reduce_scatter_block)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, NULL,
                           "MPI_Reduce_scatter_block");
 }
 
@@ -892,7 +1017,7 @@ BMPI_API(MPI_Reduce_scatter_block_c)
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL,
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, NULL,
                           "MPI_Reduce_scatter_block_c");
 }
 
@@ -902,7 +1027,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Request *request)
 {
     NB_ENTRY("MPI_Ireduce_scatter_block");
-    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request,
                           "MPI_Ireduce_scatter_block");
 }
 
@@ -912,7 +1037,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Request *request)
 {
     NB_ENTRY("MPI_Ireduce_scatter_block_c");
-    return reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request,
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request,
                           "MPI_Ireduce_scatter_block_c");
 }
 
@@ -1007,8 +1132,8 @@ int bmpi_coll_check_op(struct bmpi_comm *c, const char *fn, MPI_Op op,
     return check_op(c, fn, op, dt, o);
 }
 
-int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, const int *counts,
-                           const void *displs, bool want_displs, const char *what)
+int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, struct bmpi_counts counts,
+                           struct bmpi_displs displs, bool want_displs, const char *what)
 {
     return check_counts(c, fn, counts, displs, want_displs, what);
 }
@@ -1127,7 +1252,19 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     const char *fn = "MPI_Gatherv_init";
     PERSISTENT(comm, info, request, fn,
-               gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+               gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root,
+                       comm, request, fn));
+}
+
+BMPI_API(MPI_Gatherv_init_c)
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    const char *fn = "MPI_Gatherv_init_c";
+    PERSISTENT(comm, info, request, fn,
+               gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root,
                        comm, request, fn));
 }
 
@@ -1160,7 +1297,19 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 {
     const char *fn = "MPI_Scatterv_init";
     PERSISTENT(comm, info, request, fn,
-               scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+               scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, request, fn));
+}
+
+BMPI_API(MPI_Scatterv_init_c)
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    const char *fn = "MPI_Scatterv_init_c";
+    PERSISTENT(comm, info, request, fn,
+               scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,
                         comm, request, fn));
 }
 
@@ -1193,7 +1342,19 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 {
     const char *fn = "MPI_Allgatherv_init";
     PERSISTENT(comm, info, request, fn,
-               allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+               allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype,
+                          comm, request, fn));
+}
+
+BMPI_API(MPI_Allgatherv_init_c)
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
+{
+    const char *fn = "MPI_Allgatherv_init_c";
+    PERSISTENT(comm, info, request, fn,
+               allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype,
                           comm, request, fn));
 }
 
@@ -1227,8 +1388,20 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 {
     const char *fn = "MPI_Alltoallv_init";
     PERSISTENT(comm, info, request, fn,
-               alltoallvw(sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts,
-                          rdispls, NULL, recvtype, comm, request, fn));
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                          BMPI_DISPLS(rdispls), NULL, recvtype, comm, request, fn));
+}
+
+BMPI_API(MPI_Alltoallv_init_c)
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPI_Alltoallv_init_c";
+    PERSISTENT(comm, info, request, fn,
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                          BMPI_DISPLS(rdispls), NULL, recvtype, comm, request, fn));
 }
 
 BMPI_API(MPI_Alltoallw_init)
@@ -1239,8 +1412,21 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 {
     const char *fn = "MPI_Alltoallw_init";
     PERSISTENT(comm, info, request, fn,
-               alltoallvw(sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                          recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                          BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
+}
+
+BMPI_API(MPI_Alltoallw_init_c)
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    const char *fn = "MPI_Alltoallw_init_c";
+    PERSISTENT(comm, info, request, fn,
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                          BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_init)
@@ -1252,7 +1438,19 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
     if (!recvcounts)
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, request, fn));
+}
+
+BMPI_API(MPI_Reduce_scatter_init_c)
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    const char *fn = "MPI_Reduce_scatter_init_c";
+    if (!recvcounts)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+    PERSISTENT(comm, info, request, fn,
+               reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_block_init)
@@ -1262,7 +1460,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 {
     const char *fn = "MPI_Reduce_scatter_block_init";
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_block_init_c)
@@ -1272,7 +1470,7 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 {
     const char *fn = "MPI_Reduce_scatter_block_init_c";
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request, fn));
 }
 
 BMPI_API(MPI_Scan_init)

@@ -65,8 +65,8 @@ int bmpi_coll_launch(struct bmpi_sched *s, int err, MPI_Request *request, struct
                      const char *fn);
 int bmpi_coll_check_op(struct bmpi_comm *c, const char *fn, MPI_Op op,
                        const struct bmpi_datatype *dt, struct bmpi_op **o);
-int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, const int *counts,
-                           const void *displs, bool want_displs, const char *what);
+int bmpi_coll_check_counts(struct bmpi_comm *c, const char *fn, struct bmpi_counts counts,
+                           struct bmpi_displs displs, bool want_displs, const char *what);
 
 /* Intercommunicators (inter.c): the entry points' work from their checks
  * on, for c with a remote group; request NULL for the blocking call. */
@@ -78,38 +78,39 @@ int bmpi_inter_reduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_Cou
                       const char *fn);
 int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_Count count,
                          MPI_Datatype type, MPI_Op op, MPI_Request *request, const char *fn);
-/* rcounts NULL: Reduce_scatter_block with rcount */
+/* rcounts null: Reduce_scatter_block with rcount */
 int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
-                              const int *rcounts, MPI_Count rcount, MPI_Datatype type, MPI_Op op,
-                              MPI_Request *request, const char *fn);
+                              struct bmpi_counts rcounts, MPI_Count rcount, MPI_Datatype type,
+                              MPI_Op op, MPI_Request *request, const char *fn);
 /* Scan and Exscan: refused (MPI_ERR_COMM). */
 int bmpi_inter_scan(struct bmpi_comm *c, const char *fn);
 int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
                       const char *fn);
 int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                       void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
-                       int root, MPI_Request *request, const char *fn);
+                       void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
+                       MPI_Datatype rtype, int root, MPI_Request *request, const char *fn);
 int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                        void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
                        const char *fn);
-int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, const int *scounts,
-                        const int *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, struct bmpi_counts scounts,
+                        struct bmpi_displs displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn);
 int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                          void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                          const char *fn);
 int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                          void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
-                          MPI_Request *request, const char *fn);
+                          void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
+                          MPI_Datatype rtype, MPI_Request *request, const char *fn);
 int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                         const char *fn);
 /* The schedule of Alltoall(v,w) on s's intercommunicator, as coll_api.c
  * checked and converted the arguments (byte displacements, a type per
  * remote rank). */
-int bmpi_inter_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+int bmpi_inter_alltoallw(struct bmpi_sched *s, const void *sbuf, struct bmpi_counts scounts,
                          const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                         const int *rcounts, const MPI_Aint *rdispls, const MPI_Datatype *rtypes);
+                         struct bmpi_counts rcounts, const MPI_Aint *rdispls,
+                         const MPI_Datatype *rtypes);
 
 #endif

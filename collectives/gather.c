@@ -13,8 +13,8 @@
 enum { LINEAR, BINOMIAL };
 
 int bmpi_coll_gatherv(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_Datatype stype,
-                      void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
-                      int root)
+                      void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
+                      MPI_Datatype rtype, int root)
 {
     int p = s->comm->size, r = s->comm->rank;
     if (r != root) {
@@ -23,12 +23,12 @@ int bmpi_coll_gatherv(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI
     }
     MPI_Aint ext = bmpi_coll_extent(rtype);
     for (int i = 0; i < p; i++) {
-        char *dst = (char *)rbuf + (MPI_Aint)displs[i] * ext;
+        char *dst = (char *)rbuf + bmpi_displ_at(displs, i) * ext;
         if (i == r) {
             if (sbuf != MPI_IN_PLACE)
-                bmpi_sched_copy(s, sbuf, scount, stype, dst, (size_t)rcounts[i], rtype);
+                bmpi_sched_copy(s, sbuf, scount, stype, dst, bmpi_count_at(rcounts, i), rtype);
         } else {
-            bmpi_sched_recv(s, dst, (size_t)rcounts[i], rtype, i);
+            bmpi_sched_recv(s, dst, bmpi_count_at(rcounts, i), rtype, i);
         }
     }
     return s->err;
@@ -104,8 +104,8 @@ int bmpi_coll_gather(struct bmpi_sched *s, const void *sbuf, size_t scount, MPI_
     return s->err;
 }
 
-int bmpi_coll_scatterv(struct bmpi_sched *s, const void *sbuf, const int *scounts,
-                       const int *displs, MPI_Datatype stype, void *rbuf, size_t rcount,
+int bmpi_coll_scatterv(struct bmpi_sched *s, const void *sbuf, struct bmpi_counts scounts,
+                       struct bmpi_displs displs, MPI_Datatype stype, void *rbuf, size_t rcount,
                        MPI_Datatype rtype, int root)
 {
     int p = s->comm->size, r = s->comm->rank;
@@ -115,12 +115,12 @@ int bmpi_coll_scatterv(struct bmpi_sched *s, const void *sbuf, const int *scount
     }
     MPI_Aint ext = bmpi_coll_extent(stype);
     for (int i = 0; i < p; i++) {
-        const char *src = (const char *)sbuf + (MPI_Aint)displs[i] * ext;
+        const char *src = (const char *)sbuf + bmpi_displ_at(displs, i) * ext;
         if (i == r) {
             if (rbuf != MPI_IN_PLACE)
-                bmpi_sched_copy(s, src, (size_t)scounts[i], stype, rbuf, rcount, rtype);
+                bmpi_sched_copy(s, src, bmpi_count_at(scounts, i), stype, rbuf, rcount, rtype);
         } else {
-            bmpi_sched_send(s, src, (size_t)scounts[i], stype, i);
+            bmpi_sched_send(s, src, bmpi_count_at(scounts, i), stype, i);
         }
     }
     return s->err;

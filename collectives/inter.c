@@ -177,13 +177,14 @@ static void *reduce_to_leader(struct inter *x, const void *sbuf, size_t count, M
 /* The root's transfers of gather(v) and scatter(v): block i, counts[i]
  * (or count) elements at displs[i] (or i * count), with remote rank i. */
 static void root_linear(struct inter *x, bool send, const void *buf, MPI_Count count,
-                        const int *counts, const int *displs, MPI_Datatype type)
+                        struct bmpi_counts counts, struct bmpi_displs displs, MPI_Datatype type)
 {
     MPI_Aint ext = bmpi_coll_extent(type);
+    bool v = !bmpi_counts_null(counts);
     for (int i = 0; i < x->rsize; i++) {
-        MPI_Aint at = counts ? (MPI_Aint)displs[i] : (MPI_Aint)i * count;
+        MPI_Aint at = v ? bmpi_displ_at(displs, i) : (MPI_Aint)i * count;
         char *b = (char *)(uintptr_t)buf + at * ext;
-        size_t n = (size_t)(counts ? counts[i] : count);
+        size_t n = (size_t)(v ? bmpi_count_at(counts, i) : count);
         if (send)
             bmpi_sched_send(x->s, b, n, type, i);
         else
@@ -276,12 +277,13 @@ int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_
  * (rcounts NULL, rcount each): the other group's reduction of the vector,
  * scattered over this group. */
 int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
-                              const int *rcounts, MPI_Count rcount, MPI_Datatype type, MPI_Op op,
+                              struct bmpi_counts rcounts, MPI_Count rcount, MPI_Datatype type,
+                              MPI_Op op,
                               MPI_Request *request, const char *fn)
 {
     long long total = 0;
     for (int i = 0; i < c->size; i++) {
-        MPI_Count n = rcounts ? rcounts[i] : rcount;
+        MPI_Count n = bmpi_counts_null(rcounts) ? rcount : bmpi_count_at(rcounts, i);
         if (n < 0)
             return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "negative recvcount %lld (rank %d)",
                                  n, i);
@@ -290,7 +292,7 @@ int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
     if (total > INT32_MAX)
         return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%lld elements in all: too many",
                              total);
-    MPI_Count mine = rcounts ? rcounts[c->rank] : rcount;
+    MPI_Count mine = bmpi_counts_null(rcounts) ? rcount : bmpi_count_at(rcounts, c->rank);
     struct bmpi_op *o;
     CHECK(check_both(c, fn, sbuf, (int)total, type, rbuf, mine, type));
     CHECK(check_op(c, fn, type, op, &o));
@@ -303,12 +305,14 @@ int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
         return finish(&x, request, fn);
     int *displs = counts + x.lsize;
     for (int i = 0, at = 0; i < x.lsize; at += counts[i++]) {
-        counts[i] = (int)(rcounts ? rcounts[i] : rcount); /* total fits in an int */
+        /* the total fits in an int */
+        counts[i] = (int)(bmpi_counts_null(rcounts) ? rcount : bmpi_count_at(rcounts, i));
         displs[i] = at;
     }
     leaders_swap(&x, acc, (size_t)total, type, theirs, (size_t)total, type);
     on_local(&x);
-    bmpi_coll_scatterv(x.s, theirs, counts, displs, type, rbuf, (size_t)mine, type, 0);
+    bmpi_coll_scatterv(x.s, theirs, (struct bmpi_counts){.i = counts}, (struct bmpi_displs){.i = displs},
+                       type, rbuf, (size_t)mine, type, 0);
     return finish(&x, request, fn);
 }
 
@@ -330,7 +334,8 @@ struct rooted {
     bool v;
     const void *rootbuf;
     MPI_Count rootcount;
-    const int *rootcounts, *displs;
+    struct bmpi_counts rootcounts;
+    struct bmpi_displs displs;
     MPI_Datatype roottype;
     const void *buf;
     MPI_Count count;
@@ -383,8 +388,8 @@ int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, M
 }
 
 int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                       void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
-                       int root, MPI_Request *request, const char *fn)
+                       void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
+                       MPI_Datatype rtype, int root, MPI_Request *request, const char *fn)
 {
     struct rooted a = {.to_root = true, .v = true, .rootbuf = rbuf, .rootcounts = rcounts,
                        .displs = displs, .roottype = rtype, .buf = sbuf, .count = scount,
@@ -401,8 +406,8 @@ int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, 
     return rooted(c, &a, root, request, fn);
 }
 
-int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, const int *scounts,
-                        const int *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, struct bmpi_counts scounts,
+                        struct bmpi_displs displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn)
 {
     struct rooted a = {.v = true, .rootbuf = sbuf, .rootcounts = scounts, .displs = displs,
@@ -433,8 +438,8 @@ int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount
 }
 
 int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                          void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype,
-                          MPI_Request *request, const char *fn)
+                          void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
+                          MPI_Datatype rtype, MPI_Request *request, const char *fn)
 {
     struct bmpi_datatype *dt;
     CHECK(check_buf(c, fn, sbuf, scount, stype, "sendbuf"));
@@ -454,22 +459,24 @@ int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, MPI_Count scount,
 {
     CHECK(check_both(c, fn, sbuf, scount, stype, rbuf, rcount, rtype));
     BEGIN(x, c, request, fn);
-    root_linear(&x, false, rbuf, rcount, NULL, NULL, rtype);
-    root_linear(&x, true, sbuf, scount, NULL, NULL, stype);
+    root_linear(&x, false, rbuf, rcount, (struct bmpi_counts){0}, (struct bmpi_displs){0}, rtype);
+    root_linear(&x, true, sbuf, scount, (struct bmpi_counts){0}, (struct bmpi_displs){0}, stype);
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_alltoallw(struct bmpi_sched *s, const void *sbuf, const int *scounts,
+int bmpi_inter_alltoallw(struct bmpi_sched *s, const void *sbuf, struct bmpi_counts scounts,
                          const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                         const int *rcounts, const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
+                         struct bmpi_counts rcounts, const MPI_Aint *rdispls,
+                         const MPI_Datatype *rtypes)
 {
     struct bmpi_comm *c = s->comm;
     int p = c->remote_group->size;
     for (int i = 0; i < p; i++)
-        bmpi_sched_recv(s, (char *)rbuf + rdispls[i], (size_t)rcounts[i], rtypes[i], i);
+        bmpi_sched_recv(s, (char *)rbuf + rdispls[i], bmpi_count_at(rcounts, i), rtypes[i], i);
     for (int i = 0; i < p; i++) {
         int to = (c->rank + i) % p;
-        bmpi_sched_send(s, (const char *)sbuf + sdispls[to], (size_t)scounts[to], stypes[to], to);
+        bmpi_sched_send(s, (const char *)sbuf + sdispls[to], bmpi_count_at(scounts, to), stypes[to],
+                        to);
     }
     return s->err;
 }

@@ -86,7 +86,9 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
             return s->err;
         bmpi_coll_reduce(s, input, tmp, total, type, 0);
         bmpi_sched_fence(s);
-        return bmpi_coll_scatterv(s, tmp, rcounts, displs, type, rbuf, (size_t)rcounts[r], type, 0);
+        return bmpi_coll_scatterv(s, tmp, (struct bmpi_counts){.i = rcounts},
+                                  (struct bmpi_displs){.i = displs}, type, rbuf, (size_t)rcounts[r],
+                                  type, 0);
     }
     /* The partial sum of a block travels around the ring in two staging
      * buffers (receive into one while the other is sent on); each rank

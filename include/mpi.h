@@ -70,14 +70,14 @@ extern "C" {
 #define BMPI_HAVE_DATATYPES 1
 #define BMPI_STUBS_DATATYPES 0
 /* 6. Collective Communication */
-#define BMPI_HAVE_COLLECTIVES 0
-#define BMPI_STUBS_COLLECTIVES 18
+#define BMPI_HAVE_COLLECTIVES 1
+#define BMPI_STUBS_COLLECTIVES 0
 /* 7. Groups, Contexts, Communicators, and Caching */
 #define BMPI_HAVE_COMMUNICATORS 0
 #define BMPI_STUBS_COMMUNICATORS 9
 /* 8. Process Topologies */
 #define BMPI_HAVE_TOPOLOGIES 0
-#define BMPI_STUBS_TOPOLOGIES 20
+#define BMPI_STUBS_TOPOLOGIES 10
 /* 9. MPI Environmental Management */
 #define BMPI_HAVE_ENVIRONMENT 0
 #define BMPI_STUBS_ENVIRONMENT 13

@@ -15,7 +15,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/init.c \
 	runtime/intercomm.c \
 	runtime/match.c runtime/match.h \
-	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h \
+	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h runtime/counts.h \
 	runtime/p2p_api.c \
 	runtime/pmix.c runtime/pmix.h \
 	runtime/progress.c runtime/progress.h \

@@ -23,6 +23,7 @@
 
 #include "runtime/api.h"
 #include "runtime/comm.h"
+#include "runtime/counts.h"
 #include "runtime/datatype.h"
 #include "runtime/p2p.h"
 #include "runtime/topo.h"
@@ -83,16 +84,16 @@ struct nargs {
     enum nkind kind;
     MPI_Comm comm;
     const void *sendbuf;
-    int sendcount;
-    const int *sendcounts;
-    const int *sdispls;
+    MPI_Count sendcount;
+    struct bmpi_counts sendcounts;
+    struct bmpi_displs sdispls;
     const MPI_Aint *sdisplsw;
     MPI_Datatype sendtype;
     const MPI_Datatype *sendtypes;
     void *recvbuf;
-    int recvcount;
-    const int *recvcounts;
-    const int *rdispls;
+    MPI_Count recvcount;
+    struct bmpi_counts recvcounts;
+    struct bmpi_displs rdispls;
     const MPI_Aint *rdisplsw;
     MPI_Datatype recvtype;
     const MPI_Datatype *recvtypes;
@@ -133,11 +134,13 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
         goto out;
     }
     int vec = a->kind == ALLTOALLV || a->kind == ALLTOALLW;
-    if ((a->kind == ALLGATHERV || vec) && nin > 0 && (!a->recvcounts || !(a->rdispls || a->rdisplsw))) {
+    if ((a->kind == ALLGATHERV || vec) && nin > 0 &&
+        (bmpi_counts_null(a->recvcounts) || !(a->rdispls.i || a->rdispls.w || a->rdisplsw))) {
         err = bmpi_err_comm(a->comm, MPI_ERR_ARG, a->fn, "recvcounts or rdispls is NULL");
         goto out;
     }
-    if (vec && nout > 0 && (!a->sendcounts || !(a->sdispls || a->sdisplsw))) {
+    if (vec && nout > 0 &&
+        (bmpi_counts_null(a->sendcounts) || !(a->sdispls.i || a->sdispls.w || a->sdisplsw))) {
         err = bmpi_err_comm(a->comm, MPI_ERR_ARG, a->fn, "sendcounts or sdispls is NULL");
         goto out;
     }
@@ -148,15 +151,18 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
     MPI_Aint rext = a->kind == ALLTOALLW ? 0 : extent_of(a->recvtype);
     MPI_Aint sext = a->kind == ALLTOALLW ? 0 : extent_of(a->sendtype);
     for (int i = 0; i < nin; i++) {
-        int cnt;
+        MPI_Count cnt;
         MPI_Datatype ty = a->recvtype;
         MPI_Aint off;
         switch (a->kind) {
         case ALLGATHER:
         case ALLTOALL: cnt = a->recvcount; off = (MPI_Aint)i * cnt * rext; break;
         case ALLGATHERV:
-        case ALLTOALLV: cnt = a->recvcounts[i]; off = (MPI_Aint)a->rdispls[i] * rext; break;
-        default: cnt = a->recvcounts[i]; ty = a->recvtypes[i]; off = a->rdisplsw[i]; break;
+        case ALLTOALLV:
+            cnt = bmpi_count_at(a->recvcounts, i);
+            off = bmpi_displ_at(a->rdispls, i) * rext;
+            break;
+        default: cnt = bmpi_count_at(a->recvcounts, i); ty = a->recvtypes[i]; off = a->rdisplsw[i]; break;
         }
         char *at = block_at(a->recvbuf, off);
         if ((err = bmpi_check_buffer(a->comm, a->fn, at, cnt, ty)))
@@ -164,15 +170,18 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
         rb[i] = (struct block){at, (size_t)cnt, ty};
     }
     for (int i = 0; i < nout; i++) {
-        int cnt;
+        MPI_Count cnt;
         MPI_Datatype ty = a->sendtype;
         MPI_Aint off;
         switch (a->kind) {
         case ALLGATHER:
         case ALLGATHERV: cnt = a->sendcount; off = 0; break;
         case ALLTOALL: cnt = a->sendcount; off = (MPI_Aint)i * cnt * sext; break;
-        case ALLTOALLV: cnt = a->sendcounts[i]; off = (MPI_Aint)a->sdispls[i] * sext; break;
-        default: cnt = a->sendcounts[i]; ty = a->sendtypes[i]; off = a->sdisplsw[i]; break;
+        case ALLTOALLV:
+            cnt = bmpi_count_at(a->sendcounts, i);
+            off = bmpi_displ_at(a->sdispls, i) * sext;
+            break;
+        default: cnt = bmpi_count_at(a->sendcounts, i); ty = a->sendtypes[i]; off = a->sdisplsw[i]; break;
         }
         char *at = block_at(a->sendbuf, off);
         if ((err = bmpi_check_buffer(a->comm, a->fn, at, cnt, ty)))
@@ -217,13 +226,34 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                                     .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}, NULL);
 }
 
+BMPI_API(MPI_Neighbor_allgather_c)
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgather_c", .kind = ALLGATHER, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}, NULL);
+}
+
 BMPI_API(MPI_Neighbor_allgatherv)
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
                                     .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                    .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
+                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
+                                    .recvtype = recvtype}, NULL);
+}
+
+BMPI_API(MPI_Neighbor_allgatherv_c)
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgatherv_c", .kind = ALLGATHERV, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
                                     .recvtype = recvtype}, NULL);
 }
 
@@ -236,15 +266,37 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                                     .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}, NULL);
 }
 
+BMPI_API(MPI_Neighbor_alltoall_c)
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoall_c", .kind = ALLTOALL, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}, NULL);
+}
+
 BMPI_API(MPI_Neighbor_alltoallv)
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
-                                    .sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
-                                    .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
-                                    .rdispls = rdispls, .recvtype = recvtype}, NULL);
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
+                                    .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype}, NULL);
+}
+
+BMPI_API(MPI_Neighbor_alltoallv_c)
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallv_c", .kind = ALLTOALLV, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
+                                    .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_alltoallw)
@@ -253,8 +305,20 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
-                                    .sendbuf = sendbuf, .sendcounts = sendcounts, .sdisplsw = sdispls,
-                                    .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
+                                    .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .rdisplsw = rdispls, .recvtypes = recvtypes}, NULL);
+}
+
+BMPI_API(MPI_Neighbor_alltoallw_c)
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallw_c", .kind = ALLTOALLW, .comm = comm,
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
+                                    .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
                                     .rdisplsw = rdispls, .recvtypes = recvtypes}, NULL);
 }
 
@@ -275,6 +339,19 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                           request);
 }
 
+BMPI_API(MPI_Ineighbor_allgather_c)
+int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_allgather_c", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgather_c", .kind = ALLGATHER, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype},
+                          request);
+}
+
 BMPI_API(MPI_Ineighbor_allgatherv)
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
@@ -284,7 +361,22 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     return err ? err
                : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
                                           .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                          .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
+                                          .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
+                                          .recvtype = recvtype},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_allgatherv_c)
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_allgatherv_c", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv_c", .kind = ALLGATHERV, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
                                           .recvtype = recvtype},
                           request);
 }
@@ -301,6 +393,19 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                           request);
 }
 
+BMPI_API(MPI_Ineighbor_alltoall_c)
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_alltoall_c", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoall_c", .kind = ALLTOALL, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype},
+                          request);
+}
+
 BMPI_API(MPI_Ineighbor_alltoallv)
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
@@ -309,9 +414,24 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     int err = check_request(comm, "MPI_Ineighbor_alltoallv", request);
     return err ? err
                : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
-                                          .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
-                                          .rdispls = rdispls, .recvtype = recvtype},
+                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
+                                          .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                          .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_alltoallv_c)
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_alltoallv_c", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallv_c", .kind = ALLTOALLV, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
+                                          .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                          .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype},
                           request);
 }
 
@@ -324,8 +444,24 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     int err = check_request(comm, "MPI_Ineighbor_alltoallw", request);
     return err ? err
                : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcounts = sendcounts, .sdisplsw = sdispls,
-                                          .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
+                                          .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                          .rdisplsw = rdispls, .recvtypes = recvtypes},
+                          request);
+}
+
+BMPI_API(MPI_Ineighbor_alltoallw_c)
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request *request)
+{
+    int err = check_request(comm, "MPI_Ineighbor_alltoallw_c", request);
+    return err ? err
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallw_c", .kind = ALLTOALLW, .comm = comm,
+                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
+                                          .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
                                           .rdisplsw = rdispls, .recvtypes = recvtypes},
                           request);
 }
