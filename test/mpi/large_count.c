@@ -3,7 +3,7 @@
  * calls, at 2 ranks: MPI_Send_c/Recv_c and Isend_c/Irecv_c (with
  * MPI_Get_count_c, MPI_Get_elements_c and the int MPI_Get_count, which must
  * say MPI_UNDEFINED), MPI_Bcast_c, MPI_Allreduce_c (MPI_SUM on MPI_UINT8_T,
- * in place), and one element of a type built by MPI_Type_contiguous_c whose
+ * in place), MPI_Gatherv_c, and one element of a type built by MPI_Type_contiguous_c whose
  * size is above 2^31 (MPI_Type_size_c, MPI_Type_get_extent_c, its envelope
  * and contents). Every byte is checked against a pattern.
  *
@@ -64,8 +64,18 @@ static void p2p(void)
     }
 }
 
+/* Every byte is twice the pattern's, modulo 256. */
+static void expect_doubled(uint64_t seed, const char *what)
+{
+    for (size_t i = 0; i < (size_t)N; i++)
+        CHECK(buf[i] == (unsigned char)(2 * tu_pat(seed, i)), "%s: byte %zu is %d, expected %d",
+              what, i, buf[i], (unsigned char)(2 * tu_pat(seed, i)));
+}
+
 /* (b) the collectives: a broadcast, then an in-place sum of the broadcast
- * data with itself (each byte doubles, modulo 256). */
+ * data with itself (each byte doubles, modulo 256), then rank 1's result
+ * gathered to rank 0 by MPI_Gatherv_c (MPI_Count counts, MPI_Aint
+ * displacements). */
 static void collectives(void)
 {
     uint64_t seed = tu_seed(301, 0, 1, 0);
@@ -76,10 +86,19 @@ static void collectives(void)
     MPICHK(MPI_Bcast_c(buf, N, MPI_CHAR, 0, MPI_COMM_WORLD));
     expect_pattern(seed, "MPI_Bcast_c");
     MPICHK(MPI_Allreduce_c(MPI_IN_PLACE, buf, N, MPI_UINT8_T, MPI_SUM, MPI_COMM_WORLD));
-    for (size_t i = 0; i < (size_t)N; i++)
-        CHECK(buf[i] == (unsigned char)(2 * tu_pat(seed, i)),
-              "MPI_Allreduce_c: byte %zu is %d, expected %d", i, buf[i],
-              (unsigned char)(2 * tu_pat(seed, i)));
+    expect_doubled(seed, "MPI_Allreduce_c");
+
+    /* a v-collective: rank 1's N bytes to the root, which gives none */
+    MPI_Count counts[2] = {0, N};
+    MPI_Aint displs[2] = {0, 0};
+    if (tu_rank == 0) {
+        memset(buf, 0, (size_t)N);
+        MPICHK(MPI_Gatherv_c(MPI_IN_PLACE, 0, MPI_CHAR, buf, counts, displs, MPI_CHAR, 0,
+                             MPI_COMM_WORLD));
+        expect_doubled(seed, "MPI_Gatherv_c");
+    } else {
+        MPICHK(MPI_Gatherv_c(buf, N, MPI_CHAR, NULL, NULL, NULL, MPI_CHAR, 0, MPI_COMM_WORLD));
+    }
 }
 
 /* (c) one element of a type of N chars, received as N chars. */
