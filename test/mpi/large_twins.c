@@ -562,6 +562,55 @@ static void neighbours(void)
     MPICHK(MPI_Comm_free(&ring));
 }
 
+/* The checks of the _c calls, and int results that cannot hold a value. */
+static void errors(void)
+{
+    char c = 0, msg[MPI_MAX_ERROR_STRING];
+    int len, small, rc;
+    MPI_Count big = (MPI_Count)INT_MAX + 1, n;
+    MPI_Datatype t;
+    MPI_Request q;
+    EXPECT_CLASS(MPI_Send_c(&c, -1, MPI_CHAR, next, 1, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT_CLASS(MPI_Irecv_c(&c, 1, MPI_CHAR, prev, 1, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Bcast_c(&c, -2, MPI_CHAR, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT_CLASS(MPI_Allgatherv_c(&c, 1, MPI_CHAR, &c, NULL, NULL, MPI_CHAR, MPI_COMM_WORLD),
+                 MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_contiguous_c(-1, MPI_INT, &t), MPI_ERR_COUNT);
+    EXPECT_CLASS(MPI_Type_indexed_c(1, NULL, &n, MPI_INT, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_subarray_c(1, &big, &n, &n, MPI_ORDER_C, MPI_CHAR, &t),
+                 MPI_ERR_VALUE_TOO_LARGE);
+    rc = MPI_Type_vector_c(1, -3, 1, MPI_INT, &t);
+    EXPECT_CLASS(rc, MPI_ERR_ARG);
+    MPICHK(MPI_Error_string(rc, msg, &len));
+    CHECK(strstr(msg, "MPI_Type_vector_c") && strstr(msg, "-3"),
+          "the message names the call and the value: %s", msg);
+    EXPECT_CLASS(MPI_Isend_c(&c, 1, MPI_DATATYPE_NULL, next, 1, MPI_COMM_WORLD, &q), MPI_ERR_TYPE);
+
+    /* a buffer whose size an int cannot hold: the int detach refuses and
+     * leaves it attached (nothing is ever sent into it) */
+    MPICHK(MPI_Buffer_attach_c(&c, big));
+    void *addr = NULL;
+    EXPECT_CLASS(MPI_Buffer_detach(&addr, &small), MPI_ERR_VALUE_TOO_LARGE);
+    MPICHK(MPI_Buffer_detach_c(&addr, &n));
+    CHECK(addr == &c && n == big, "MPI_Buffer_detach_c: %p, %lld", addr, n);
+
+    /* counts above INT_MAX in a status */
+    MPI_Status st;
+    MPICHK(MPI_Status_set_elements_x(&st, MPI_CHAR, big));
+    MPICHK(MPI_Get_count(&st, MPI_CHAR, &small));
+    MPICHK(MPI_Get_count_c(&st, MPI_CHAR, &n));
+    CHECK(small == MPI_UNDEFINED && n == big, "counts %d, %lld", small, n);
+    MPICHK(MPI_Get_elements(&st, MPI_CHAR, &small));
+    MPICHK(MPI_Get_elements_c(&st, MPI_CHAR, &n));
+    CHECK(small == MPI_UNDEFINED && n == big, "elements %d, %lld", small, n);
+    MPICHK(MPI_Status_set_elements_x(&st, MPI_CHAR, big + 1));
+    MPICHK(MPI_Get_count_c(&st, MPI_INT, &n));
+    CHECK(n == MPI_UNDEFINED, "MPI_Get_count_c of a partial int: %lld", n);
+    EXPECT_CLASS(MPI_Pack_size(INT_MAX, MPI_INT, MPI_COMM_WORLD, &small), MPI_ERR_VALUE_TOO_LARGE);
+    MPICHK(MPI_Pack_size_c(INT_MAX, MPI_INT, MPI_COMM_WORLD, &n));
+    CHECK(n == (MPI_Count)INT_MAX * 4, "MPI_Pack_size_c: %lld", n);
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv, "large_twins");
@@ -575,6 +624,7 @@ int main(int argc, char **argv)
     packing();
     collectives();
     neighbours();
+    errors();
     tu_finish();
     return 0;
 }
