@@ -191,8 +191,8 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 
 /* --- reduce ---------------------------------------------------------------- */
 
-static int reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
-                  MPI_Comm comm, MPI_Request *request, const char *fn)
+static int reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                  int root, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -359,9 +359,9 @@ static int check_buf_nip(struct bmpi_comm *c, const char *fn, const void *buf, M
 
 /* --- gather ---------------------------------------------------------------- */
 
-static int gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
-                  const char *fn)
+static int gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                  MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -418,8 +418,8 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 }
 
 static int gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                   struct bmpi_counts rcounts, struct bmpi_displs displs, MPI_Datatype rtype, int root,
-                   MPI_Comm comm, MPI_Request *request, const char *fn)
+                   struct bmpi_counts rcounts, struct bmpi_displs displs, MPI_Datatype rtype,
+                   int root, MPI_Comm comm, MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -446,8 +446,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
-                   NULL, "MPI_Gatherv");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                   BMPI_DISPLS(displs), recvtype, root, comm, NULL, "MPI_Gatherv");
 }
 
 BMPI_API(MPI_Gatherv_c)
@@ -455,8 +455,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                    int root, MPI_Comm comm)
 {
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
-                   NULL, "MPI_Gatherv_c");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                   BMPI_DISPLS(displs), recvtype, root, comm, NULL, "MPI_Gatherv_c");
 }
 
 BMPI_API(MPI_Igatherv)
@@ -465,8 +465,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Igatherv");
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
-                   request, "MPI_Igatherv");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                   BMPI_DISPLS(displs), recvtype, root, comm, request, "MPI_Igatherv");
 }
 
 BMPI_API(MPI_Igatherv_c)
@@ -475,15 +475,15 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int root, MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Igatherv_c");
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root, comm,
-                   request, "MPI_Igatherv_c");
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                   BMPI_DISPLS(displs), recvtype, root, comm, request, "MPI_Igatherv_c");
 }
 
 /* --- scatter --------------------------------------------------------------- */
 
-static int scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request,
-                   const char *fn)
+static int scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
+                   MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -568,8 +568,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
-    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
-                    NULL, "MPI_Scatterv");
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf,
+                    recvcount, recvtype, root, comm, NULL, "MPI_Scatterv");
 }
 
 BMPI_API(MPI_Scatterv_c)
@@ -577,8 +577,8 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
-                    NULL, "MPI_Scatterv_c");
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf,
+                    recvcount, recvtype, root, comm, NULL, "MPI_Scatterv_c");
 }
 
 BMPI_API(MPI_Iscatterv)
@@ -587,8 +587,8 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    int root, MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iscatterv");
-    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
-                    request, "MPI_Iscatterv");
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf,
+                    recvcount, recvtype, root, comm, request, "MPI_Iscatterv");
 }
 
 BMPI_API(MPI_Iscatterv_c)
@@ -597,14 +597,15 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iscatterv_c");
-    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm,
-                    request, "MPI_Iscatterv_c");
+    return scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf,
+                    recvcount, recvtype, root, comm, request, "MPI_Iscatterv_c");
 }
 
 /* --- allgather ------------------------------------------------------------- */
 
-static int allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
+static int allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request,
+                     const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -680,8 +681,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
-                      NULL, "MPI_Allgatherv");
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                      BMPI_DISPLS(displs), recvtype, comm, NULL, "MPI_Allgatherv");
 }
 
 BMPI_API(MPI_Allgatherv_c)
@@ -689,8 +690,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
-                      NULL, "MPI_Allgatherv_c");
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                      BMPI_DISPLS(displs), recvtype, comm, NULL, "MPI_Allgatherv_c");
 }
 
 BMPI_API(MPI_Iallgatherv)
@@ -699,8 +700,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iallgatherv");
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
-                      request, "MPI_Iallgatherv");
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                      BMPI_DISPLS(displs), recvtype, comm, request, "MPI_Iallgatherv");
 }
 
 BMPI_API(MPI_Iallgatherv_c)
@@ -709,14 +710,15 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     NB_ENTRY("MPI_Iallgatherv_c");
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, comm,
-                      request, "MPI_Iallgatherv_c");
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                      BMPI_DISPLS(displs), recvtype, comm, request, "MPI_Iallgatherv_c");
 }
 
 /* --- alltoall -------------------------------------------------------------- */
 
-static int alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request, const char *fn)
+static int alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request,
+                    const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -838,8 +840,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
-                      NULL, recvtype, comm, NULL, "MPI_Alltoallv");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype,
+                      recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), NULL, recvtype, comm,
+                      NULL, "MPI_Alltoallv");
 }
 
 BMPI_API(MPI_Alltoallv_c)
@@ -847,8 +850,9 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
-                      NULL, recvtype, comm, NULL, "MPI_Alltoallv_c");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype,
+                      recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), NULL, recvtype, comm,
+                      NULL, "MPI_Alltoallv_c");
 }
 
 BMPI_API(MPI_Ialltoallv)
@@ -858,8 +862,9 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request *request)
 {
     NB_ENTRY("MPI_Ialltoallv");
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
-                      NULL, recvtype, comm, request, "MPI_Ialltoallv");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype,
+                      recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), NULL, recvtype, comm,
+                      request, "MPI_Ialltoallv");
 }
 
 BMPI_API(MPI_Ialltoallv_c)
@@ -869,8 +874,9 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       MPI_Request *request)
 {
     NB_ENTRY("MPI_Ialltoallv_c");
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
-                      NULL, recvtype, comm, request, "MPI_Ialltoallv_c");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype,
+                      recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), NULL, recvtype, comm,
+                      request, "MPI_Ialltoallv_c");
 }
 
 BMPI_API(MPI_Alltoallw)
@@ -878,9 +884,9 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, NULL,
-                      "MPI_Alltoallw");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes,
+                      MPI_DATATYPE_NULL, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                      recvtypes, MPI_DATATYPE_NULL, comm, NULL, "MPI_Alltoallw");
 }
 
 BMPI_API(MPI_Alltoallw_c)
@@ -888,9 +894,9 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, NULL,
-                      "MPI_Alltoallw_c");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes,
+                      MPI_DATATYPE_NULL, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                      recvtypes, MPI_DATATYPE_NULL, comm, NULL, "MPI_Alltoallw_c");
 }
 
 BMPI_API(MPI_Ialltoallw)
@@ -900,9 +906,9 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request *request)
 {
     NB_ENTRY("MPI_Ialltoallw");
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request,
-                      "MPI_Ialltoallw");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes,
+                      MPI_DATATYPE_NULL, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                      recvtypes, MPI_DATATYPE_NULL, comm, request, "MPI_Ialltoallw");
 }
 
 BMPI_API(MPI_Ialltoallw_c)
@@ -912,16 +918,16 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       MPI_Request *request)
 {
     NB_ENTRY("MPI_Ialltoallw_c");
-    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                      BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request,
-                      "MPI_Ialltoallw_c");
+    return alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes,
+                      MPI_DATATYPE_NULL, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                      recvtypes, MPI_DATATYPE_NULL, comm, request, "MPI_Ialltoallw_c");
 }
 
 /* --- reduce_scatter -------------------------------------------------------- */
 
-static int reduce_scatter(const void *sbuf, void *rbuf, struct bmpi_counts rcounts, MPI_Count rcount,
-                          MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request,
-                          const char *fn)
+static int reduce_scatter(const void *sbuf, void *rbuf, struct bmpi_counts rcounts,
+                          MPI_Count rcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request, const char *fn)
 {
     struct bmpi_comm *c;
     CHECK(bmpi_check_comm(comm, fn, &c));
@@ -1009,16 +1015,16 @@ BMPI_API(MPI_Reduce_scatter_block)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, NULL,
-                          "MPI_Reduce_scatter_block");
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm,
+                          NULL, "MPI_Reduce_scatter_block");
 }
 
 BMPI_API(MPI_Reduce_scatter_block_c)
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, NULL,
-                          "MPI_Reduce_scatter_block_c");
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm,
+                          NULL, "MPI_Reduce_scatter_block_c");
 }
 
 BMPI_API(MPI_Ireduce_scatter_block)
@@ -1027,8 +1033,8 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Request *request)
 {
     NB_ENTRY("MPI_Ireduce_scatter_block");
-    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request,
-                          "MPI_Ireduce_scatter_block");
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm,
+                          request, "MPI_Ireduce_scatter_block");
 }
 
 BMPI_API(MPI_Ireduce_scatter_block_c)
@@ -1037,8 +1043,8 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Request *request)
 {
     NB_ENTRY("MPI_Ireduce_scatter_block_c");
-    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request,
-                          "MPI_Ireduce_scatter_block_c");
+    return reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm,
+                          request, "MPI_Ireduce_scatter_block_c");
 }
 
 /* --- scan / exscan --------------------------------------------------------- */
@@ -1252,8 +1258,8 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     const char *fn = "MPI_Gatherv_init";
     PERSISTENT(comm, info, request, fn,
-               gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root,
-                       comm, request, fn));
+               gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                       BMPI_DISPLS(displs), recvtype, root, comm, request, fn));
 }
 
 BMPI_API(MPI_Gatherv_init_c)
@@ -1264,8 +1270,8 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     const char *fn = "MPI_Gatherv_init_c";
     PERSISTENT(comm, info, request, fn,
-               gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype, root,
-                       comm, request, fn));
+               gatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                       BMPI_DISPLS(displs), recvtype, root, comm, request, fn));
 }
 
 BMPI_API(MPI_Scatter_init)
@@ -1297,8 +1303,8 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 {
     const char *fn = "MPI_Scatterv_init";
     PERSISTENT(comm, info, request, fn,
-               scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, request, fn));
+               scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf,
+                        recvcount, recvtype, root, comm, request, fn));
 }
 
 BMPI_API(MPI_Scatterv_init_c)
@@ -1309,8 +1315,8 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 {
     const char *fn = "MPI_Scatterv_init_c";
     PERSISTENT(comm, info, request, fn,
-               scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, request, fn));
+               scatterv(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(displs), sendtype, recvbuf,
+                        recvcount, recvtype, root, comm, request, fn));
 }
 
 BMPI_API(MPI_Allgather_init)
@@ -1342,8 +1348,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 {
     const char *fn = "MPI_Allgatherv_init";
     PERSISTENT(comm, info, request, fn,
-               allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype,
-                          comm, request, fn));
+               allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                          BMPI_DISPLS(displs), recvtype, comm, request, fn));
 }
 
 BMPI_API(MPI_Allgatherv_init_c)
@@ -1354,8 +1360,8 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     const char *fn = "MPI_Allgatherv_init_c";
     PERSISTENT(comm, info, request, fn,
-               allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(displs), recvtype,
-                          comm, request, fn));
+               allgatherv(sendbuf, sendcount, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
+                          BMPI_DISPLS(displs), recvtype, comm, request, fn));
 }
 
 BMPI_API(MPI_Alltoall_init)
@@ -1388,8 +1394,9 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 {
     const char *fn = "MPI_Alltoallv_init";
     PERSISTENT(comm, info, request, fn,
-               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
-                          BMPI_DISPLS(rdispls), NULL, recvtype, comm, request, fn));
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype,
+                          recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), NULL, recvtype,
+                          comm, request, fn));
 }
 
 BMPI_API(MPI_Alltoallv_init_c)
@@ -1400,8 +1407,9 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     const char *fn = "MPI_Alltoallv_init_c";
     PERSISTENT(comm, info, request, fn,
-               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype, recvbuf, BMPI_COUNTS(recvcounts),
-                          BMPI_DISPLS(rdispls), NULL, recvtype, comm, request, fn));
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), NULL, sendtype,
+                          recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), NULL, recvtype,
+                          comm, request, fn));
 }
 
 BMPI_API(MPI_Alltoallw_init)
@@ -1412,8 +1420,9 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 {
     const char *fn = "MPI_Alltoallw_init";
     PERSISTENT(comm, info, request, fn,
-               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                          BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes,
+                          MPI_DATATYPE_NULL, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                          recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
 }
 
 BMPI_API(MPI_Alltoallw_init_c)
@@ -1425,8 +1434,9 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     const char *fn = "MPI_Alltoallw_init_c";
     PERSISTENT(comm, info, request, fn,
-               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                          BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls), recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
+               alltoallvw(sendbuf, BMPI_COUNTS(sendcounts), BMPI_DISPLS(sdispls), sendtypes,
+                          MPI_DATATYPE_NULL, recvbuf, BMPI_COUNTS(recvcounts), BMPI_DISPLS(rdispls),
+                          recvtypes, MPI_DATATYPE_NULL, comm, request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_init)
@@ -1438,7 +1448,8 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
     if (!recvcounts)
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm,
+                              request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_init_c)
@@ -1450,7 +1461,8 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
     if (!recvcounts)
         return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, BMPI_COUNTS(recvcounts), 0, datatype, op, comm,
+                              request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_block_init)
@@ -1460,7 +1472,8 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 {
     const char *fn = "MPI_Reduce_scatter_block_init";
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op,
+                              comm, request, fn));
 }
 
 BMPI_API(MPI_Reduce_scatter_block_init_c)
@@ -1470,7 +1483,8 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 {
     const char *fn = "MPI_Reduce_scatter_block_init_c";
     PERSISTENT(comm, info, request, fn,
-               reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op, comm, request, fn));
+               reduce_scatter(sendbuf, recvbuf, (struct bmpi_counts){0}, recvcount, datatype, op,
+                              comm, request, fn));
 }
 
 BMPI_API(MPI_Scan_init)

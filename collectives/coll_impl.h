@@ -85,23 +85,24 @@ int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
 /* Scan and Exscan: refused (MPI_ERR_COMM). */
 int bmpi_inter_scan(struct bmpi_comm *c, const char *fn);
 int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
-                      const char *fn);
+                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                      MPI_Request *request, const char *fn);
 int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                        void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
                        MPI_Datatype rtype, int root, MPI_Request *request, const char *fn);
 int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
-                       const char *fn);
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                       MPI_Request *request, const char *fn);
 int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, struct bmpi_counts scounts,
                         struct bmpi_displs displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                         MPI_Datatype rtype, int root, MPI_Request *request, const char *fn);
-int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
-                         const char *fn);
-int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                          void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
-                          MPI_Datatype rtype, MPI_Request *request, const char *fn);
+int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount,
+                         MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                         MPI_Request *request, const char *fn);
+int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount,
+                          MPI_Datatype stype, void *rbuf, struct bmpi_counts rcounts,
+                          struct bmpi_displs displs, MPI_Datatype rtype, MPI_Request *request,
+                          const char *fn);
 int bmpi_inter_alltoall(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
                         const char *fn);

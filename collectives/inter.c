@@ -311,8 +311,8 @@ int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
     }
     leaders_swap(&x, acc, (size_t)total, type, theirs, (size_t)total, type);
     on_local(&x);
-    bmpi_coll_scatterv(x.s, theirs, (struct bmpi_counts){.i = counts}, (struct bmpi_displs){.i = displs},
-                       type, rbuf, (size_t)mine, type, 0);
+    bmpi_coll_scatterv(x.s, theirs, (struct bmpi_counts){.i = counts},
+                       (struct bmpi_displs){.i = displs}, type, rbuf, (size_t)mine, type, 0);
     return finish(&x, request, fn);
 }
 
@@ -379,8 +379,8 @@ static int rooted(struct bmpi_comm *c, const struct rooted *a, int root, MPI_Req
 }
 
 int bmpi_inter_gather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
-                      const char *fn)
+                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                      MPI_Request *request, const char *fn)
 {
     struct rooted a = {.to_root = true, .rootbuf = rbuf, .rootcount = rcount, .roottype = rtype,
                        .buf = sbuf, .count = scount, .type = stype};
@@ -398,8 +398,8 @@ int bmpi_inter_gatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, 
 }
 
 int bmpi_inter_scatter(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request *request,
-                       const char *fn)
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                       MPI_Request *request, const char *fn)
 {
     struct rooted a = {.rootbuf = sbuf, .rootcount = scount, .roottype = stype, .buf = rbuf,
                        .count = rcount, .type = rtype};
@@ -417,9 +417,9 @@ int bmpi_inter_scatterv(struct bmpi_comm *c, const void *sbuf, struct bmpi_count
 
 /* --- allgather, alltoall --------------------------------------------------- */
 
-int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                         void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Request *request,
-                         const char *fn)
+int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount,
+                         MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                         MPI_Request *request, const char *fn)
 {
     CHECK(check_both(c, fn, sbuf, scount, stype, rbuf, rcount, rtype));
     BEGIN(x, c, request, fn);
@@ -437,9 +437,10 @@ int bmpi_inter_allgather(struct bmpi_comm *c, const void *sbuf, MPI_Count scount
     return finish(&x, request, fn);
 }
 
-int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                          void *rbuf, struct bmpi_counts rcounts, struct bmpi_displs displs,
-                          MPI_Datatype rtype, MPI_Request *request, const char *fn)
+int bmpi_inter_allgatherv(struct bmpi_comm *c, const void *sbuf, MPI_Count scount,
+                          MPI_Datatype stype, void *rbuf, struct bmpi_counts rcounts,
+                          struct bmpi_displs displs, MPI_Datatype rtype, MPI_Request *request,
+                          const char *fn)
 {
     struct bmpi_datatype *dt;
     CHECK(check_buf(c, fn, sbuf, scount, stype, "sendbuf"));

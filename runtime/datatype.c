@@ -559,7 +559,8 @@ static bool dt_part_checked(const struct bmpi_datatype *dt, size_t i, struct bmp
         return true;
     case MPI_COMBINER_INDEXED:
         p->bl = int_arg(dt, 1 + i);
-        return !__builtin_mul_overflow((MPI_Aint)int_arg(dt, 1 + (size_t)int_arg(dt, 0) + i), ext, &p->disp);
+        return !__builtin_mul_overflow((MPI_Aint)int_arg(dt, 1 + (size_t)int_arg(dt, 0) + i), ext,
+                                       &p->disp);
     case MPI_COMBINER_HINDEXED:
         p->bl = int_arg(dt, 1 + i);
         p->disp = addr_arg(dt, i);

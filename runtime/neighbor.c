@@ -162,7 +162,11 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
             cnt = bmpi_count_at(a->recvcounts, i);
             off = bmpi_displ_at(a->rdispls, i) * rext;
             break;
-        default: cnt = bmpi_count_at(a->recvcounts, i); ty = a->recvtypes[i]; off = a->rdisplsw[i]; break;
+        default:
+            cnt = bmpi_count_at(a->recvcounts, i);
+            ty = a->recvtypes[i];
+            off = a->rdisplsw[i];
+            break;
         }
         char *at = block_at(a->recvbuf, off);
         if ((err = bmpi_check_buffer(a->comm, a->fn, at, cnt, ty)))
@@ -181,7 +185,11 @@ static int neighbor(const struct nargs *a, MPI_Request *request)
             cnt = bmpi_count_at(a->sendcounts, i);
             off = bmpi_displ_at(a->sdispls, i) * sext;
             break;
-        default: cnt = bmpi_count_at(a->sendcounts, i); ty = a->sendtypes[i]; off = a->sdisplsw[i]; break;
+        default:
+            cnt = bmpi_count_at(a->sendcounts, i);
+            ty = a->sendtypes[i];
+            off = a->sdisplsw[i];
+            break;
         }
         char *at = block_at(a->sendbuf, off);
         if ((err = bmpi_check_buffer(a->comm, a->fn, at, cnt, ty)))
@@ -242,8 +250,8 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
                                     .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
-                                    .recvtype = recvtype}, NULL);
+                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .rdispls = BMPI_DISPLS(displs), .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_allgatherv_c)
@@ -253,8 +261,8 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_allgatherv_c", .kind = ALLGATHERV, .comm = comm,
                                     .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
-                                    .recvtype = recvtype}, NULL);
+                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .rdispls = BMPI_DISPLS(displs), .recvtype = recvtype}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_alltoall)
@@ -282,8 +290,9 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
-                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
-                                    .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts),
+                                    .sdispls = BMPI_DISPLS(sdispls), .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
                                     .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype}, NULL);
 }
 
@@ -294,8 +303,9 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallv_c", .kind = ALLTOALLV, .comm = comm,
-                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
-                                    .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts),
+                                    .sdispls = BMPI_DISPLS(sdispls), .sendtype = sendtype,
+                                    .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
                                     .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype}, NULL);
 }
 
@@ -305,9 +315,10 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
-                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
-                                    .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
-                                    .rdisplsw = rdispls, .recvtypes = recvtypes}, NULL);
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts),
+                                    .sdisplsw = sdispls, .sendtypes = sendtypes, .recvbuf = recvbuf,
+                                    .recvcounts = BMPI_COUNTS(recvcounts), .rdisplsw = rdispls,
+                                    .recvtypes = recvtypes}, NULL);
 }
 
 BMPI_API(MPI_Neighbor_alltoallw_c)
@@ -317,9 +328,10 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return neighbor(&(struct nargs){.fn = "MPI_Neighbor_alltoallw_c", .kind = ALLTOALLW, .comm = comm,
-                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
-                                    .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
-                                    .rdisplsw = rdispls, .recvtypes = recvtypes}, NULL);
+                                    .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts),
+                                    .sdisplsw = sdispls, .sendtypes = sendtypes, .recvbuf = recvbuf,
+                                    .recvcounts = BMPI_COUNTS(recvcounts), .rdisplsw = rdispls,
+                                    .recvtypes = recvtypes}, NULL);
 }
 
 static int check_request(MPI_Comm comm, const char *fn, MPI_Request *request)
@@ -359,10 +371,11 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     int err = check_request(comm, "MPI_Ineighbor_allgatherv", request);
     return err ? err
-               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv", .kind = ALLGATHERV, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                          .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
-                                          .recvtype = recvtype},
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv", .kind = ALLGATHERV,
+                                          .comm = comm, .sendbuf = sendbuf, .sendcount = sendcount,
+                                          .sendtype = sendtype, .recvbuf = recvbuf,
+                                          .recvcounts = BMPI_COUNTS(recvcounts),
+                                          .rdispls = BMPI_DISPLS(displs), .recvtype = recvtype},
                           request);
 }
 
@@ -374,10 +387,11 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     int err = check_request(comm, "MPI_Ineighbor_allgatherv_c", request);
     return err ? err
-               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv_c", .kind = ALLGATHERV, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
-                                          .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts), .rdispls = BMPI_DISPLS(displs),
-                                          .recvtype = recvtype},
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_allgatherv_c", .kind = ALLGATHERV,
+                                          .comm = comm, .sendbuf = sendbuf, .sendcount = sendcount,
+                                          .sendtype = sendtype, .recvbuf = recvbuf,
+                                          .recvcounts = BMPI_COUNTS(recvcounts),
+                                          .rdispls = BMPI_DISPLS(displs), .recvtype = recvtype},
                           request);
 }
 
@@ -414,8 +428,9 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     int err = check_request(comm, "MPI_Ineighbor_alltoallv", request);
     return err ? err
                : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallv", .kind = ALLTOALLV, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
-                                          .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts),
+                                          .sdispls = BMPI_DISPLS(sdispls), .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
                                           .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype},
                           request);
 }
@@ -428,9 +443,11 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
 {
     int err = check_request(comm, "MPI_Ineighbor_alltoallv_c", request);
     return err ? err
-               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallv_c", .kind = ALLTOALLV, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdispls = BMPI_DISPLS(sdispls),
-                                          .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallv_c", .kind = ALLTOALLV,
+                                          .comm = comm, .sendbuf = sendbuf,
+                                          .sendcounts = BMPI_COUNTS(sendcounts),
+                                          .sdispls = BMPI_DISPLS(sdispls), .sendtype = sendtype,
+                                          .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
                                           .rdispls = BMPI_DISPLS(rdispls), .recvtype = recvtype},
                           request);
 }
@@ -444,9 +461,10 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     int err = check_request(comm, "MPI_Ineighbor_alltoallw", request);
     return err ? err
                : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallw", .kind = ALLTOALLW, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
-                                          .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
-                                          .rdisplsw = rdispls, .recvtypes = recvtypes},
+                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts),
+                                          .sdisplsw = sdispls, .sendtypes = sendtypes, .recvbuf = recvbuf,
+                                          .recvcounts = BMPI_COUNTS(recvcounts), .rdisplsw = rdispls,
+                                          .recvtypes = recvtypes},
                           request);
 }
 
@@ -459,9 +477,11 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 {
     int err = check_request(comm, "MPI_Ineighbor_alltoallw_c", request);
     return err ? err
-               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallw_c", .kind = ALLTOALLW, .comm = comm,
-                                          .sendbuf = sendbuf, .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
-                                          .sendtypes = sendtypes, .recvbuf = recvbuf, .recvcounts = BMPI_COUNTS(recvcounts),
-                                          .rdisplsw = rdispls, .recvtypes = recvtypes},
+               : neighbor(&(struct nargs){.fn = "MPI_Ineighbor_alltoallw_c", .kind = ALLTOALLW,
+                                          .comm = comm, .sendbuf = sendbuf,
+                                          .sendcounts = BMPI_COUNTS(sendcounts), .sdisplsw = sdispls,
+                                          .sendtypes = sendtypes, .recvbuf = recvbuf,
+                                          .recvcounts = BMPI_COUNTS(recvcounts), .rdisplsw = rdispls,
+                                          .recvtypes = recvtypes},
                           request);
 }

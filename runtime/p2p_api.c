@@ -613,8 +613,8 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 
 /* Start the receive of a matched message: its request (already complete
  * for MPI_MESSAGE_NO_PROC, with *c NULL), *message becomes MPI_MESSAGE_NULL. */
-static int start_mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                       struct bmpi_comm **c, struct bmpi_request **req)
+static int start_mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Message *message, struct bmpi_comm **c, struct bmpi_request **req)
 {
     if (!message)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "message is NULL");

@@ -526,7 +526,8 @@ static int type_c(const char *fn, const struct args_c *a, MPI_Datatype oldtype,
 BMPI_API(MPI_Type_contiguous_c)
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct args_c a = {.combiner = MPI_COMBINER_CONTIGUOUS, .head = {count}, .nhead = 1, .count = count};
+    struct args_c a = {.combiner = MPI_COMBINER_CONTIGUOUS, .head = {count}, .nhead = 1,
+                       .count = count};
     return type_c("MPI_Type_contiguous_c", &a, oldtype, newtype);
 }
 
@@ -534,8 +535,8 @@ BMPI_API(MPI_Type_vector_c)
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                        MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct args_c a = {.combiner = MPI_COMBINER_VECTOR, .head = {count, blocklength, stride}, .nhead = 3,
-                       .count = count, .bl = blocklength};
+    struct args_c a = {.combiner = MPI_COMBINER_VECTOR, .head = {count, blocklength, stride},
+                       .nhead = 3, .count = count, .bl = blocklength};
     return type_c("MPI_Type_vector_c", &a, oldtype, newtype);
 }
 
@@ -543,8 +544,8 @@ BMPI_API(MPI_Type_create_hvector_c)
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct args_c a = {.combiner = MPI_COMBINER_HVECTOR, .head = {count, blocklength, stride}, .nhead = 3,
-                       .count = count, .bl = blocklength, .a_off = 2};
+    struct args_c a = {.combiner = MPI_COMBINER_HVECTOR, .head = {count, blocklength, stride},
+                       .nhead = 3, .count = count, .bl = blocklength, .a_off = 2};
     return type_c("MPI_Type_create_hvector_c", &a, oldtype, newtype);
 }
 
@@ -553,8 +554,9 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                         MPI_Datatype *newtype)
 {
-    struct args_c a = {MPI_COMBINER_INDEXED, {count}, 1, count, 0, array_of_blocklengths,
-                       array_of_displacements, true, true, 0};
+    struct args_c a = {.combiner = MPI_COMBINER_INDEXED, .head = {count}, .nhead = 1,
+                       .count = count, .bls = array_of_blocklengths,
+                       .disps = array_of_displacements, .has_bls = true, .has_disps = true};
     return type_c("MPI_Type_indexed_c", &a, oldtype, newtype);
 }
 
@@ -563,8 +565,10 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
-    struct args_c a = {MPI_COMBINER_HINDEXED, {count}, 1, count, 0, array_of_blocklengths,
-                       array_of_displacements, true, true, 1 + (size_t)(count > 0 ? count : 0)};
+    struct args_c a = {.combiner = MPI_COMBINER_HINDEXED, .head = {count}, .nhead = 1,
+                       .count = count, .bls = array_of_blocklengths,
+                       .disps = array_of_displacements, .has_bls = true, .has_disps = true,
+                       .a_off = 1 + (size_t)(count > 0 ? count : 0)};
     return type_c("MPI_Type_create_hindexed_c", &a, oldtype, newtype);
 }
 
@@ -573,8 +577,9 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                      const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct args_c a = {MPI_COMBINER_INDEXED_BLOCK, {count, blocklength}, 2, count, blocklength,
-                       NULL, array_of_displacements, false, true, 0};
+    struct args_c a = {.combiner = MPI_COMBINER_INDEXED_BLOCK, .head = {count, blocklength},
+                       .nhead = 2, .count = count, .bl = blocklength,
+                       .disps = array_of_displacements, .has_disps = true};
     return type_c("MPI_Type_create_indexed_block_c", &a, oldtype, newtype);
 }
 
@@ -583,8 +588,9 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                       const MPI_Count array_of_displacements[],
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct args_c a = {MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength}, 2, count, blocklength,
-                       NULL, array_of_displacements, false, true, 2};
+    struct args_c a = {.combiner = MPI_COMBINER_HINDEXED_BLOCK, .head = {count, blocklength},
+                       .nhead = 2, .count = count, .bl = blocklength,
+                       .disps = array_of_displacements, .has_disps = true, .a_off = 2};
     return type_c("MPI_Type_create_hindexed_block_c", &a, oldtype, newtype);
 }
 
@@ -595,8 +601,10 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[],
                               const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    struct args_c a = {MPI_COMBINER_STRUCT, {count}, 1, count, 0, array_of_blocklengths,
-                       array_of_displacements, true, true, 1 + (size_t)(count > 0 ? count : 0)};
+    struct args_c a = {.combiner = MPI_COMBINER_STRUCT, .head = {count}, .nhead = 1,
+                       .count = count, .bls = array_of_blocklengths,
+                       .disps = array_of_displacements, .has_bls = true, .has_disps = true,
+                       .a_off = 1 + (size_t)(count > 0 ? count : 0)};
     int rc = check_blocks_c(FN, &a, newtype);
     if (rc)
         return rc;
