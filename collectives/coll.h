@@ -204,7 +204,7 @@ int bmpi_coll_alltoallw(struct bmpi_sched *s, const void *sbuf, struct bmpi_coun
                         struct bmpi_counts rcounts, const MPI_Aint *rdispls,
                         const MPI_Datatype *rtypes);
 int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
-                             const int *rcounts, MPI_Datatype type);
+                             struct bmpi_counts rcounts, MPI_Datatype type);
 int bmpi_coll_scan(struct bmpi_sched *s, const void *sbuf, void *rbuf, size_t count,
                    MPI_Datatype type, bool exclusive);
 

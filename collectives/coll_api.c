@@ -940,33 +940,31 @@ static int reduce_scatter(const void *sbuf, void *rbuf, struct bmpi_counts rcoun
     if (!block)
         CHECK(check_counts(c, fn, rcounts, (struct bmpi_displs){0}, false, "recvcounts"));
     CHECK(check_not_in_place(c, fn, rbuf, "recvbuf"));
-    long long total = 0;
+    MPI_Count total = 0;
     for (int i = 0; i < p; i++)
-        total += block ? rcount : bmpi_count_at(rcounts, i);
-    if (total > INT32_MAX)
-        return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "%lld elements in all: too many", total);
+        if (__builtin_add_overflow(total, block ? rcount : bmpi_count_at(rcounts, i), &total))
+            return bmpi_err_comm(comm, MPI_ERR_COUNT, fn, "the recvcounts overflow MPI_Count");
     MPI_Count mine = block ? rcount : bmpi_count_at(rcounts, c->rank);
     struct bmpi_datatype *dt;
     CHECK(bmpi_check_type(comm, fn, type, &dt));
-    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, sbuf == MPI_IN_PLACE ? (int)total : mine, dt));
+    CHECK(bmpi_check_buffer_of(comm, fn, rbuf, sbuf == MPI_IN_PLACE ? total : mine, dt));
     if (sbuf != MPI_IN_PLACE) {
-        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, (int)total, dt));
-        CHECK(check_alias(c, fn, sbuf, rbuf, (int)total));
+        CHECK(bmpi_check_buffer_of(comm, fn, sbuf, total, dt));
+        CHECK(check_alias(c, fn, sbuf, rbuf, total));
     }
     struct bmpi_op *o;
     CHECK(check_op(c, fn, op, dt, &o));
     SCHED_BEGIN(c, request, fn);
     bmpi_sched_set_op(s, o);
-    const int *counts = rcounts.i;
-    if (!counts) { /* the algorithm takes ints: the total fits in one */
-        int *cnts = bmpi_sched_alloc(s, (size_t)p * sizeof(int));
+    if (block) { /* the block call's one count, as the algorithm reads counts */
+        MPI_Count *cnts = bmpi_sched_alloc(s, (size_t)p * sizeof(MPI_Count));
         if (!cnts)
             return launch(s, s->err, request, c, fn);
         for (int i = 0; i < p; i++)
-            cnts[i] = (int)(block ? rcount : bmpi_count_at(rcounts, i));
-        counts = cnts;
+            cnts[i] = rcount;
+        rcounts = (struct bmpi_counts){.w = cnts};
     }
-    return launch(s, bmpi_coll_reduce_scatter(s, sbuf, rbuf, counts, type), request, c, fn);
+    return launch(s, bmpi_coll_reduce_scatter(s, sbuf, rbuf, rcounts, type), request, c, fn);
 }
 
 BMPI_API(MPI_Reduce_scatter)

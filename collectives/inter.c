@@ -278,41 +278,39 @@ int bmpi_inter_allreduce(struct bmpi_comm *c, const void *sbuf, void *rbuf, MPI_
  * scattered over this group. */
 int bmpi_inter_reduce_scatter(struct bmpi_comm *c, const void *sbuf, void *rbuf,
                               struct bmpi_counts rcounts, MPI_Count rcount, MPI_Datatype type,
-                              MPI_Op op,
-                              MPI_Request *request, const char *fn)
+                              MPI_Op op, MPI_Request *request, const char *fn)
 {
-    long long total = 0;
+    bool block = bmpi_counts_null(rcounts);
+    MPI_Count total = 0;
     for (int i = 0; i < c->size; i++) {
-        MPI_Count n = bmpi_counts_null(rcounts) ? rcount : bmpi_count_at(rcounts, i);
+        MPI_Count n = block ? rcount : bmpi_count_at(rcounts, i);
         if (n < 0)
             return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "negative recvcount %lld (rank %d)",
                                  n, i);
-        total += n;
+        if (__builtin_add_overflow(total, n, &total))
+            return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "the recvcounts overflow MPI_Count");
     }
-    if (total > INT32_MAX)
-        return bmpi_err_comm(c->handle, MPI_ERR_COUNT, fn, "%lld elements in all: too many",
-                             total);
-    MPI_Count mine = bmpi_counts_null(rcounts) ? rcount : bmpi_count_at(rcounts, c->rank);
+    MPI_Count mine = block ? rcount : bmpi_count_at(rcounts, c->rank);
     struct bmpi_op *o;
-    CHECK(check_both(c, fn, sbuf, (int)total, type, rbuf, mine, type));
+    CHECK(check_both(c, fn, sbuf, total, type, rbuf, mine, type));
     CHECK(check_op(c, fn, type, op, &o));
     BEGIN(x, c, request, fn);
     bmpi_sched_set_op(x.s, o);
-    int *counts = bmpi_sched_alloc(x.s, 2 * (size_t)x.lsize * sizeof(int));
+    MPI_Count *counts = bmpi_sched_alloc(x.s, (size_t)x.lsize * sizeof(MPI_Count));
+    MPI_Aint *displs = bmpi_sched_alloc(x.s, (size_t)x.lsize * sizeof(MPI_Aint));
     void *acc = reduce_to_leader(&x, sbuf, (size_t)total, type);
     void *theirs = x.rank == 0 ? bmpi_sched_tmpbuf(x.s, (size_t)total, type) : NULL;
-    if (!counts || (x.rank == 0 && (!acc || !theirs)))
+    if (!counts || !displs || (x.rank == 0 && (!acc || !theirs)))
         return finish(&x, request, fn);
-    int *displs = counts + x.lsize;
-    for (int i = 0, at = 0; i < x.lsize; at += counts[i++]) {
-        /* the total fits in an int */
-        counts[i] = (int)(bmpi_counts_null(rcounts) ? rcount : bmpi_count_at(rcounts, i));
+    MPI_Aint at = 0;
+    for (int i = 0; i < x.lsize; at += counts[i++]) {
+        counts[i] = block ? rcount : bmpi_count_at(rcounts, i);
         displs[i] = at;
     }
     leaders_swap(&x, acc, (size_t)total, type, theirs, (size_t)total, type);
     on_local(&x);
-    bmpi_coll_scatterv(x.s, theirs, (struct bmpi_counts){.i = counts},
-                       (struct bmpi_displs){.i = displs}, type, rbuf, (size_t)mine, type, 0);
+    bmpi_coll_scatterv(x.s, theirs, (struct bmpi_counts){.w = counts},
+                       (struct bmpi_displs){.w = displs}, type, rbuf, (size_t)mine, type, 0);
     return finish(&x, request, fn);
 }
 

@@ -16,8 +16,9 @@ enum { RING, BASIC, RECURSIVE_HALVING };
 
 /* Rank r keeps the block range [lo, hi) that holds block r, halving it at
  * each step: the highest bit first, so that rank r ends with block r. */
-static void recursive_halving(struct bmpi_sched *s, const char *in, void *rbuf, const int *rcounts,
-                              const int *displs, size_t total, MPI_Datatype type)
+static void recursive_halving(struct bmpi_sched *s, const char *in, void *rbuf,
+                              struct bmpi_counts rcounts, const MPI_Aint *displs, size_t total,
+                              MPI_Datatype type)
 {
     int p = s->comm->size, r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(type);
@@ -32,38 +33,40 @@ static void recursive_halving(struct bmpi_sched *s, const char *in, void *rbuf, 
         int klo = r < mid ? lo : mid, khi = r < mid ? mid : hi; /* kept */
         int slo = r < mid ? mid : lo, shi = r < mid ? hi : mid; /* sent */
         size_t kn = (size_t)(displs[khi] - displs[klo]), sn = (size_t)(displs[shi] - displs[slo]);
-        char *kacc = acc + (MPI_Aint)displs[klo] * ext;
+        char *kacc = acc + displs[klo] * ext;
         bmpi_sched_recv(s, tmp, kn, type, partner);
-        bmpi_sched_send(s, src + (MPI_Aint)displs[slo] * ext, sn, type, partner);
+        bmpi_sched_send(s, src + displs[slo] * ext, sn, type, partner);
         bmpi_sched_fence(s);
         if (src == in) {
-            bmpi_sched_copy(s, in + (MPI_Aint)displs[klo] * ext, kn, type, kacc, kn, type);
+            bmpi_sched_copy(s, in + displs[klo] * ext, kn, type, kacc, kn, type);
             src = acc;
         }
         bmpi_sched_reduce(s, tmp, kacc, kn, type);
         lo = klo, hi = khi;
     }
-    bmpi_sched_copy(s, acc + (MPI_Aint)displs[r] * ext, (size_t)rcounts[r], type, rbuf,
-                    (size_t)rcounts[r], type);
+    size_t mine = (size_t)bmpi_count_at(rcounts, r);
+    bmpi_sched_copy(s, acc + displs[r] * ext, mine, type, rbuf, mine, type);
 }
 
 int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
-                             const int *rcounts, MPI_Datatype type)
+                             struct bmpi_counts rcounts, MPI_Datatype type)
 {
     int p = s->comm->size, r = s->comm->rank;
     MPI_Aint ext = bmpi_coll_extent(type);
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    int *displs = bmpi_sched_alloc(s, (size_t)(p + 1) * sizeof(int)); /* displs[p]: the total */
+    /* displs[p]: the total */
+    MPI_Aint *displs = bmpi_sched_alloc(s, (size_t)(p + 1) * sizeof(MPI_Aint));
     if (!displs)
         return s->err;
     size_t total = 0, maxc = 0;
     for (int i = 0; i < p; i++) {
-        displs[i] = (int)total;
-        total += (size_t)rcounts[i];
-        if ((size_t)rcounts[i] > maxc)
-            maxc = (size_t)rcounts[i];
+        size_t n = (size_t)bmpi_count_at(rcounts, i);
+        displs[i] = (MPI_Aint)total;
+        total += n;
+        if (n > maxc)
+            maxc = n;
     }
-    displs[p] = (int)total;
+    displs[p] = (MPI_Aint)total;
     if (total == 0)
         return s->err;
     if (p == 1) {
@@ -86,9 +89,8 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
             return s->err;
         bmpi_coll_reduce(s, input, tmp, total, type, 0);
         bmpi_sched_fence(s);
-        return bmpi_coll_scatterv(s, tmp, (struct bmpi_counts){.i = rcounts},
-                                  (struct bmpi_displs){.i = displs}, type, rbuf, (size_t)rcounts[r],
-                                  type, 0);
+        return bmpi_coll_scatterv(s, tmp, rcounts, (struct bmpi_displs){.w = displs}, type, rbuf,
+                                  (size_t)bmpi_count_at(rcounts, r), type, 0);
     }
     /* The partial sum of a block travels around the ring in two staging
      * buffers (receive into one while the other is sent on); each rank
@@ -101,15 +103,17 @@ int bmpi_coll_reduce_scatter(struct bmpi_sched *s, const void *sbuf, void *rbuf,
     for (int i = 0; i < p - 1; i++) {
         int sb = (r - i - 1 + p) % p, rb = (r - i - 2 + p) % p;
         char *cur = tmp[i % 2];
-        bmpi_sched_recv(s, cur, (size_t)rcounts[rb], type, left);
+        size_t rn = (size_t)bmpi_count_at(rcounts, rb), sn = (size_t)bmpi_count_at(rcounts, sb);
+        bmpi_sched_recv(s, cur, rn, type, left);
         if (i == 0)
-            bmpi_sched_send(s, in + (MPI_Aint)displs[sb] * ext, (size_t)rcounts[sb], type, right);
+            bmpi_sched_send(s, in + displs[sb] * ext, sn, type, right);
         else
-            bmpi_sched_send(s, tmp[(i - 1) % 2], (size_t)rcounts[sb], type, right);
+            bmpi_sched_send(s, tmp[(i - 1) % 2], sn, type, right);
         bmpi_sched_fence(s);
-        bmpi_sched_reduce(s, in + (MPI_Aint)displs[rb] * ext, cur, (size_t)rcounts[rb], type);
+        bmpi_sched_reduce(s, in + displs[rb] * ext, cur, rn, type);
     }
     /* The last block reduced is mine (rb == r at i == p - 2). */
-    bmpi_sched_copy(s, tmp[(p - 2) % 2], (size_t)rcounts[r], type, rbuf, (size_t)rcounts[r], type);
+    size_t mine = (size_t)bmpi_count_at(rcounts, r);
+    bmpi_sched_copy(s, tmp[(p - 2) % 2], mine, type, rbuf, mine, type);
     return s->err;
 }

@@ -609,6 +609,19 @@ static void errors(void)
     MPICHK(MPI_Status_set_elements_x(&st, MPI_CHAR, big + 1));
     MPICHK(MPI_Get_count_c(&st, MPI_INT, &n));
     CHECK(n == MPI_UNDEFINED, "MPI_Get_count_c of a partial int: %lld", n);
+    /* more than INT_MAX elements in all, of a type without data: nothing
+     * to move, but no count may be cut to an int on the way */
+    MPI_Datatype empty;
+    MPICHK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    MPICHK(MPI_Type_commit(&empty));
+    MPICHK(MPI_Reduce_scatter_block_c(MPI_IN_PLACE, &c, big, empty, MPI_SUM, MPI_COMM_WORLD));
+    MPI_Count *many = malloc((size_t)p * sizeof *many);
+    CHECK(many != NULL, "out of memory");
+    for (int i = 0; i < p; i++)
+        many[i] = big;
+    MPICHK(MPI_Reduce_scatter_c(MPI_IN_PLACE, &c, many, empty, MPI_SUM, MPI_COMM_WORLD));
+    free(many);
+    MPICHK(MPI_Type_free(&empty));
     EXPECT_CLASS(MPI_Pack_size(INT_MAX, MPI_INT, MPI_COMM_WORLD, &small), MPI_ERR_VALUE_TOO_LARGE);
     MPICHK(MPI_Pack_size_c(INT_MAX, MPI_INT, MPI_COMM_WORLD, &n));
     CHECK(n == (MPI_Count)INT_MAX * 4, "MPI_Pack_size_c: %lld", n);
