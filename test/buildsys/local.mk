@@ -2,3 +2,5 @@
 # the build systems that find an MPI (CMake's FindMPI, Meson, autoconf).
 TESTS += test/buildsys/wrappers.sh
 EXTRA_DIST += test/buildsys/wrappers.sh
+TESTS += test/buildsys/cxx.sh
+EXTRA_DIST += test/buildsys/cxx.sh test/buildsys/cxx.cc
