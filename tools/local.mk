@@ -28,10 +28,25 @@ else
 bmpi_fortran_built = no
 endif
 
+# `make prefix=DIR install` must not install files that name the
+# configured prefix: what names installation directories depends on this
+# stamp, rewritten only when one of them changes.
+tools/install-dirs: bmpi-force
+	@$(MKDIR_P) tools && \
+	echo '$(prefix) $(exec_prefix) $(includedir) $(libdir)' >$@.tmp && \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+bmpi-force:
+.PHONY: bmpi-force
+CLEANFILES += tools/install-dirs
+
+# the MPI level, from mpi.h's MPI_VERSION and MPI_SUBVERSION (4.1)
+bmpi_mpi_level = `sed -n 's/^\#define MPI_VERSION  *\([0-9]*\).*/\1/p; s/^\#define MPI_SUBVERSION  *\([0-9]*\).*/.\1/p' \
+	$(srcdir)/include/mpi.h | tr -d '\n'`
+
 # Write to a temporary and rename, so an interrupted make never leaves a
-# half-written script that looks up to date. The MPI level comes from
-# mpi.h's MPI_VERSION and MPI_SUBVERSION. (cd && pwd turns
+# half-written script that looks up to date. (cd && pwd turns
 # abs_top_srcdir's build/../src into a plain path for -show.)
+$(bmpi_wrappers): tools/install-dirs
 $(bmpi_wrappers) $(bmpi_build_wrappers): $(srcdir)/tools/bmpi-wrapper.in $(srcdir)/include/mpi.h Makefile
 	$(AM_V_GEN)$(MKDIR_P) tools && rm -f $@ $@.tmp && \
 	case $@ in \
@@ -45,10 +60,8 @@ $(bmpi_wrappers) $(bmpi_build_wrappers): $(srcdir)/tools/bmpi-wrapper.in $(srcdi
 	  *) inc='$(includedir)' fmod='$(includedir)' lib='$(libdir)' ;; \
 	esac && \
 	fc='$(FC)' && fc=$${fc:-gfortran} && \
-	level=`sed -n 's/^#define MPI_VERSION  *\([0-9]*\).*/\1/p; s/^#define MPI_SUBVERSION  *\([0-9]*\).*/.\1/p' \
-	  $(srcdir)/include/mpi.h | tr -d '\n'` && \
 	sed -e 's|@VERSION[@]|$(VERSION)|g' \
-	  -e "s|@MPI_LEVEL[@]|$$level|g" \
+	  -e "s|@MPI_LEVEL[@]|$(bmpi_mpi_level)|g" \
 	  -e "s|@WRAPPER_LANG[@]|$$lang|g" \
 	  -e "s|@BINDINGS[@]|$$bindings|g" \
 	  -e 's|@CC[@]|$(CC)|g' -e 's|@CXX[@]|$(CXX)|g' -e "s|@FC[@]|$$fc|g" \
@@ -56,6 +69,33 @@ $(bmpi_wrappers) $(bmpi_build_wrappers): $(srcdir)/tools/bmpi-wrapper.in $(srcdi
 	  -e "s|@includedir[@]|$$inc|g" -e "s|@fmoddir[@]|$$fmod|g" -e "s|@libdir[@]|$$lib|g" \
 	  $(srcdir)/tools/bmpi-wrapper.in >$@.tmp && \
 	chmod +x $@.tmp && mv $@.tmp $@
+
+# pkg-config files, one template: bmpi (C), bmpi-cxx, bmpi-fort, and the
+# generic names mpi (C) and mpi-c, mpi-cxx, mpi-fort (CMake's FindMPI asks
+# pkg-config for these when it finds no working wrapper). The Fortran ones
+# only when the Fortran bindings are built.
+bmpi_pc_files = tools/bmpi.pc tools/bmpi-cxx.pc tools/mpi.pc tools/mpi-c.pc tools/mpi-cxx.pc
+if BMPI_FORTRAN
+bmpi_pc_files += tools/bmpi-fort.pc tools/mpi-fort.pc
+endif
+pkgconfig_DATA += $(bmpi_pc_files)
+EXTRA_DIST += tools/bmpi.pc.in
+CLEANFILES += $(bmpi_pc_files)
+
+$(bmpi_pc_files): $(srcdir)/tools/bmpi.pc.in $(srcdir)/include/mpi.h tools/install-dirs Makefile
+	$(AM_V_GEN)$(MKDIR_P) tools && rm -f $@ $@.tmp && \
+	case $@ in \
+	  *-cxx.pc) lang=C++ libs=-lbmpi ;; \
+	  *-fort.pc) lang=Fortran libs='-lbmpifort -lbmpi' ;; \
+	  *) lang=C libs=-lbmpi ;; \
+	esac && \
+	name=`basename $@ .pc` && \
+	sed -e 's|@prefix[@]|$(prefix)|g' -e 's|@exec_prefix[@]|$(exec_prefix)|g' \
+	  -e 's|@libdir[@]|$(libdir)|g' -e 's|@includedir[@]|$(includedir)|g' \
+	  -e 's|@VERSION[@]|$(VERSION)|g' -e "s|@MPI_LEVEL[@]|$(bmpi_mpi_level)|g" \
+	  -e "s|@PC_NAME[@]|$$name|g" -e "s|@PC_LANGUAGE[@]|$$lang|g" -e "s|@PC_LIBS[@]|$$libs|g" \
+	  $(srcdir)/tools/bmpi.pc.in >$@.tmp && \
+	mv $@.tmp $@
 
 # mpicc, mpicxx, mpifort, mpirun ... as links to bmpi's own tools, so that scripts
 # and build systems that call the conventional names find bmpi when its

@@ -40,7 +40,7 @@ lacks() {
     case " $out " in *" $2 "*) no "$w$args links: $out" ;; esac
 }
 
-if grep -q '^#define BMPI_HAVE_FORTRAN 1' "$top_builddir/config.h"; then
+if grep -q "^#define BMPI_HAVE_FORTRAN 1" "$top_builddir/config.h"; then
     fortran=yes
 else
     fortran=no
