@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <mpi.h> /* MPI_VERSION, MPI_SUBVERSION: the standard level bmpi implements */
+
 #include "launcher/job.h"
 #include "launcher/options.h"
 #include "launcher/pmix_server.h"
@@ -90,8 +92,8 @@ static void print_help(void)
         "                       host; bmpirun does not start ranks on other hosts\n"
         "  --hostfile, --machinefile FILE\n"
         "                       the same for the hosts listed in FILE\n"
-        "  --version            print bmpirun's version and the PMIx versions it was\n"
-        "                       built with and runs with\n"
+        "  --version            print bmpi's version, the MPI standard level and the\n"
+        "                       PMIx versions bmpirun was built with and runs with\n"
         "  -h, --help           this text\n"
         "  --                   end of options\n"
         "\n"
@@ -117,7 +119,7 @@ static void print_help(void)
 
 static void print_version(void)
 {
-    printf("bmpirun (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+    printf("bmpirun (%s) %s, MPI %d.%d\n", PACKAGE_NAME, PACKAGE_VERSION, MPI_VERSION, MPI_SUBVERSION);
     bmpi_pmix_print_version();
 }
 
