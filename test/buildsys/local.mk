@@ -7,8 +7,9 @@ EXTRA_DIST += test/buildsys/cxx.sh test/buildsys/cxx.cc
 
 # Against an installed bmpi (make install DESTDIR= into each test's own
 # directory, one install at a time: test/buildsys/lib.sh).
-TESTS += test/buildsys/pkgconfig.sh
-EXTRA_DIST += test/buildsys/lib.sh test/buildsys/pkgconfig.sh \
+TESTS += test/buildsys/pkgconfig.sh test/buildsys/cmake.sh
+EXTRA_DIST += test/buildsys/lib.sh test/buildsys/pkgconfig.sh test/buildsys/cmake.sh \
+	test/buildsys/proj/CMakeLists.txt \
 	test/buildsys/proj/hello.c test/buildsys/proj/hello.cc \
 	test/buildsys/proj/hello_mod.f90 test/buildsys/proj/hello_h.f
 CLEANFILES += tools/install.lock
