@@ -47,20 +47,7 @@ check_build() {
             [ "$(found "MPI_Fortran_HAVE_$have")" = TRUE ] || fail "$how: FindMPI found no Fortran $have"
         done
     fi
-    for pair in hello_c:c hello_cxx:'c++' hello_mod:'fortran use mpi' hello_h:'fortran mpif.h'; do
-        prog=${pair%%:*}
-        [ -x "$build/$prog" ] || continue
-        "$with_timeout" "$timeout_s" "$mpiexec" -n 2 "$build/$prog" >"$tmp/out" 2>&1
-        rc=$?
-        cat "$tmp/out"
-        if [ $rc -ne 0 ] || ! grep -q "^${pair#*:} ok at 2 ranks" "$tmp/out"; then
-            fail "$how: $prog at 2 ranks under $mpiexec"
-        fi
-    done
-    [ -x "$build/hello_c" ] && [ -x "$build/hello_cxx" ] || fail "$how: targets not built"
-    if [ $with_fortran = ON ] && { [ ! -x "$build/hello_mod" ] || [ ! -x "$build/hello_h" ]; }; then
-        fail "$how: Fortran targets not built"
-    fi
+    run_targets "$how" "$build" "$mpiexec"
 }
 
 # configure_and_build HOW ENV...: a fresh build of the project.

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the tests of test/buildsys that use an installed bmpi.
 #
 # install_bmpi: `make install DESTDIR=$tmp/stage` of this build tree, under
@@ -61,4 +62,24 @@ fortran_built() {
 # run_ranks PROGRAM N: through the installed bmpirun, under the timeout.
 run_ranks() {
     BMPIRUN=$PREFIX/bin/bmpirun BMPI_TEST_TIMEOUT=$timeout_s "$top_srcdir/test/mpi/run-ranks" "$@"
+}
+
+# run_targets HOW DIR MPIEXEC: the targets of test/buildsys/proj built in
+# DIR (hello_c, hello_cxx; hello_mod and hello_h with Fortran bindings)
+# each run at 2 ranks under MPIEXEC, printing their "... ok at 2 ranks".
+run_targets() {
+    for pair in hello_c:c hello_cxx:'c++' hello_mod:'fortran use mpi' hello_h:'fortran mpif.h'; do
+        prog=${pair%%:*}
+        case $prog in hello_mod|hello_h) fortran_built || continue ;; esac
+        if [ ! -x "$2/$prog" ]; then
+            fail "$1: $prog not built"
+            continue
+        fi
+        "$with_timeout" "$timeout_s" "$3" -n 2 "$2/$prog" >"$tmp/out" 2>&1
+        rc=$?
+        cat "$tmp/out"
+        if [ $rc -ne 0 ] || ! grep -q "^${pair#*:} ok at 2 ranks" "$tmp/out"; then
+            fail "$1: $prog at 2 ranks under $3"
+        fi
+    done
 }
