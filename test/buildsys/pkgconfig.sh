@@ -43,10 +43,10 @@ run() {
 }
 
 for name in bmpi mpi mpi-c; do
-    build $name "c-$name" "$proj/hello.c" gcc && run "c-$name" c
+    build $name "c-$name" "$proj/hello_c.c" gcc && run "c-$name" c
 done
 for name in bmpi-cxx mpi-cxx; do
-    build $name "cxx-$name" "$proj/hello.cc" g++ && run "cxx-$name" 'c++'
+    build $name "cxx-$name" "$proj/hello_cxx.cc" g++ && run "cxx-$name" 'c++'
 done
 if fortran_built; then
     for name in bmpi-fort mpi-fort; do
