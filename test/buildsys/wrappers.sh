@@ -92,8 +92,8 @@ for lang in cc cxx fort; do
 done
 
 # -showme:help names the language's own override variables.
-has bmpicc-build -showme:help -- BMPI_CC
-has bmpicxx-build -showme:help -- BMPI_CXX
+has bmpicc-build -showme:help -- BMPI_CC=COMPILER
+has bmpicxx-build -showme:help -- BMPI_CXX=COMPILER
 
 # Compiler overrides: BMPI_<X> before MPICH's MPICH_<X>; BMPICC_CC, legacy.
 check_override() {
