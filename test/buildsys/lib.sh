@@ -51,6 +51,21 @@ install_bmpi() {
         sed -i "/^\(prefix\|exec_prefix\|includedir\|fmoddir\|libdir\)=/s|$prefix|$PREFIX|" "$f" ||
             { echo "FAIL: cannot relocate $f"; exit 1; }
     done
+    # The one binary path that cannot follow: libbmpifort's own RUNPATH,
+    # the configured libdir, where it finds libbmpi when a Fortran program
+    # does not need libbmpi directly (gfortran links --as-needed). The
+    # programs' own rpath is checked by has_rpath.
+    LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LD_LIBRARY_PATH
+}
+
+# has_rpath PROGRAM: it finds bmpi's libraries by its own RUNPATH or RPATH.
+has_rpath() {
+    paths=$(readelf -d "$1" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]$/\2/p' | tr '\n' :)
+    case ":$paths" in
+        *":$LIBDIR:"*) ;;
+        *) fail "$1 has no rpath to $LIBDIR (it has: $paths)" ;;
+    esac
 }
 
 # fortran_built: whether this build has the Fortran bindings (configure's
@@ -75,6 +90,7 @@ run_targets() {
             fail "$1: $prog not built"
             continue
         fi
+        has_rpath "$2/$prog"
         "$with_timeout" "$timeout_s" "$3" -n 2 "$2/$prog" >"$tmp/out" 2>&1
         rc=$?
         cat "$tmp/out"

@@ -34,6 +34,7 @@ build() {
 }
 # run PROGRAM EXPECTED: at 2 ranks, the line it must print.
 run() {
+    has_rpath "$tmp/$1"
     run_ranks "$tmp/$1" 2 >"$tmp/out" 2>&1
     rc=$?
     cat "$tmp/out"
