@@ -30,7 +30,8 @@ endif
 
 # `make prefix=DIR install` must not install files that name the
 # configured prefix: what names installation directories depends on this
-# stamp, rewritten only when one of them changes.
+# stamp, rewritten only when one of them changes (test/buildsys/lib.sh
+# reads the directories from it).
 tools/install-dirs: bmpi-force
 	@$(MKDIR_P) tools && \
 	echo '$(prefix) $(exec_prefix) $(includedir) $(libdir)' >$@.tmp && \
