@@ -50,19 +50,28 @@ static void usage(FILE *out)
                  "--missing prints every stub, one a line.\n");
 }
 
-/* Prints the items after a label, wrapped below it to stay on a screen. */
+/* A comma-separated list after a label, wrapped under its first item so
+ * that the summary stays on one screen. */
+enum { LIST_WIDTH = 78, LIST_INDENT = 16 };
+
 struct wrapped_list {
     int column;
     bool empty;
 };
 
+static void list_start(struct wrapped_list *l, const char *label)
+{
+    printf("  %-*s", LIST_INDENT - 2, label);
+    l->column = LIST_INDENT;
+    l->empty = true;
+}
+
 static void list_item(struct wrapped_list *l, const char *item)
 {
-    enum { WIDTH = 78, INDENT = 16 };
     int len = (int)strlen(item);
-    if (!l->empty && l->column + 2 + len > WIDTH) {
-        printf(",\n%*s", INDENT, "");
-        l->column = INDENT;
+    if (!l->empty && l->column + 2 + len > LIST_WIDTH) {
+        printf(",\n%*s", LIST_INDENT, "");
+        l->column = LIST_INDENT;
     } else if (!l->empty) {
         printf(", ");
         l->column += 2;
@@ -70,13 +79,6 @@ static void list_item(struct wrapped_list *l, const char *item)
     printf("%s", item);
     l->column += len;
     l->empty = false;
-}
-
-static void list_start(struct wrapped_list *l, const char *label)
-{
-    printf("  %-13s ", label);
-    l->column = 16;
-    l->empty = true;
 }
 
 static void list_end(struct wrapped_list *l)
@@ -120,7 +122,7 @@ static void report_summary(void)
         list_item(&l, item);
     }
     list_end(&l);
-    printf("  %-13s %d of the %d in mpi.h implemented (%d stubs: --missing)\n", "functions:",
+    printf("  %-*s%d of the %d in mpi.h implemented (%d stubs: --missing)\n", LIST_INDENT - 2, "functions:",
            declared - stubs, declared, stubs);
 }
 
