@@ -80,12 +80,14 @@ run_ranks() {
 }
 
 # run_targets HOW DIR MPIEXEC: the targets of test/buildsys/proj built in
-# DIR (hello_c, hello_cxx; hello_mod and hello_h with Fortran bindings)
+# DIR (hello_c, hello_cxx; hello_mod, hello_h and hello_f08 with Fortran
+# bindings)
 # each run at 2 ranks under MPIEXEC, printing their "... ok at 2 ranks".
 run_targets() {
-    for pair in hello_c:c hello_cxx:'c++' hello_mod:'fortran use mpi' hello_h:'fortran mpif.h'; do
+    for pair in hello_c:c hello_cxx:'c++' hello_mod:'fortran use mpi' hello_h:'fortran mpif.h' \
+        hello_f08:'fortran use mpi_f08'; do
         prog=${pair%%:*}
-        case $prog in hello_mod|hello_h) fortran_built || continue ;; esac
+        case $prog in hello_mod|hello_h|hello_f08) fortran_built || continue ;; esac
         if [ ! -x "$2/$prog" ]; then
             fail "$1: $prog not built"
             continue

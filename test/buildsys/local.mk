@@ -14,5 +14,6 @@ EXTRA_DIST += test/buildsys/lib.sh test/buildsys/pkgconfig.sh test/buildsys/cmak
 	test/buildsys/proj/configure.ac test/buildsys/proj/Makefile.am \
 	test/buildsys/proj/meson.build test/buildsys/proj/meson_options.txt \
 	test/buildsys/proj/hello_c.c test/buildsys/proj/hello_cxx.cc \
-	test/buildsys/proj/hello_mod.f90 test/buildsys/proj/hello_h.f
+	test/buildsys/proj/hello_mod.f90 test/buildsys/proj/hello_h.f \
+	test/buildsys/proj/hello_f08.f90
 CLEANFILES += tools/install.lock

@@ -2,7 +2,8 @@
 # An installed bmpi (make install, staged: test/buildsys/lib.sh): the wrappers and their
 # conventional link names, and the pkg-config files. Programs built with
 # nothing but `pkg-config --cflags --libs NAME` and the plain compiler (C:
-# bmpi, mpi, mpi-c; C++: bmpi-cxx, mpi-cxx; Fortran: bmpi-fort, mpi-fort)
+# bmpi, mpi, mpi-c; C++: bmpi-cxx, mpi-cxx; Fortran, mpif.h, use mpi and
+# use mpi_f08: bmpi-fort, mpi-fort)
 # run at 2 ranks under the installed bmpirun.
 . "$top_srcdir/test/buildsys/lib.sh"
 proj=$top_srcdir/test/buildsys/proj
@@ -53,6 +54,7 @@ if fortran_built; then
     for name in bmpi-fort mpi-fort; do
         build $name "fort-$name" "$proj/hello_mod.f90" gfortran && run "fort-$name" 'fortran use mpi'
         build $name "fort77-$name" "$proj/hello_h.f" gfortran && run "fort77-$name" 'fortran mpif.h'
+        build $name "f08-$name" "$proj/hello_f08.f90" gfortran && run "f08-$name" 'fortran use mpi_f08'
     done
 else
     echo "note: bmpi was configured without Fortran bindings: no bmpi-fort.pc, Fortran not tested"
