@@ -2,3 +2,4 @@
 EXTRA_DIST += docs/architecture.md docs/collectives.md docs/communicators.md \
 	docs/ofi.md docs/performance.md docs/shm.md docs/verbs.md docs/environment.md
 EXTRA_DIST += docs/large-counts.md
+EXTRA_DIST += docs/building.md

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <mpi.h> /* MPI_VERSION, MPI_SUBVERSION: the standard level bmpi implements */
+
 #include "launcher/job.h"
 #include "launcher/options.h"
 #include "launcher/pmix_server.h"
@@ -117,7 +119,7 @@ static void print_help(void)
 
 static void print_version(void)
 {
-    printf("bmpirun (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+    printf("bmpirun (%s) %s, MPI %d.%d\n", PACKAGE_NAME, PACKAGE_VERSION, MPI_VERSION, MPI_SUBVERSION);
     bmpi_pmix_print_version();
 }
 

@@ -8,6 +8,7 @@ include test/ofi/local.mk
 include test/verbs/local.mk
 include test/netns/local.mk
 include test/slurm/local.mk
+include test/buildsys/local.mk
 
 # the timeout around every launch in the multi-rank tests
 EXTRA_DIST += test/with-timeout

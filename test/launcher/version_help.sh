@@ -1,10 +1,14 @@
 #!/bin/sh
-# --version names the PMIx versions; --help documents every flag.
+# --version names bmpi's version, the MPI standard level (mpi.h's) and the
+# PMIx versions; --help documents every flag.
 . "$top_srcdir/test/launcher/lib.sh"
 
 bmpirun --version
 expect_rc 0 "bmpirun --version"
-grep -q '^bmpirun (bmpi) ' "$SCRATCH/out" || fail "--version: no bmpirun version"
+level=$(sed -n 's/^#define MPI_VERSION  *\([0-9]*\).*/\1/p; s/^#define MPI_SUBVERSION  *\([0-9]*\).*/.\1/p' \
+    "$top_srcdir/include/mpi.h" | tr -d '\n')
+grep -q "^bmpirun (bmpi) [0-9]*\.[0-9]*\.[0-9]*, MPI $level\$" "$SCRATCH/out" ||
+    fail "--version: no bmpi version and MPI level $level"
 grep -q '^PMIx built with [0-9]*\.[0-9]*\.[0-9]*, running with .*[0-9]' "$SCRATCH/out" || fail "--version: no PMIx versions"
 
 bmpirun --help
