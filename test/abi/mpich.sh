@@ -1,0 +1,69 @@
+#!/bin/sh
+# Programs compiled and linked with MPICH's own compilers (Debian: mpich,
+# libmpich-dev) run on bmpi with a plain `bmpirun -n 4 ./prog`: bmpirun
+# puts the build tree's directory of MPICH sonames (mpich-abi/) first on
+# the ranks' LD_LIBRARY_PATH (docs/mpich-abi.md). Proof that they ran on
+# bmpi and not on MPICH: the library version rank 0 prints is bmpi's, the
+# 4 ranks saw one world of size 4 (MPICH singletons would see 1), and ldd
+# in a rank resolves libmpich.so.12 to bmpi's. --no-mpich-abi leaves the
+# path alone; a program built against Open MPI is not redirected.
+set -u
+: "${top_builddir:?}" "${top_srcdir:?}" "${BMPIRUN:?}"
+command -v mpicc.mpich >/dev/null 2>&1 || { echo "SKIP: MPICH's mpicc.mpich is not installed (Debian: libmpich-dev)"; exit 77; }
+compat="$top_builddir/mpich-abi/.libs"
+with_timeout="$top_srcdir/test/with-timeout"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/abi-mpich.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# run_on_bmpi PROG N: N ranks of PROG under bmpirun, each "ok: rank R of N",
+# rank 0's "library:" line naming bmpi.
+run_on_bmpi() {
+    out=$("$with_timeout" 120 "$BMPIRUN" -n "$2" "$1" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ $rc -eq 0 ] || fail "bmpirun -n $2 $(basename "$1") exited $rc"
+    printf '%s\n' "$out" | grep -q '^library: bmpi ' || fail "$(basename "$1") did not run on bmpi"
+    ranks=$(printf '%s\n' "$out" | sed -n "s/^ok: rank \([0-9]*\) of $2\$/\1/p" | sort -un | wc -l)
+    [ "$ranks" -eq "$2" ] || fail "expected $2 ranks of one world of $2, got $ranks"
+    echo "ok: $(basename "$1") at $2 ranks on bmpi"
+}
+
+# resolved PROG [bmpirun options]: where a rank's loader finds PROG's MPI library
+resolved() {
+    prog=$1
+    shift
+    "$with_timeout" 60 "$BMPIRUN" "$@" -n 1 ldd "$prog" | sed -n 's/^[[:space:]]*\(libmpi[a-z]*\.so\.[0-9]*\) => \([^ ]*\).*/\1 \2/p'
+}
+
+mpicc.mpich -o "$tmp/mpich_c" "$top_srcdir/test/abi/mpich_c.c" || fail "mpicc.mpich cannot build mpich_c.c"
+readelf -d "$tmp/mpich_c" | grep -q 'NEEDED.*\[libmpich\.so\.12\]' || fail "mpich_c does not ask for libmpich.so.12"
+run_on_bmpi "$tmp/mpich_c" 4
+run_on_bmpi "$tmp/mpich_c" 1
+
+where=$(resolved "$tmp/mpich_c")
+[ "$where" = "libmpich.so.12 $compat/libmpich.so.12" ] || fail "a rank loads '$where', not bmpi's libmpich.so.12"
+where=$(resolved "$tmp/mpich_c" --no-mpich-abi)
+case $where in
+"libmpich.so.12 $compat/"* | "") fail "--no-mpich-abi: a rank loads '$where'" ;;
+esac
+echo "ok: --no-mpich-abi leaves MPICH's own library ($where)"
+
+if command -v mpicxx.mpich >/dev/null 2>&1; then
+    # --no-as-needed: keep libmpichcxx.so.12, which MPICH's wrapper links, as a dependency
+    mpicxx.mpich -Wl,--no-as-needed -o "$tmp/mpich_cxx" "$top_srcdir/test/abi/mpich_cxx.cc" ||
+        fail "mpicxx.mpich cannot build mpich_cxx.cc"
+    readelf -d "$tmp/mpich_cxx" | grep -q 'NEEDED.*\[libmpichcxx\.so\.12\]' || fail "mpich_cxx does not ask for libmpichcxx.so.12"
+    run_on_bmpi "$tmp/mpich_cxx" 4
+else
+    echo "note: mpicxx.mpich is not installed, C++ not checked"
+fi
+
+if command -v mpicc.openmpi >/dev/null 2>&1; then
+    mpicc.openmpi -o "$tmp/ompi_hello" "$top_srcdir/test/mpi/hello.c" || fail "mpicc.openmpi cannot build hello.c"
+    where=$(resolved "$tmp/ompi_hello")
+    case $where in
+    "libmpi.so.40 $compat/"* | "") fail "an Open MPI program loads '$where'" ;;
+    esac
+    echo "ok: an Open MPI program keeps its own library ($where)"
+fi
