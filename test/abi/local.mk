@@ -2,4 +2,8 @@
 # (docs/mpich-abi.md). They are compiled by the scripts, with those
 # compilers, not by automake.
 TESTS += test/abi/mpich.sh
-EXTRA_DIST += test/abi/mpich.sh test/abi/mpich_c.c test/abi/mpich_cxx.cc
+if BMPI_FORTRAN
+TESTS += test/abi/mpich_fort.sh
+endif
+EXTRA_DIST += test/abi/lib.sh test/abi/mpich.sh test/abi/mpich_c.c test/abi/mpich_cxx.cc \
+	test/abi/mpich_fort.sh test/abi/mpich_f77.f test/abi/mpich_f90.f90 test/abi/mpich_f08.f90
