@@ -15,8 +15,9 @@ mpichabi_ldflags = -version-info 12:0:0 -no-undefined
 # libtool moves every -Wl flag behind the libraries, so the library is
 # named again after the flag (LIBADD still gives the rpath).
 mpichabi_keep = -Wl,--no-as-needed,$(top_builddir)/.libs/
-# only the names MPICH's header macros expand to (mpich-abi/mpich_abi.c)
-mpichabi_c_ldflags = $(mpichabi_ldflags) -export-symbols-regex '^MPIR_Dup_fn$$'
+# only the names of mpich-abi/mpich_abi.c, none of libbmpi's
+mpichabi_c_ldflags = $(mpichabi_ldflags) \
+	-export-symbols-regex '^(MPIR_Dup_fn|P?MPI_(Address|Type_(extent|lb|ub|hindexed|hvector|struct)|Errhandler_(create|set|get))|MPIX_Query_(cuda|hip|ze)_support)$$'
 
 mpich_abi_libmpi_la_SOURCES = mpich-abi/mpich_abi.c
 mpich_abi_libmpi_la_LIBADD = libbmpi.la

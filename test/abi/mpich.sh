@@ -5,8 +5,10 @@
 # the ranks' LD_LIBRARY_PATH (docs/mpich-abi.md). Proof that they ran on
 # bmpi and not on MPICH: the library version rank 0 prints is bmpi's, the
 # 4 ranks saw one world of size 4 (MPICH singletons would see 1), and ldd
-# in a rank resolves libmpich.so.12 to bmpi's. --no-mpich-abi leaves the
-# path alone; a program built against Open MPI is not redirected.
+# in a rank resolves libmpich.so.12 to bmpi's. What MPICH's mpi.h has and
+# bmpi's has not works as in MPICH (mpich_removed.c). --no-mpich-abi
+# leaves the path alone; a program built against Open MPI is not
+# redirected.
 set -u
 command -v mpicc.mpich >/dev/null 2>&1 || { echo "SKIP: MPICH's mpicc.mpich is not installed (Debian: libmpich-dev)"; exit 77; }
 . "$top_srcdir/test/abi/lib.sh"
@@ -15,6 +17,10 @@ mpicc.mpich -o "$tmp/mpich_c" "$top_srcdir/test/abi/mpich_c.c" || fail "mpicc.mp
 readelf -d "$tmp/mpich_c" | grep -q 'NEEDED.*\[libmpich\.so\.12\]' || fail "mpich_c does not ask for libmpich.so.12"
 run_on_bmpi "$tmp/mpich_c" 4
 run_on_bmpi "$tmp/mpich_c" 1
+
+# MPI-1 calls MPI 3.0 removed, MPI_LB/MPI_UB, MPICH's GPU queries
+mpicc.mpich -o "$tmp/mpich_removed" "$top_srcdir/test/abi/mpich_removed.c" || fail "mpicc.mpich cannot build mpich_removed.c"
+run_on_bmpi "$tmp/mpich_removed" 3
 
 where=$(resolved "$tmp/mpich_c")
 [ "$where" = "libmpich.so.12 $compat/libmpich.so.12" ] || fail "a rank loads '$where', not bmpi's libmpich.so.12"

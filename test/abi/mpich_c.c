@@ -13,17 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
+#include "check.h"
 
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            fprintf(stderr, "FAIL rank %d line %d: ", rank, __LINE__);           \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                       \
-        }                                                                       \
-    } while (0)
+static int rank, size;
 
 static void print_library(void)
 {
