@@ -12,4 +12,9 @@
  * built or installed there) or no memory. */
 char *bmpi_mpich_abi_ld_path(const char *const *env);
 
+/* Warn when program needs an MPICH soname and has a DT_RPATH (without a
+ * DT_RUNPATH) naming a directory that holds it: the loader searches that
+ * before LD_LIBRARY_PATH, so the ranks would load MPICH itself. */
+void bmpi_mpich_abi_check_program(const char *program);
+
 #endif

@@ -357,8 +357,10 @@ int bmpi_spawn_all(struct bmpi_job *job)
         bmpi_say("out of memory while building the ranks' environment");
         goto out;
     }
-    if (!job->opt.no_mpich_abi && (ld_path = bmpi_mpich_abi_ld_path(base)) != NULL)
+    if (!job->opt.no_mpich_abi && (ld_path = bmpi_mpich_abi_ld_path(base)) != NULL) {
         with_mpich_abi(base, &nbase, ld_path);
+        bmpi_mpich_abi_check_program(job->opt.program);
+    }
     if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         bmpi_say("cannot open /dev/null for the ranks' stdin: %m");
         goto out;

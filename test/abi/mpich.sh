@@ -30,6 +30,20 @@ case $where in
 esac
 echo "ok: --no-mpich-abi leaves MPICH's own library ($where)"
 
+# An old-style RPATH to MPICH's directory wins over LD_LIBRARY_PATH: bmpirun
+# says so before the ranks start; a RUNPATH gives way, and is no warning.
+mpich_dir=$(dirname "${where#* }")
+# (needs libmpich.so.12, never calls it: MPICH's own would hang under bmpirun)
+printf '#include <mpi.h>\nint main(int c, char **v) { return c > 99 ? MPI_Init(&c, &v) : 0; }\n' >"$tmp/needs_mpich.c"
+for tags in disable enable; do
+    mpicc.mpich -Wl,--$tags-new-dtags -Wl,-rpath,"$mpich_dir" -o "$tmp/needs_mpich_$tags" "$tmp/needs_mpich.c" ||
+        fail "mpicc.mpich cannot build needs_mpich.c with an rpath"
+    out=$("$with_timeout" 60 "$BMPIRUN" -n 1 "$tmp/needs_mpich_$tags" 2>&1) || fail "needs_mpich_$tags exited $?: $out"
+    warned=$(printf '%s\n' "$out" | grep -c "warning: .*needs_mpich_$tags needs libmpich.so.12 and has an RPATH ($mpich_dir)")
+    [ "$warned" -eq "$([ $tags = disable ] && echo 1 || echo 0)" ] || fail "--$tags-new-dtags: '$out'"
+done
+echo "ok: bmpirun warns of an RPATH to MPICH's library, not of a RUNPATH"
+
 if command -v mpicxx.mpich >/dev/null 2>&1; then
     # --no-as-needed: keep libmpichcxx.so.12, which MPICH's wrapper links, as a dependency
     mpicxx.mpich -Wl,--no-as-needed -o "$tmp/mpich_cxx" "$top_srcdir/test/abi/mpich_cxx.cc" ||
