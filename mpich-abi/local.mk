@@ -6,7 +6,7 @@
 mpichabidir = $(pkglibdir)/mpich-abi
 mpichabi_LTLIBRARIES = mpich-abi/libmpi.la mpich-abi/libmpich.la \
 	mpich-abi/libmpicxx.la mpich-abi/libmpichcxx.la
-EXTRA_DIST += mpich-abi/README.md
+EXTRA_DIST += mpich-abi/README.md docs/mpich-abi.md
 
 mpichabi_ldflags = -version-info 12:0:0 -no-undefined
 # The Fortran ones define nothing themselves: their dependency is their
