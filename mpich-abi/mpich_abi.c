@@ -16,23 +16,16 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "mpich-abi/mpich_abi.h"
+
 /* MPICH's handles of the removed MPI-1 bound markers (its mpi.h). */
 #define MPICH_LB ((MPI_Datatype)0x4c000010)
 #define MPICH_UB ((MPI_Datatype)0x4c000011)
 
-/* MPICH's mpi.h declares these; bmpi's does not. */
+/* MPICH's mpi.h declares these (and those of mpich_abi.h); bmpi's does not. */
 int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
                 void *attribute_val_out, int *flag);
 int PMPI_Address(void *location, MPI_Aint *address);
-int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
-int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
-int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
-int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                       MPI_Datatype oldtype, MPI_Datatype *newtype);
-int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                      MPI_Datatype *newtype);
-int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
-                     MPI_Datatype array_of_types[], MPI_Datatype *newtype);
 int PMPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler);
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);

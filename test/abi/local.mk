@@ -5,5 +5,6 @@ TESTS += test/abi/mpich.sh
 if BMPI_FORTRAN
 TESTS += test/abi/mpich_fort.sh
 endif
-EXTRA_DIST += test/abi/lib.sh test/abi/check.h test/abi/mpich.sh test/abi/mpich_c.c test/abi/mpich_removed.c test/abi/mpich_cxx.cc \
+EXTRA_DIST += test/abi/lib.sh test/abi/check.h \
+	test/abi/mpich.sh test/abi/mpich_c.c test/abi/mpich_removed.c test/abi/mpich_cxx.cc \
 	test/abi/mpich_fort.sh test/abi/mpich_f77.f test/abi/mpich_f90.f90 test/abi/mpich_f08.f90
