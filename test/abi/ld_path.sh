@@ -3,7 +3,9 @@
 # first on LD_LIBRARY_PATH, before what the rank would have had (bmpirun's
 # own value or -x's), with no empty element (that would add the working
 # directory), and leaves the variable alone under --no-mpich-abi
-# (docs/mpich-abi.md). Needs no MPICH.
+# (docs/mpich-abi.md). The directory holds MPICH's names only, so programs
+# built against bmpi (libbmpi.so.0) or Open MPI (libmpi.so.40) load what
+# they did before. Needs no MPICH.
 set -u
 : "${top_builddir:?}" "${top_srcdir:?}" "${BMPIRUN:?}"
 compat="$top_builddir/mpich-abi/.libs"
@@ -25,6 +27,8 @@ check() {
 }
 
 [ -d "$compat" ] || fail "no $compat: mpich-abi/ not built"
+others=$(cd "$compat" && ls | grep '\.so' | grep -v '^lib\(mpi\|mpich\)\(cxx\|fort\)\{0,1\}\.so\(\.12\)\{0,1\}\(\.0\.0\)\{0,1\}$')
+[ -z "$others" ] || fail "$compat holds other libraries: $others"
 check "unset: the compat directory alone" "$compat" "-u LD_LIBRARY_PATH"
 check "empty: no empty element" "$compat" "LD_LIBRARY_PATH="
 check "set: compat first, then bmpirun's" "$compat:/opt/a:/opt/b" "LD_LIBRARY_PATH=/opt/a:/opt/b"
