@@ -51,11 +51,14 @@ static void check_p2p(void)
     CHECK(sts[0].MPI_SOURCE == left && sts[0].MPI_TAG == 100 + left && sts[0].MPI_ERROR == MPI_SUCCESS,
           "waitall status %d %d %d", sts[0].MPI_SOURCE, sts[0].MPI_TAG, sts[0].MPI_ERROR);
 
-    MPI_Send(out, 1, MPI_INT, right, 3, MPI_COMM_WORLD);
+    /* every rank sends before it receives: nonblocking, so that no
+     * implementation's buffering is relied on */
+    MPI_Isend(out, 1, MPI_INT, right, 3, MPI_COMM_WORLD, &reqs[1]);
     MPI_Probe(left, 3, MPI_COMM_WORLD, &st);
     MPI_Get_count(&st, MPI_INT, &count);
     CHECK(count == 1 && st.MPI_SOURCE == left, "probe count %d source %d", count, st.MPI_SOURCE);
     MPI_Recv(in, 1, MPI_INT, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
     CHECK(in[0] == left, "recv got %d", in[0]);
 
     MPI_Recv(in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
