@@ -3,11 +3,12 @@
  *
  * ABI. Handles are ints whose values, like the MPI_Status layout and the
  * error class numbers, are those of the MPICH ABI (checked against MPICH
- * 4.0.2's mpi.h), so that a program built for MPICH could one day run on
- * bmpi unchanged. Where MPICH uses a pointer (MPI_File, the MPI_T handles)
- * so does bmpi. Constants that MPICH 4.0.2 lacks are marked "(MPI 4.1)" or
- * "not in MPICH 4.0.2" (test/api/check-mpi-h.sh relies on these words);
- * their values follow MPICH's numbering.
+ * 4.0.2's mpi.h), so that a program built with MPICH's compilers runs on
+ * bmpi unchanged (docs/mpich-abi.md). Where MPICH uses a pointer
+ * (MPI_File, the MPI_T handles) so does bmpi. Constants that MPICH 4.0.2
+ * lacks are marked "(MPI 4.1)" or "not in MPICH 4.0.2"
+ * (test/api/check-mpi-h.sh relies on these words); their values follow
+ * MPICH's numbering.
  *
  * Every function is also declared as PMPI_X (the profiling interface). The
  * library defines PMPI_X and makes MPI_X a weak alias of it. A function that

@@ -6,7 +6,12 @@ launcher_bmpirun_SOURCES = \
 	launcher/job.c launcher/job.h \
 	launcher/pmix_server.c launcher/pmix_server.h \
 	launcher/spawn.c launcher/spawn.h \
-	launcher/iof.c launcher/iof.h
+	launcher/iof.c launcher/iof.h \
+	launcher/mpich_abi.c launcher/mpich_abi.h
+# the installed and the build tree's directory of MPICH sonames (mpich-abi/)
+launcher_bmpirun_CPPFLAGS = $(AM_CPPFLAGS) -DBMPI_MPICH_ABI_DIR='"$(mpichabidir)"' \
+	-DBMPI_BUILD_MPICH_ABI_DIR='"$(abs_top_builddir)/mpich-abi/.libs"' \
+	-DBMPI_BUILD_BMPIRUN='"$(abs_top_builddir)/launcher/bmpirun"'
 launcher_bmpirun_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS)
 launcher_bmpirun_LDADD = $(PMIX_LIBS)
 launcher_bmpirun_LDFLAGS = -Wl,-rpath,$(PMIX_LIBDIR)

@@ -34,6 +34,7 @@ enum opt_id {
     OPT_ALLOW_ROOT,
     OPT_HOST,
     OPT_HOSTFILE,
+    OPT_NO_MPICH_ABI,
     OPT_VERSION,
     OPT_HELP,
 };
@@ -57,6 +58,7 @@ static const struct opt_spec opt_table[] = {
     {"H", OPT_HOST, true},
     {"hostfile", OPT_HOSTFILE, true},
     {"machinefile", OPT_HOSTFILE, true},
+    {"no-mpich-abi", OPT_NO_MPICH_ABI, false},
     {"version", OPT_VERSION, false},
     {"V", OPT_VERSION, false},
     {"help", OPT_HELP, false},
@@ -92,6 +94,10 @@ static void print_help(void)
         "                       host; bmpirun does not start ranks on other hosts\n"
         "  --hostfile, --machinefile FILE\n"
         "                       the same for the hosts listed in FILE\n"
+        "  --no-mpich-abi       leave the ranks' LD_LIBRARY_PATH as it is. By default\n"
+        "                       bmpi's directory of MPICH library names comes first\n"
+        "                       on it, so that programs built with MPICH's mpicc or\n"
+        "                       mpifort run on bmpi (docs/mpich-abi.md)\n"
         "  --version            print bmpirun's version and the PMIx versions it was\n"
         "                       built with and runs with\n"
         "  -h, --help           this text\n"
@@ -442,6 +448,10 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             break;
         case OPT_HOSTFILE:
             rc = check_hostfile(namelen == 8 ? "--hostfile" : "--machinefile", val);
+            break;
+        case OPT_NO_MPICH_ABI:
+            o->no_mpich_abi = true;
+            rc = BMPI_OPT_RUN;
             break;
         case OPT_OVERSUBSCRIBE:
         case OPT_ALLOW_ROOT:

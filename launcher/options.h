@@ -16,6 +16,7 @@ struct bmpi_options {
     bool tag_output;
     double timeout; /* seconds; 0 = none */
     enum bmpi_bind bind;
+    bool no_mpich_abi; /* leave LD_LIBRARY_PATH alone (launcher/mpich_abi.h) */
     int nenv;
     char **env;     /* "VAR=value" from -x, malloc'd */
     char *program;  /* absolute or relative path after the PATH lookup, malloc'd */

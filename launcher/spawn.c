@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "launcher/job.h"
+#include "launcher/mpich_abi.h"
 #include "launcher/pmix_server.h"
 #include "launcher/spawn.h"
 
@@ -140,13 +141,14 @@ static bool env_name_eq(const char *a, const char *b)
 
 /* bmpirun's environment plus -x, without variables an outer PMIx server
  * (srun, another mpirun) left, which would point the ranks elsewhere.
- * PMIX_MCA_* are the user's tuning and stay. The strings are not copied. */
+ * PMIX_MCA_* are the user's tuning and stay. The strings are not copied.
+ * Room is left for one more (with_mpich_abi). */
 static const char **base_env(const struct bmpi_job *job, size_t *count)
 {
     size_t n = 0;
     while (environ[n])
         n++;
-    const char **env = malloc((n + (size_t)job->opt.nenv + 1) * sizeof(*env));
+    const char **env = malloc((n + (size_t)job->opt.nenv + 2) * sizeof(*env));
     if (env == NULL)
         return NULL;
     size_t k = 0;
@@ -165,6 +167,19 @@ static const char **base_env(const struct bmpi_job *job, size_t *count)
     env[k] = NULL;
     *count = k;
     return env;
+}
+
+/* ld_path ("LD_LIBRARY_PATH=...") in place of the variable in env, which
+ * has room for one more entry. */
+static void with_mpich_abi(const char **env, size_t *count, const char *ld_path)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *count; i++)
+        if (!env_name_eq(env[i], ld_path))
+            env[k++] = env[i];
+    env[k++] = ld_path;
+    env[k] = NULL;
+    *count = k;
 }
 
 static void env_free(char **env)
@@ -331,6 +346,7 @@ int bmpi_spawn_all(struct bmpi_job *job)
     struct core_list cores = {0};
     size_t nbase = 0;
     const char **base = NULL;
+    char *ld_path = NULL;
     int devnull = -1;
 
     if (job->opt.bind != BMPI_BIND_NONE && cores_detect(&cores) != 0)
@@ -340,6 +356,10 @@ int bmpi_spawn_all(struct bmpi_job *job)
     if ((base = base_env(job, &nbase)) == NULL) {
         bmpi_say("out of memory while building the ranks' environment");
         goto out;
+    }
+    if (!job->opt.no_mpich_abi && (ld_path = bmpi_mpich_abi_ld_path(base)) != NULL) {
+        with_mpich_abi(base, &nbase, ld_path);
+        bmpi_mpich_abi_check_program(job->opt.program);
     }
     if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         bmpi_say("cannot open /dev/null for the ranks' stdin: %m");
@@ -369,6 +389,7 @@ out:
     if (devnull >= 0)
         close(devnull);
     free(base);
+    free(ld_path);
     free(cores.sets);
     return rc;
 }

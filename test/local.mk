@@ -4,6 +4,7 @@ include test/unit/local.mk
 include test/mpi/local.mk
 include test/launcher/local.mk
 include test/api/local.mk
+include test/abi/local.mk
 include test/ofi/local.mk
 include test/verbs/local.mk
 include test/netns/local.mk

@@ -1,0 +1,20 @@
+/* The ranks' library path for programs built with MPICH's compilers
+ * (docs/mpich-abi.md): bmpi's directory of MPICH sonames goes first on
+ * LD_LIBRARY_PATH, so that such a program loads bmpi where it asks for
+ * libmpich.so.12. Programs built against bmpi or Open MPI ask for other
+ * names and are unaffected. */
+#ifndef BMPI_LAUNCHER_MPICH_ABI_H
+#define BMPI_LAUNCHER_MPICH_ABI_H
+
+/* "LD_LIBRARY_PATH=<compat dir>[:old]" (malloc'd) for the ranks, where old
+ * is the value in env (NULL-terminated "VAR=value" strings; the last one
+ * of that name counts); NULL when there is no compat directory (nothing
+ * built or installed there) or no memory. */
+char *bmpi_mpich_abi_ld_path(const char *const *env);
+
+/* Warn when program needs an MPICH soname and has a DT_RPATH (without a
+ * DT_RUNPATH) naming a directory that holds it: the loader searches that
+ * before LD_LIBRARY_PATH, so the ranks would load MPICH itself. */
+void bmpi_mpich_abi_check_program(const char *program);
+
+#endif
