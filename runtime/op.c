@@ -443,7 +443,12 @@ static void apply_user(const struct bmpi_op *op, const void *in, void *inout, si
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
         MPI_Datatype t = dt->handle;
-        op->user_fn((void *)(uintptr_t)in, inout, &len, &t);
+        if (op->lang == BMPI_LANG_FORTRAN) {
+            MPI_Fint flen = len, ftype = MPI_Type_c2f(t);
+            ((bmpi_f_user_function *)op->user_fn)((void *)(uintptr_t)in, inout, &flen, &ftype);
+        } else {
+            ((MPI_User_function *)op->user_fn)((void *)(uintptr_t)in, inout, &len, &t);
+        }
         count -= (size_t)len;
         in = (const char *)in + (MPI_Aint)len * ext;
         inout = (char *)inout + (MPI_Aint)len * ext;
@@ -545,8 +550,7 @@ void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *sr
 
 /* --- entry points ------------------------------------------------------------- */
 
-BMPI_API(MPI_Op_create)
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+static int op_create(void (*user_fn)(void), int commute, enum bmpi_lang lang, MPI_Op *op)
 {
     if (!op)
         return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Op_create", "op is NULL");
@@ -557,6 +561,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
         return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
     o->refs = 1;
     o->commute = commute != 0;
+    o->lang = lang;
     o->user_fn = user_fn;
     o->handle = bmpi_handle_new(&ops.table, o);
     if (!o->handle) {
@@ -565,6 +570,17 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
     }
     *op = o->handle;
     return MPI_SUCCESS;
+}
+
+int bmpi_lang_op_create(void (*fn)(void), int commute, enum bmpi_lang lang, MPI_Op *op)
+{
+    return op_create(fn, commute, lang, op);
+}
+
+BMPI_API(MPI_Op_create)
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return op_create((void (*)(void))user_fn, commute, BMPI_LANG_C, op);
 }
 
 BMPI_API(MPI_Op_free)
