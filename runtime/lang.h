@@ -67,4 +67,17 @@ int bmpi_lang_attr_set_int(enum bmpi_attr_obj obj, int handle, int keyval, MPI_A
 int bmpi_lang_attr_get_int(enum bmpi_attr_obj obj, int handle, int keyval, MPI_Aint *val,
                            int *flag, const char *fn);
 
+/* The extent of a datatype usable in communication (valid and committed),
+ * or MPI_ERR_TYPE without reporting it: a binding that must know it leaves
+ * a bad datatype to the C call it makes, which reports it as in C. */
+int bmpi_lang_type_extent(MPI_Datatype type, MPI_Aint *extent);
+
+/* A binding's own argument check failed: record why (printf format) for
+ * the report, and return errclass. */
+int bmpi_lang_err_set(int errclass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report errclass for MPI call fn through comm's error handler (MPI_COMM_SELF's
+ * for MPI_COMM_NULL), with the reason last recorded, as C's entry points do;
+ * returns the code the call returns. */
+int bmpi_lang_err_report(MPI_Comm comm, int errclass, const char *fn);
+
 #endif

@@ -14,7 +14,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/handle.c runtime/handle.h \
 	runtime/init.c \
 	runtime/intercomm.c \
-	runtime/lang.h \
+	runtime/lang.c runtime/lang.h \
 	runtime/match.c runtime/match.h \
 	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h \
 	runtime/p2p_api.c \
