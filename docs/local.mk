@@ -1,3 +1,4 @@
 # docs: the living design notes, shipped in the tarball.
 EXTRA_DIST += docs/architecture.md docs/collectives.md docs/communicators.md \
 	docs/ofi.md docs/performance.md docs/shm.md docs/verbs.md docs/environment.md
+EXTRA_DIST += docs/fortran-internals.md

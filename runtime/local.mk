@@ -1,6 +1,7 @@
 # runtime: init/finalize, bootstrap, errors, communicators, requests,
-# matching and the point-to-point protocol. May call transport/ only
-# through transport/transport.h.
+# matching and the point-to-point protocol, and the hooks the language
+# bindings use (lang.h). May call transport/ only through
+# transport/transport.h.
 libbmpi_core_la_SOURCES += \
 	runtime/api.h \
 	runtime/api_unimplemented.c \
