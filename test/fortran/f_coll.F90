@@ -14,39 +14,24 @@ subroutine f_add(invec, inoutvec, len, datatype)
   inoutvec = invec + inoutvec
 end subroutine f_add
 
-! associative, not commutative: decimal concatenation (12 op 3 = 123)
+! associative, not commutative: decimal concatenation
 subroutine f_concat(invec, inoutvec, len, datatype)
   implicit none
   integer :: len, datatype
   integer :: invec(len), inoutvec(len)
-  integer :: i, shift
-  do i = 1, len
-    shift = 1
-    do while (shift <= inoutvec(i))
-      shift = shift * 10
-    end do
-    inoutvec(i) = invec(i) * shift + inoutvec(i)
-  end do
+  inoutvec = concat(invec, inoutvec)
+contains
+  include 'f_coll_concat.h'
 end subroutine f_concat
 
 program f_coll
-  use, intrinsic :: iso_fortran_env, only: int8, int16, int64, real32, real64
 #include "frt_mpi.h"
   character(len=*), parameter :: prog = 'f_coll'
   external :: f_add, f_concat
-  integer :: rank, n, ierr, i, want, op_add, op_cat
+  integer :: rank, n, ierr, i, op_add, op_cat
   integer :: ibuf(5), x(2), y(2), all_ranks(64)
-  logical :: commute, l, lres
-  real :: r2(2), r2out(2)
-  double precision :: d2(2), d2out(2), dsum
-  integer :: i2(2), i2out(2)
-  complex :: c, cres
-  double complex :: z, zres
-  integer(int8) :: b1, b1res
-  integer(int16) :: h2, h2res
-  integer(int64) :: q8, q8res
-  real(real32) :: f4, f4res
-  real(real64) :: f8, f8res
+  logical :: commute
+  double precision :: dsum
 
   call start()
 
@@ -76,64 +61,15 @@ program f_coll
   call MPI_Op_create(f_concat, .false., op_cat, ierr)
   call MPI_Op_commutative(op_cat, commute, ierr)
   call check(.not. commute, 'non-commutative op')
-  want = 0
-  do i = 1, n
-    want = want * 10 + i
-  end do
   x(1) = rank + 1
   y(1) = -1
   call MPI_Reduce(x, y, 1, MPI_INTEGER, op_cat, 0, MPI_COMM_WORLD, ierr)
-  if (rank == 0) call check(y(1) == want, 'Reduce with a non-commutative Fortran op keeps rank order')
+  if (rank == 0) call check(y(1) == digits_to(n), 'Reduce with a non-commutative Fortran op keeps rank order')
   call MPI_Scan(x, y, 1, MPI_INTEGER, op_cat, MPI_COMM_WORLD, ierr)
-  want = 0
-  do i = 1, rank + 1
-    want = want * 10 + i
-  end do
-  call check(y(1) == want, 'Scan with a non-commutative Fortran op')
+  call check(y(1) == digits_to(rank + 1), 'Scan with a non-commutative Fortran op')
   call MPI_Op_free(op_cat, ierr)
 
-  ! MAXLOC/MINLOC on the pair types; ties go to the lower index
-  r2 = [real(rank / 2), real(rank)]
-  call MPI_Allreduce(r2, r2out, 1, MPI_2REAL, MPI_MAXLOC, MPI_COMM_WORLD, ierr)
-  call check(r2out(1) == real((n - 1) / 2) .and. r2out(2) == real(2 * ((n - 1) / 2)), 'MAXLOC on MPI_2REAL')
-  d2 = [dble(n - rank), dble(rank)]
-  call MPI_Allreduce(d2, d2out, 1, MPI_2DOUBLE_PRECISION, MPI_MINLOC, MPI_COMM_WORLD, ierr)
-  call check(d2out(1) == 1.0d0 .and. d2out(2) == dble(n - 1), 'MINLOC on MPI_2DOUBLE_PRECISION')
-  i2 = [mod(rank, 2), rank]
-  call MPI_Allreduce(i2, i2out, 1, MPI_2INTEGER, MPI_MAXLOC, MPI_COMM_WORLD, ierr)
-  call check(i2out(1) == min(1, n - 1) .and. i2out(2) == min(1, n - 1), 'MAXLOC on MPI_2INTEGER')
-
-  ! LOGICAL
-  l = rank == 0
-  call MPI_Allreduce(l, lres, 1, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD, ierr)
-  call check(lres .eqv. (n == 1), 'MPI_LAND on MPI_LOGICAL')
-  call MPI_Allreduce(l, lres, 1, MPI_LOGICAL, MPI_LOR, MPI_COMM_WORLD, ierr)
-  call check(lres, 'MPI_LOR on MPI_LOGICAL')
-
-  ! complex sums
-  c = cmplx(real(rank), 1.0)
-  call MPI_Allreduce(c, cres, 1, MPI_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call check(cres == cmplx(real(n * (n - 1) / 2), real(n)), 'MPI_SUM on MPI_COMPLEX')
-  z = dcmplx(dble(rank), -dble(rank))
-  call MPI_Allreduce(z, zres, 1, MPI_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call check(zres == dcmplx(dble(n * (n - 1) / 2), -dble(n * (n - 1) / 2)), 'MPI_SUM on MPI_DOUBLE_COMPLEX')
-
-  ! sized types
-  b1 = int(rank + 1, int8)
-  call MPI_Allreduce(b1, b1res, 1, MPI_INTEGER1, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call check(b1res == int(n * (n + 1) / 2, int8), 'MPI_SUM on MPI_INTEGER1')
-  h2 = int(1000 * rank, int16)
-  call MPI_Allreduce(h2, h2res, 1, MPI_INTEGER2, MPI_MAX, MPI_COMM_WORLD, ierr)
-  call check(h2res == int(1000 * (n - 1), int16), 'MPI_MAX on MPI_INTEGER2')
-  q8 = 2_int64**40 + rank
-  call MPI_Allreduce(q8, q8res, 1, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call check(q8res == n * 2_int64**40 + n * (n - 1) / 2, 'MPI_SUM on MPI_INTEGER8')
-  f4 = 0.5_real32 * rank
-  call MPI_Allreduce(f4, f4res, 1, MPI_REAL4, MPI_SUM, MPI_COMM_WORLD, ierr)
-  call check(f4res == 0.25_real32 * n * (n - 1), 'MPI_SUM on MPI_REAL4')
-  f8 = -0.25_real64 * rank
-  call MPI_Allreduce(f8, f8res, 1, MPI_REAL8, MPI_MIN, MPI_COMM_WORLD, ierr)
-  call check(f8res == -0.25_real64 * (n - 1), 'MPI_MIN on MPI_REAL8')
+  call predefined_ops()
 
   call MPI_Finalize(ierr)
   if (rank == 0) print '(a)', 'f_coll: ok'
@@ -141,4 +77,6 @@ program f_coll
 contains
 
   include 'frt_check.h'
+  include 'f_coll_predef.h'
+  include 'f_coll_concat.h'
 end program f_coll

@@ -1,2 +1,2 @@
 #!/bin/sh
-exec "$top_srcdir/test/fortran/frt-run" f_coll mpifh mpi
+exec "$top_srcdir/test/fortran/frt-run" f_coll mpifh mpi f08
