@@ -438,7 +438,9 @@ void pmpi_grequest_start_(grequest_query_f *query, grequest_free_f *free_fn, gre
     }
     *g = (struct grequest_f){.query = query, .free = free_fn, .cancel = cancel, .extra_state = *extra_state};
     MPI_Request r = MPI_REQUEST_NULL;
-    int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, g, &r);
+    /* a null procedure is refused by C, with C's message */
+    int rc = PMPI_Grequest_start(query ? grequest_query : NULL, free_fn ? grequest_free : NULL,
+                                 cancel ? grequest_cancel : NULL, g, &r);
     if (rc == MPI_SUCCESS)
         *request = MPI_Request_c2f(r);
     else

@@ -355,6 +355,10 @@ static void test_grequest(void)
     MPICHK(MPI_Wait(&r, &st));
     CHECK(st.MPI_TAG == 77 && seen.greq_extra == 1234 && seen.greq_freed, "tag %d extra %ld freed %d", st.MPI_TAG,
           (long)seen.greq_extra, seen.greq_freed);
+    /* a null procedure pointer is refused as in C */
+    MPI_Fint ierr = -1;
+    mpi_grequest_start_(FPROC(f_greq_query), NULL, FPROC(f_greq_cancel), &extra, &req, &ierr);
+    CHECK(ierr == MPI_ERR_ARG, "MPI_GREQUEST_START without free_fn: %d", (int)ierr);
 }
 
 static void test_stubs(void)
