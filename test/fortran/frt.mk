@@ -58,12 +58,12 @@ test_fortran_f_coll_f08_LDADD = libbmpifort.la libbmpi.la
 test_fortran_f_types_f08_LDADD = libbmpifort.la libbmpi.la
 test_fortran_f_comm_f08_LDADD = libbmpifort.la libbmpi.la
 # the programs that use a module need it built first
-test/fortran/test_fortran_f_p2p_mpi-f_p2p.$(OBJEXT) test/fortran/test_fortran_f_coll_mpi-f_coll.$(OBJEXT) \
-test/fortran/test_fortran_f_types_mpi-f_types.$(OBJEXT) test/fortran/test_fortran_f_comm_mpi-f_comm.$(OBJEXT): \
+test/fortran/f_p2p_mpi-f_p2p.$(OBJEXT) test/fortran/f_coll_mpi-f_coll.$(OBJEXT) \
+test/fortran/f_types_mpi-f_types.$(OBJEXT) test/fortran/f_comm_mpi-f_comm.$(OBJEXT): \
 	fortran/mpi.mod
-test/fortran/test_fortran_f_p2p_f08-f_p2p_f08.$(OBJEXT) test/fortran/test_fortran_f_coll_f08-f_coll_f08.$(OBJEXT) \
-test/fortran/test_fortran_f_types_f08-f_types_f08.$(OBJEXT) \
-test/fortran/test_fortran_f_comm_f08-f_comm_f08.$(OBJEXT): fortran/mpi_f08.mod
+test/fortran/f_p2p_f08-f_p2p_f08.$(OBJEXT) test/fortran/f_coll_f08-f_coll_f08.$(OBJEXT) \
+test/fortran/f_types_f08-f_types_f08.$(OBJEXT) \
+test/fortran/f_comm_f08-f_comm_f08.$(OBJEXT): fortran/mpi_f08.mod
 endif
 EXTRA_DIST += test/fortran/lang_cb.sh test/fortran/frt-run test/fortran/frt_mpi.h test/fortran/frt_check.h \
 	test/fortran/f_coll_predef.h test/fortran/f_coll_concat.h \
