@@ -3,3 +3,4 @@ EXTRA_DIST += docs/architecture.md docs/collectives.md docs/communicators.md \
 	docs/ofi.md docs/performance.md docs/shm.md docs/verbs.md docs/environment.md
 EXTRA_DIST += docs/large-counts.md
 EXTRA_DIST += docs/building.md
+EXTRA_DIST += docs/fortran-internals.md

@@ -5,6 +5,10 @@
  * spellings (MPI_Keyval_create, MPI_Attr_get, ...). Window attributes are
  * not supported yet.
  *
+ * Callbacks written in Fortran (runtime/lang.h) are called with Fortran's
+ * ABI, and attribute values set from Fortran are integers that C gets a
+ * pointer to (MPI 4.1, 19.3.7; docs/fortran-internals.md).
+ *
  * A keyval lives while its handle is not freed or any attribute uses it,
  * so callbacks still run after MPI_Comm_free_keyval; its handle is taken
  * until then, so a second free is told from a later keyval.
@@ -17,6 +21,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "runtime/api.h"
@@ -24,6 +29,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/handle.h"
+#include "runtime/lang.h"
 #include "runtime/p2p.h"
 #include "runtime/world.h"
 
@@ -34,15 +40,26 @@ struct keyval {
     int handle;
     int refs;  /* the handle (until freed) and each attribute */
     int freed; /* the user freed the handle */
+    enum bmpi_lang lang;        /* the callbacks' ABI */
+    enum bmpi_attr_width width; /* a Fortran callback's values */
     void (*copy)(void);
     void (*del)(void);
     void *extra;
 };
 
+/* A value as set: a pointer (from C) or an integer (from Fortran). */
+struct attr_val {
+    void *ptr;
+    MPI_Aint num;
+    int is_int;
+};
+
 struct attr {
     struct attr *next;
     struct keyval *kv;
-    void *val;
+    void *val; /* what C gets: the pointer set, or &num for an integer */
+    MPI_Aint num;
+    int is_int;
     /* its delete callback is running: only that caller removes it */
     int deleting;
 };
@@ -82,15 +99,16 @@ static struct keyval *kv_get(int keyval, enum kv_kind kind)
     return kv && kv->kind == kind ? kv : NULL;
 }
 
-static int create_keyval(enum kv_kind kind, void (*copy)(void), void (*del)(void), int *keyval, void *extra,
-                         const char *fn)
+/* A keyval like proto (kind, language, callbacks, extra state). */
+static int create_keyval(const struct keyval *proto, int *keyval, const char *fn)
 {
     if (!keyval)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "keyval is NULL");
     struct keyval *kv = calloc(1, sizeof(*kv));
     if (!kv)
         return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
-    *kv = (struct keyval){.kind = kind, .refs = 1, .copy = copy, .del = del, .extra = extra};
+    *kv = *proto;
+    kv->refs = 1;
     kv->handle = bmpi_handle_new(&attrs.keyvals, kv);
     if (!kv->handle) {
         free(kv);
@@ -114,6 +132,72 @@ static int free_keyval(enum kv_kind kind, int *keyval, const char *fn)
     return MPI_SUCCESS;
 }
 
+static void store(struct attr *a, struct attr_val v)
+{
+    a->num = v.num;
+    a->is_int = v.is_int;
+    a->val = v.is_int ? &a->num : v.ptr;
+}
+
+static struct attr_val value_of(const struct attr *a)
+{
+    return (struct attr_val){.ptr = a->is_int ? NULL : a->val, .num = a->num, .is_int = a->is_int};
+}
+
+/* What Fortran gets: the integer, or the pointer's address. */
+static MPI_Aint fortran_word(struct attr_val v) { return v.is_int ? v.num : (MPI_Aint)(intptr_t)v.ptr; }
+
+static int fortran_delete(const struct keyval *kv, int obj, struct attr_val v)
+{
+    MPI_Fint o = obj, k = kv->handle, ierr = MPI_SUCCESS;
+    MPI_Aint val = fortran_word(v), extra = (MPI_Aint)(intptr_t)kv->extra;
+    if (kv->width == BMPI_ATTR_FINT) {
+        MPI_Fint fval = (MPI_Fint)val, fextra = (MPI_Fint)extra;
+        ((bmpi_f_delete_function *)kv->del)(&o, &k, &fval, &fextra, &ierr);
+    } else {
+        ((bmpi_f_delete_attr_function *)kv->del)(&o, &k, &val, &extra, &ierr);
+    }
+    return ierr;
+}
+
+/* A Fortran copy callback sets an integer; one that hands back what it got
+ * (MPI_COMM_DUP_FN) copies the value as it was, pointer or integer. */
+static int fortran_copy(const struct keyval *kv, int obj, struct attr_val in, struct attr_val *out, int *flag)
+{
+    MPI_Fint o = obj, k = kv->handle, fflag = 0 /* .false. */, ierr = MPI_SUCCESS;
+    MPI_Aint val = fortran_word(in), extra = (MPI_Aint)(intptr_t)kv->extra, got;
+    int same;
+    if (kv->width == BMPI_ATTR_FINT) {
+        MPI_Fint fin = (MPI_Fint)val, fout = 0, fextra = (MPI_Fint)extra;
+        ((bmpi_f_copy_function *)kv->copy)(&o, &k, &fextra, &fin, &fout, &fflag, &ierr);
+        got = fout;
+        same = fout == (MPI_Fint)val;
+    } else {
+        MPI_Aint vin = val, vout = 0;
+        ((bmpi_f_copy_attr_function *)kv->copy)(&o, &k, &extra, &vin, &vout, &fflag, &ierr);
+        got = vout;
+        same = vout == val;
+    }
+    *flag = fflag != 0;
+    *out = same ? in : (struct attr_val){.num = got, .is_int = 1};
+    return ierr;
+}
+
+/* A C copy callback sets a pointer; the DUP functions hand back the
+ * pointer to an integer they got, and that copies the integer. */
+static int c_copy(const struct keyval *kv, int obj, struct attr_val in, struct attr_val *out, int *flag)
+{
+    MPI_Aint num = in.num;
+    void *cin = in.is_int ? &num : in.ptr, *got = NULL;
+    int rc;
+    if (kv->kind == KV_COMM)
+        rc = ((MPI_Comm_copy_attr_function *)kv->copy)(obj, kv->handle, kv->extra, cin, &got, flag);
+    else
+        rc = ((MPI_Type_copy_attr_function *)kv->copy)(obj, kv->handle, kv->extra, cin, &got, flag);
+    *out = in.is_int && got == cin ? in : (struct attr_val){.ptr = got};
+    return rc;
+}
+
 /* Call the delete callback of a; its return code (MPI_SUCCESS if none).
  * a stays in its list meanwhile, marked, so the callback may get, set or
  * delete any attribute of obj without a being freed under us. */
@@ -124,7 +208,9 @@ static int run_delete(struct attr *a, int obj)
         return MPI_SUCCESS;
     a->deleting = 1;
     int rc;
-    if (kv->kind == KV_COMM)
+    if (kv->lang == BMPI_LANG_FORTRAN)
+        rc = fortran_delete(kv, obj, value_of(a));
+    else if (kv->kind == KV_COMM)
         rc = ((MPI_Comm_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
     else
         rc = ((MPI_Type_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
@@ -153,7 +239,7 @@ static void drop(struct attr **head, struct attr *a)
     free(a);
 }
 
-static int set_attr(struct attr **head, struct keyval *kv, void *val, int obj)
+static int set_attr(struct attr **head, struct keyval *kv, struct attr_val val, int obj)
 {
     struct attr **at = find(head, kv);
     if (at) {
@@ -162,13 +248,14 @@ static int set_attr(struct attr **head, struct keyval *kv, void *val, int obj)
          * being deleted: the new one just takes its place */
         int rc = a->deleting ? MPI_SUCCESS : run_delete(a, obj);
         if (rc == MPI_SUCCESS)
-            a->val = val;
+            store(a, val);
         return rc;
     }
     struct attr *a = malloc(sizeof(*a));
     if (!a)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an attribute");
-    *a = (struct attr){.kv = kv, .val = val};
+    *a = (struct attr){.kv = kv};
+    store(a, val);
     kv->refs++;
     /* append: the list is in the order the attributes were set */
     while (*head)
@@ -222,13 +309,10 @@ static int delete_all(struct attr **head, int obj, int force)
     return first_rc;
 }
 
-static int run_copy(struct keyval *kv, int old_obj, void *in, void **out, int *flag)
+static int run_copy(struct keyval *kv, int old_obj, struct attr_val in, struct attr_val *out, int *flag)
 {
-    int rc;
-    if (kv->kind == KV_COMM)
-        rc = ((MPI_Comm_copy_attr_function *)kv->copy)(old_obj, kv->handle, kv->extra, in, out, flag);
-    else
-        rc = ((MPI_Type_copy_attr_function *)kv->copy)(old_obj, kv->handle, kv->extra, in, out, flag);
+    int rc = kv->lang == BMPI_LANG_FORTRAN ? fortran_copy(kv, old_obj, in, out, flag)
+                                           : c_copy(kv, old_obj, in, out, flag);
     if (rc != MPI_SUCCESS)
         bmpi_err_set(rc, "the copy callback of %s keyval 0x%x returned %d", kind_name(kv->kind),
                      (unsigned)kv->handle, rc);
@@ -266,9 +350,9 @@ static int copy_all(struct attr **src, struct attr **dst, int old_obj, int new_o
         struct attr **at = find(src, kvs[i]);
         if (!at || (*at)->deleting)
             continue;
-        void *out = NULL;
+        struct attr_val out;
         int flag = 0;
-        rc = run_copy(kvs[i], old_obj, (*at)->val, &out, &flag);
+        rc = run_copy(kvs[i], old_obj, value_of(*at), &out, &flag);
         if (rc == MPI_SUCCESS && flag)
             rc = set_attr(dst, kvs[i], out, new_obj);
     }
@@ -339,8 +423,9 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                             void *extra_state)
 {
-    return create_keyval(KV_COMM, (void (*)(void))comm_copy_attr_fn, (void (*)(void))comm_delete_attr_fn,
-                         comm_keyval, extra_state, "MPI_Comm_create_keyval");
+    return create_keyval(&(struct keyval){.kind = KV_COMM, .copy = (void (*)(void))comm_copy_attr_fn,
+                                          .del = (void (*)(void))comm_delete_attr_fn, .extra = extra_state},
+                         comm_keyval, "MPI_Comm_create_keyval");
 }
 
 BMPI_API(MPI_Comm_free_keyval)
@@ -352,7 +437,7 @@ int PMPI_Comm_free_keyval(int *comm_keyval)
     return free_keyval(KV_COMM, comm_keyval, "MPI_Comm_free_keyval");
 }
 
-static int comm_set(MPI_Comm comm, int keyval, void *val, const char *fn)
+static int comm_set(MPI_Comm comm, int keyval, struct attr_val val, const char *fn)
 {
     struct bmpi_comm *c;
     struct keyval *kv;
@@ -363,30 +448,37 @@ static int comm_set(MPI_Comm comm, int keyval, void *val, const char *fn)
     return rc ? bmpi_err_comm(comm, rc, fn, NULL) : MPI_SUCCESS;
 }
 
-static int comm_get(MPI_Comm comm, int keyval, void *val, int *flag, const char *fn)
+/* The attribute of keyval on comm for a get: *pre for a predefined keyval,
+ * else *a (NULL when comm has none). */
+static int comm_lookup(MPI_Comm comm, int keyval, const void *val, const int *flag, const char *fn, int **pre,
+                       struct attr **a)
 {
     struct bmpi_comm *c;
     struct keyval *kv;
-    if (!val || !flag) {
-        int err = bmpi_check_comm(comm, fn, &c);
-        return err ? err : bmpi_err_comm(comm, MPI_ERR_ARG, fn, "attribute_val or flag is NULL");
-    }
-    int *p = predefined(keyval);
-    if (p) {
-        int err = bmpi_check_comm(comm, fn, &c);
-        if (err)
-            return err;
-        *(void **)val = p;
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    int err = comm_keyval(comm, keyval, fn, &c, &kv);
+    int err = bmpi_check_comm(comm, fn, &c);
     if (err)
         return err;
+    if (!val || !flag)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "attribute_val or flag is NULL");
+    if ((*pre = predefined(keyval)))
+        return MPI_SUCCESS;
+    if ((err = comm_keyval(comm, keyval, fn, &c, &kv)))
+        return err;
     struct attr **at = find((struct attr **)&c->attrs, kv);
-    *flag = at != NULL;
-    if (at)
-        *(void **)val = (*at)->val;
+    *a = at ? *at : NULL;
+    return MPI_SUCCESS;
+}
+
+static int comm_get(MPI_Comm comm, int keyval, void *val, int *flag, const char *fn)
+{
+    int *pre = NULL;
+    struct attr *a = NULL;
+    int err = comm_lookup(comm, keyval, val, flag, fn, &pre, &a);
+    if (err)
+        return err;
+    *flag = pre || a;
+    if (*flag)
+        *(void **)val = pre ? (void *)pre : a->val;
     return MPI_SUCCESS;
 }
 
@@ -404,7 +496,7 @@ static int comm_delete(MPI_Comm comm, int keyval, const char *fn)
 BMPI_API(MPI_Comm_set_attr)
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
-    return comm_set(comm, comm_keyval, attribute_val, "MPI_Comm_set_attr");
+    return comm_set(comm, comm_keyval, (struct attr_val){.ptr = attribute_val}, "MPI_Comm_set_attr");
 }
 
 BMPI_API(MPI_Comm_get_attr)
@@ -460,8 +552,9 @@ BMPI_API(MPI_Keyval_create)
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)
 {
-    return create_keyval(KV_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval, extra_state,
-                         "MPI_Keyval_create");
+    return create_keyval(&(struct keyval){.kind = KV_COMM, .copy = (void (*)(void))copy_fn,
+                                          .del = (void (*)(void))delete_fn, .extra = extra_state},
+                         keyval, "MPI_Keyval_create");
 }
 
 BMPI_API(MPI_Keyval_free)
@@ -473,7 +566,7 @@ int PMPI_Keyval_free(int *keyval)
 BMPI_API(MPI_Attr_put)
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
-    return comm_set(comm, keyval, attribute_val, "MPI_Attr_put");
+    return comm_set(comm, keyval, (struct attr_val){.ptr = attribute_val}, "MPI_Attr_put");
 }
 
 BMPI_API(MPI_Attr_get)
@@ -578,8 +671,9 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                             MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
                             void *extra_state)
 {
-    return create_keyval(KV_TYPE, (void (*)(void))type_copy_attr_fn, (void (*)(void))type_delete_attr_fn,
-                         type_keyval, extra_state, "MPI_Type_create_keyval");
+    return create_keyval(&(struct keyval){.kind = KV_TYPE, .copy = (void (*)(void))type_copy_attr_fn,
+                                          .del = (void (*)(void))type_delete_attr_fn, .extra = extra_state},
+                         type_keyval, "MPI_Type_create_keyval");
 }
 
 BMPI_API(MPI_Type_free_keyval)
@@ -588,33 +682,49 @@ int PMPI_Type_free_keyval(int *type_keyval)
     return free_keyval(KV_TYPE, type_keyval, "MPI_Type_free_keyval");
 }
 
-BMPI_API(MPI_Type_set_attr)
-int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+static int type_set(MPI_Datatype datatype, int type_keyval, struct attr_val val, const char *fn)
 {
     struct keyval *kv;
-    int err = type_kv(datatype, type_keyval, "MPI_Type_set_attr", &kv);
+    int err = type_kv(datatype, type_keyval, fn, &kv);
     if (err)
         return err;
     struct attr **l = type_list(datatype, 1);
-    int rc = l ? set_attr(l, kv, attribute_val, datatype)
-               : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an attribute");
-    return rc ? bmpi_err_noobj(rc, "MPI_Type_set_attr", NULL) : MPI_SUCCESS;
+    int rc = l ? set_attr(l, kv, val, datatype) : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an attribute");
+    return rc ? bmpi_err_noobj(rc, fn, NULL) : MPI_SUCCESS;
+}
+
+/* The attribute of type_keyval on datatype for a get, NULL when none. */
+static int type_lookup(MPI_Datatype datatype, int type_keyval, const void *val, const int *flag, const char *fn,
+                       struct attr **a)
+{
+    struct keyval *kv;
+    int err = type_kv(datatype, type_keyval, fn, &kv);
+    if (err)
+        return err;
+    if (!val || !flag)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "attribute_val or flag is NULL");
+    struct attr **l = type_list(datatype, 0);
+    struct attr **at = l ? find(l, kv) : NULL;
+    *a = at ? *at : NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Type_set_attr)
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    return type_set(datatype, type_keyval, (struct attr_val){.ptr = attribute_val}, "MPI_Type_set_attr");
 }
 
 BMPI_API(MPI_Type_get_attr)
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
-    struct keyval *kv;
-    int err = type_kv(datatype, type_keyval, "MPI_Type_get_attr", &kv);
+    struct attr *a = NULL;
+    int err = type_lookup(datatype, type_keyval, attribute_val, flag, "MPI_Type_get_attr", &a);
     if (err)
         return err;
-    if (!attribute_val || !flag)
-        return bmpi_err_noobj(MPI_ERR_ARG, "MPI_Type_get_attr", "attribute_val or flag is NULL");
-    struct attr **l = type_list(datatype, 0);
-    struct attr **at = l ? find(l, kv) : NULL;
-    *flag = at != NULL;
-    if (at)
-        *(void **)attribute_val = (*at)->val;
+    *flag = a != NULL;
+    if (a)
+        *(void **)attribute_val = a->val;
     return MPI_SUCCESS;
 }
 
@@ -628,4 +738,36 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
     struct attr **l = type_list(datatype, 0);
     int rc = l ? delete_attr(l, kv, datatype) : MPI_SUCCESS;
     return rc ? bmpi_err_noobj(rc, "MPI_Type_delete_attr", NULL) : MPI_SUCCESS;
+}
+
+/* --- the language hooks (runtime/lang.h) ---------------------------------- */
+
+int bmpi_lang_keyval_create(enum bmpi_attr_obj obj, void (*copy)(void), void (*del)(void), MPI_Aint extra_state,
+                            enum bmpi_lang lang, enum bmpi_attr_width width, int *keyval, const char *fn)
+{
+    return create_keyval(&(struct keyval){.kind = obj == BMPI_ATTR_COMM ? KV_COMM : KV_TYPE, .lang = lang,
+                                          .width = width, .copy = copy, .del = del,
+                                          .extra = (void *)(intptr_t)extra_state},
+                         keyval, fn);
+}
+
+int bmpi_lang_attr_set_int(enum bmpi_attr_obj obj, int handle, int keyval, MPI_Aint val, const char *fn)
+{
+    struct attr_val v = {.num = val, .is_int = 1};
+    return obj == BMPI_ATTR_COMM ? comm_set(handle, keyval, v, fn) : type_set(handle, keyval, v, fn);
+}
+
+int bmpi_lang_attr_get_int(enum bmpi_attr_obj obj, int handle, int keyval, MPI_Aint *val, int *flag,
+                           const char *fn)
+{
+    int *pre = NULL;
+    struct attr *a = NULL;
+    int err = obj == BMPI_ATTR_COMM ? comm_lookup(handle, keyval, val, flag, fn, &pre, &a)
+                                    : type_lookup(handle, keyval, val, flag, fn, &a);
+    if (err)
+        return err;
+    *flag = pre || a;
+    if (*flag)
+        *val = pre ? *pre : fortran_word(value_of(a));
+    return MPI_SUCCESS;
 }

@@ -48,7 +48,20 @@ void bmpi_errhandler_finalize(void)
     bmpi_handle_table_free(&errhandlers);
 }
 
-static int create(enum bmpi_errh_kind kind, void (*fn)(void), MPI_Errhandler *out, const char *name)
+void bmpi_errhandler_call(const struct bmpi_errhandler *eh, void *obj, int code)
+{
+    if (eh->lang == BMPI_LANG_FORTRAN) {
+        /* handles are MPICH-ABI ints: *obj is the Fortran handle too */
+        MPI_Fint fcode = code;
+        ((bmpi_f_errhandler_function *)eh->fn)(obj, &fcode);
+        return;
+    }
+    /* every *_errhandler_function takes (handle *, int *, ...) */
+    ((void (*)(void *, int *, ...))eh->fn)(obj, &code);
+}
+
+static int create(enum bmpi_errh_kind kind, void (*fn)(void), enum bmpi_lang lang, MPI_Errhandler *out,
+                  const char *name)
 {
     if (!fn || !out)
         return bmpi_err_noobj(MPI_ERR_ARG, name, "%s is NULL", fn ? "errhandler" : "function");
@@ -57,6 +70,7 @@ static int create(enum bmpi_errh_kind kind, void (*fn)(void), MPI_Errhandler *ou
         return bmpi_err_noobj(MPI_ERR_NO_MEM, name, "out of memory");
     eh->refcount = 1;
     eh->kind = kind;
+    eh->lang = lang;
     eh->fn = fn;
     eh->handle = bmpi_handle_new(&errhandlers, eh);
     if (!eh->handle) {
@@ -70,7 +84,12 @@ static int create(enum bmpi_errh_kind kind, void (*fn)(void), MPI_Errhandler *ou
 BMPI_API(MPI_Comm_create_errhandler)
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
-    return create(BMPI_ERRH_COMM, (void (*)(void))fn, errhandler, "MPI_Comm_create_errhandler");
+    return create(BMPI_ERRH_COMM, (void (*)(void))fn, BMPI_LANG_C, errhandler, "MPI_Comm_create_errhandler");
+}
+
+int bmpi_lang_comm_errhandler_create(void (*fn)(void), enum bmpi_lang lang, MPI_Errhandler *errhandler)
+{
+    return create(BMPI_ERRH_COMM, fn, lang, errhandler, "MPI_Comm_create_errhandler");
 }
 
 BMPI_API(MPI_Errhandler_free)

@@ -9,13 +9,16 @@
 #include <stdbool.h>
 #include <mpi.h>
 
+#include "runtime/lang.h"
+
 enum bmpi_errh_kind { BMPI_ERRH_COMM, BMPI_ERRH_WIN, BMPI_ERRH_FILE, BMPI_ERRH_SESSION };
 
 struct bmpi_errhandler {
     MPI_Errhandler handle;
     int refcount;
     enum bmpi_errh_kind kind;
-    void (*fn)(void); /* the user's function, called with the kind's signature */
+    enum bmpi_lang lang; /* fn's ABI */
+    void (*fn)(void);    /* the user's function, called with the kind's signature */
 };
 
 /* True for a predefined handle or a live user handle. */
@@ -24,5 +27,7 @@ struct bmpi_errhandler *bmpi_errhandler_get(MPI_Errhandler h);
 void bmpi_errhandler_retain(MPI_Errhandler h);
 void bmpi_errhandler_release(MPI_Errhandler h);
 void bmpi_errhandler_finalize(void);
+/* Run user handler eh for error code on the object whose handle is at obj. */
+void bmpi_errhandler_call(const struct bmpi_errhandler *eh, void *obj, int code);
 
 #endif

@@ -141,9 +141,7 @@ static int dispatch(MPI_Errhandler h, enum bmpi_errh_kind kind, void *obj, int e
     struct bmpi_errhandler *eh = bmpi_errhandler_get(h);
     if (!eh || eh->kind != kind)
         die(errclass);
-    int code = errclass;
-    /* every *_errhandler_function takes (handle *, int *, ...) */
-    ((void (*)(void *, int *, ...))eh->fn)(obj, &code);
+    bmpi_errhandler_call(eh, obj, errclass);
     return errclass;
 }
 

@@ -1,6 +1,7 @@
 # runtime: init/finalize, bootstrap, errors, communicators, requests,
-# matching and the point-to-point protocol. May call transport/ only
-# through transport/transport.h.
+# matching and the point-to-point protocol, and the hooks the language
+# bindings use (lang.h). May call transport/ only through
+# transport/transport.h.
 libbmpi_core_la_SOURCES += \
 	runtime/api.h \
 	runtime/api_unimplemented.c \
@@ -14,6 +15,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/handle.c runtime/handle.h \
 	runtime/init.c \
 	runtime/intercomm.c \
+	runtime/lang.c runtime/lang.h \
 	runtime/match.c runtime/match.h \
 	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h runtime/counts.h \
 	runtime/p2p_api.c \

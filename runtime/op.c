@@ -449,7 +449,12 @@ static void apply_user(const struct bmpi_op *op, const void *in, void *inout, si
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
         MPI_Datatype t = handle;
-        op->user_fn((void *)(uintptr_t)in, inout, &len, &t);
+        if (op->lang == BMPI_LANG_FORTRAN) {
+            MPI_Fint flen = len, ftype = MPI_Type_c2f(t);
+            ((bmpi_f_user_function *)op->user_fn)((void *)(uintptr_t)in, inout, &flen, &ftype);
+        } else {
+            ((MPI_User_function *)op->user_fn)((void *)(uintptr_t)in, inout, &len, &t);
+        }
         count -= (size_t)len;
         in = (const char *)in + (MPI_Aint)len * ext;
         inout = (char *)inout + (MPI_Aint)len * ext;
@@ -551,9 +556,10 @@ void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *sr
 
 /* --- entry points ------------------------------------------------------------- */
 
-/* A user op calling user_fn, or user_fn_c (MPI_Op_create_c), the other NULL. */
-static int op_create(const char *fn, MPI_User_function *user_fn, MPI_User_function_c *user_fn_c,
-                     int commute, MPI_Op *op)
+/* A user op calling user_fn (with lang's ABI), or user_fn_c (MPI_Op_create_c),
+ * the other NULL. */
+static int op_create(const char *fn, void (*user_fn)(void), MPI_User_function_c *user_fn_c,
+                     int commute, enum bmpi_lang lang, MPI_Op *op)
 {
     if (!op)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "op is NULL");
@@ -564,6 +570,7 @@ static int op_create(const char *fn, MPI_User_function *user_fn, MPI_User_functi
         return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
     o->refs = 1;
     o->commute = commute != 0;
+    o->lang = lang;
     o->user_fn = user_fn;
     o->user_fn_c = user_fn_c;
     o->handle = bmpi_handle_new(&ops.table, o);
@@ -575,16 +582,21 @@ static int op_create(const char *fn, MPI_User_function *user_fn, MPI_User_functi
     return MPI_SUCCESS;
 }
 
+int bmpi_lang_op_create(void (*fn)(void), int commute, enum bmpi_lang lang, MPI_Op *op)
+{
+    return op_create("MPI_Op_create", fn, NULL, commute, lang, op);
+}
+
 BMPI_API(MPI_Op_create)
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-    return op_create("MPI_Op_create", user_fn, NULL, commute, op);
+    return op_create("MPI_Op_create", (void (*)(void))user_fn, NULL, commute, BMPI_LANG_C, op);
 }
 
 BMPI_API(MPI_Op_create_c)
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
-    return op_create("MPI_Op_create_c", NULL, user_fn, commute, op);
+    return op_create("MPI_Op_create_c", NULL, user_fn, commute, BMPI_LANG_C, op);
 }
 
 BMPI_API(MPI_Op_free)

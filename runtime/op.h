@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include "runtime/datatype.h"
+#include "runtime/lang.h"
 
 struct bmpi_op {
     MPI_Op handle;
@@ -22,7 +23,8 @@ struct bmpi_op {
     bool commute;
     bool predefined;
     int index;         /* predefined: low bits of the handle (MPI_MAX = 1 ...) */
-    MPI_User_function *user_fn;
+    enum bmpi_lang lang; /* user_fn's ABI: MPI_User_function or bmpi_f_user_function */
+    void (*user_fn)(void);
     MPI_User_function_c *user_fn_c; /* MPI_Op_create_c: instead of user_fn */
 };
 

@@ -4,3 +4,4 @@ include test/unit/heap.mk
 include test/unit/datatype.mk
 include test/unit/ofi_order.mk
 include test/unit/shmenv.mk
+include test/unit/cdesc.mk
