@@ -1,0 +1,19 @@
+# test/fortran/fgen.mk: the generated bindings (fortran/fgen.mk).
+# check-gen-fortran.sh: generated files fresh, every mpi.h function described.
+# fgen_mpif.sh: mpif.h in fixed form and `use mpi` at 1-4 ranks.
+TESTS += test/fortran/check-gen-fortran.sh
+EXTRA_DIST += test/fortran/check-gen-fortran.sh test/fortran/fgen_mpif.sh
+if BMPI_FORTRAN
+# Compiled as the contract's build-tree wrapper would: mpif.h from the
+# source tree's include/, the .mod files from the build tree's fortran/.
+fgen_test_fcflags = -I$(top_srcdir)/include -I$(top_builddir)/fortran
+check_PROGRAMS += test/fortran/fgen_mpif test/fortran/fgen_mpi
+test_fortran_fgen_mpif_SOURCES = test/fortran/fgen_mpif.f90
+test_fortran_fgen_mpif_FCFLAGS = -ffixed-form $(fgen_test_fcflags)
+test_fortran_fgen_mpif_LDADD = libbmpifort.la libbmpi.la
+test_fortran_fgen_mpi_SOURCES = test/fortran/fgen_mpi.f90
+test_fortran_fgen_mpi_FCFLAGS = $(fgen_test_fcflags)
+test_fortran_fgen_mpi_LDADD = libbmpifort.la libbmpi.la
+test/fortran/test_fortran_fgen_mpi-fgen_mpi.$(OBJEXT): fortran/mpi.mod
+TESTS += test/fortran/fgen_mpif.sh
+endif

@@ -1,0 +1,75 @@
+! `use mpi`: the same basics as fgen_mpif.f90 through the module's explicit
+! interfaces (any type and rank of choice buffer, scalars included).
+program fgen_mpi
+    use mpi
+    implicit none
+    integer :: ierr, rank, nranks, next, prev, cnt, cls, rlen, nerr
+    integer :: status(MPI_STATUS_SIZE), reqs(2)
+    integer :: val, got
+    double precision :: sum(2)
+    logical :: flag
+    character(len=MPI_MAX_PROCESSOR_NAME) :: pname
+    character(len=MPI_MAX_OBJECT_NAME) :: cname
+    character(len=MPI_MAX_PORT_NAME) :: port
+
+    nerr = 0
+    call MPI_Init(ierr)
+    call MPI_Initialized(flag, ierr)
+    if (.not. flag) call fail('not initialized')
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+    next = mod(rank + 1, nranks)
+    prev = mod(rank + nranks - 1, nranks)
+
+    val = 1000 + rank
+    call MPI_Sendrecv(val, 1, MPI_INTEGER, next, 7, got, 1, MPI_INTEGER, prev, 7, &
+                      MPI_COMM_WORLD, status, ierr)
+    if (got /= 1000 + prev) call fail('sendrecv value')
+    if (status(MPI_SOURCE) /= prev .or. status(MPI_TAG) /= 7) call fail('status')
+    call MPI_Get_count(status, MPI_INTEGER, cnt, ierr)
+    if (cnt /= 1) call fail('get_count')
+
+    call MPI_Irecv(got, 1, MPI_INTEGER, prev, 8, MPI_COMM_WORLD, reqs(1), ierr)
+    call MPI_Isend(val, 1, MPI_INTEGER, next, 8, MPI_COMM_WORLD, reqs(2), ierr)
+    call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    if (ierr /= MPI_SUCCESS .or. got /= 1000 + prev) call fail('waitall')
+
+    call MPI_Iprobe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, flag, MPI_STATUS_IGNORE, ierr)
+    if (flag) call fail('iprobe found a message')
+    call MPI_Send(val, 1, MPI_INTEGER, 0, 9, MPI_COMM_SELF, ierr)
+    flag = .false.
+    do while (.not. flag)
+        call MPI_Iprobe(0, 9, MPI_COMM_SELF, flag, status, ierr)
+    end do
+    call MPI_Recv(got, 1, MPI_INTEGER, 0, 9, MPI_COMM_SELF, MPI_STATUS_IGNORE, ierr)
+
+    sum = [dble(rank), 1d0]
+    call MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+    if (sum(1) /= nranks * (nranks - 1) / 2 .or. sum(2) /= nranks) call fail('allreduce')
+
+    call MPI_Get_processor_name(pname, rlen, ierr)
+    if (rlen <= 0 .or. len_trim(pname) /= rlen) call fail('processor name')
+    call MPI_Comm_set_name(MPI_COMM_WORLD, 'fgen mpi', ierr)
+    call MPI_Comm_get_name(MPI_COMM_WORLD, cname, rlen, ierr)
+    if (cname /= 'fgen mpi' .or. rlen /= 8) call fail('comm name')
+    if (MPI_Wtime() <= 0d0 .or. MPI_Wtick() <= 0d0) call fail('wtime')
+
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+    call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN, ierr)
+    call MPI_Open_port(MPI_INFO_NULL, port, ierr)
+    call MPI_Error_class(ierr, cls, ierr)
+    if (cls /= MPI_ERR_UNSUPPORTED_OPERATION) call fail('stub')
+    call MPI_Send(val, 1, MPI_DATATYPE_NULL, 0, 1, MPI_COMM_SELF, ierr)
+    call MPI_Error_class(ierr, cls, ierr)
+    if (cls /= MPI_ERR_TYPE) call fail('bad datatype')
+
+    call MPI_Finalize(ierr)
+    if (nerr /= 0) stop 1
+    if (rank == 0) print '(a)', 'ok'
+contains
+    subroutine fail(what)
+        character(len=*), intent(in) :: what
+        print '(2a)', 'FAIL: ', what
+        nerr = nerr + 1
+    end subroutine fail
+end program fgen_mpi
