@@ -1,8 +1,12 @@
 # test/fortran/fgen.mk: the generated bindings (fortran/fgen.mk).
 # check-gen-fortran.sh: generated files fresh, every mpi.h function described.
 # fgen_mpif.sh: mpif.h in fixed form and `use mpi` at 1-4 ranks.
-TESTS += test/fortran/check-gen-fortran.sh
-EXTRA_DIST += test/fortran/check-gen-fortran.sh test/fortran/fgen_mpif.sh
+# fgen_fstatus.sh (C): the conversions refuse MPI_F_STATUS_IGNORE and friends.
+TESTS += test/fortran/check-gen-fortran.sh test/fortran/fgen_fstatus.sh
+EXTRA_DIST += test/fortran/check-gen-fortran.sh test/fortran/fgen_mpif.sh \
+	test/fortran/fgen_fstatus.sh
+check_PROGRAMS += test/fortran/fgen_fstatus
+test_fortran_fgen_fstatus_LDADD = libbmpi.la
 if BMPI_FORTRAN
 # Compiled as the contract's build-tree wrapper would: mpif.h from the
 # source tree's include/, the .mod files from the build tree's fortran/.
