@@ -8,18 +8,32 @@
 # dependencies below.
 libbmpifort_la_SOURCES += fortran/glue.h fortran/support.c fortran/glue.c fortran/mpi.f90 \
 	fortran/mpi_f08_types.f90 fortran/mpi_f08_link_constants.f90 \
-	fortran/mpi_f08_compile_constants.f90
-libbmpifort_la_CPPFLAGS = $(AM_CPPFLAGS)
-libbmpifort_la_FCFLAGS = -J fortran -I fortran
+	fortran/mpi_f08_compile_constants.f90 fortran/mpi_f08_callbacks.f90 fortran/mpi_f08.f90
+# The routines with choice buffers need fortran/cdesc.h (the "frt" part of
+# issue 30, merged separately): built once it is in the tree (configure.ac).
+if BMPI_F08TS
+libbmpifort_la_SOURCES += fortran/f08ts.h fortran/f08ts.c fortran/glue_f08ts.c \
+	fortran/mpi_f08ts.f90
+else
+EXTRA_DIST += fortran/f08ts.h fortran/f08ts.c fortran/glue_f08ts.c fortran/mpi_f08ts.f90
+endif
+# (No per-target flags: objects keep their plain names, so that the module
+# dependencies below do not replace automake's rules for them.)
+AM_FCFLAGS = -J fortran -I fortran -I$(top_srcdir)/include
 include_HEADERS += include/mpif.h
 
 fortranmoddir = $(includedir)
-bmpi_f_modules = mpi mpi_f08_types mpi_f08_link_constants mpi_f08_compile_constants
+bmpi_f_modules = mpi mpi_f08_types mpi_f08_link_constants mpi_f08_compile_constants \
+	mpi_f08_callbacks mpi_f08
 nodist_fortranmod_DATA = $(bmpi_f_modules:%=fortran/%.mod)
-fortran/libbmpifort_la-mpi_f08_link_constants.lo: fortran/libbmpifort_la-mpi_f08_types.lo
-fortran/libbmpifort_la-mpi_f08_compile_constants.lo: fortran/libbmpifort_la-mpi_f08_types.lo
+fortran/mpi_f08_link_constants.lo: fortran/mpi_f08_types.lo
+fortran/mpi_f08_compile_constants.lo: fortran/mpi_f08_types.lo
+fortran/mpi_f08_callbacks.lo: fortran/mpi_f08_compile_constants.lo
+fortran/mpi_f08.lo: fortran/mpi_f08_callbacks.lo \
+	fortran/mpi_f08_link_constants.lo
+fortran/mpi_f08ts.lo: fortran/mpi_f08_compile_constants.lo
 # A module file is a by-product of its object; remade with it when missing.
-$(bmpi_f_modules:%=fortran/%.mod): fortran/%.mod: fortran/libbmpifort_la-%.lo
+$(bmpi_f_modules:%=fortran/%.mod): fortran/%.mod: fortran/%.lo
 	@test -f $@ || { rm -f $<; $(MAKE) $(AM_MAKEFLAGS) $<; }
 CLEANFILES += fortran/*.mod
 

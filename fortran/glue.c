@@ -13,7 +13,12 @@
 #include "fortran/glue.h"
 
 /* MPI_Bsend */
-static int bsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm)
+int bmpi_f_bsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm);
+int bmpi_f_bsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm)
 {
     int rc = PMPI_Bsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
@@ -21,12 +26,17 @@ static int bsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 void pmpi_bsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_bsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
+    *ierr = bmpi_f_bsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
 BMPI_F77_NAMES(bsend, BSEND)
 
 /* MPI_Bsend_init */
-static int bsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_bsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                           const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_bsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                           const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Bsend_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -34,12 +44,13 @@ static int bsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
 void pmpi_bsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_bsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_bsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(bsend_init, BSEND_INIT)
 
 /* MPI_Buffer_attach */
-static int buffer_attach_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *size)
+int bmpi_f_buffer_attach_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *size);
+int bmpi_f_buffer_attach_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *size)
 {
     int rc = PMPI_Buffer_attach(bmpi_f_buf(s, buffer), *size);
     return rc;
@@ -47,7 +58,7 @@ static int buffer_attach_glue(const struct bmpi_f_sentinels *s, void *buffer, co
 void pmpi_buffer_attach_(void *buffer, const MPI_Fint *size, MPI_Fint *ierr);
 void pmpi_buffer_attach_(void *buffer, const MPI_Fint *size, MPI_Fint *ierr)
 {
-    *ierr = buffer_attach_glue(&bmpi_f77_sentinels, buffer, size);
+    *ierr = bmpi_f_buffer_attach_glue(&bmpi_f77_sentinels, buffer, size);
 }
 BMPI_F77_NAMES(buffer_attach, BUFFER_ATTACH)
 
@@ -137,7 +148,10 @@ void mpi_cancel_f08_(MPI_Fint *request, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_attach_buffer */
-static int comm_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, void *buffer, const MPI_Fint *size)
+int bmpi_f_comm_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                   void *buffer, const MPI_Fint *size);
+int bmpi_f_comm_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                   void *buffer, const MPI_Fint *size)
 {
     int rc = PMPI_Comm_attach_buffer(*comm, bmpi_f_buf(s, buffer), *size);
     return rc;
@@ -145,12 +159,13 @@ static int comm_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_F
 void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size, MPI_Fint *ierr);
 void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size, MPI_Fint *ierr)
 {
-    *ierr = comm_attach_buffer_glue(&bmpi_f77_sentinels, comm, buffer, size);
+    *ierr = bmpi_f_comm_attach_buffer_glue(&bmpi_f77_sentinels, comm, buffer, size);
 }
 BMPI_F77_NAMES(comm_attach_buffer, COMM_ATTACH_BUFFER)
 
 /* MPI_Comm_detach_buffer */
-static int comm_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size)
+static int comm_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                   void *buffer_addr, MPI_Fint *size)
 {
     (void)s;
     void *buffer_addr_c = NULL;
@@ -193,7 +208,8 @@ void mpi_comm_flush_buffer_f08_(const MPI_Fint *comm, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_iflush_buffer */
-static int comm_iflush_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *request)
+static int comm_iflush_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                   MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Comm_iflush_buffer(*comm, request);
@@ -214,7 +230,8 @@ void mpi_comm_iflush_buffer_f08_(const MPI_Fint *comm, MPI_Fint *request, MPI_Fi
 }
 
 /* MPI_Get_count */
-static int get_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count)
+static int get_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
+                          const MPI_Fint *datatype, MPI_Fint *count)
 {
     int rc = PMPI_Get_count(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, *datatype, count);
     return rc;
@@ -234,7 +251,12 @@ void mpi_get_count_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fi
 }
 
 /* MPI_Ibsend */
-static int ibsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ibsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                       const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_ibsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                       const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Ibsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -242,12 +264,14 @@ static int ibsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
 void pmpi_ibsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ibsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ibsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_ibsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(ibsend, IBSEND)
 
 /* MPI_Improbe */
-static int improbe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status)
+static int improbe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source,
+                        const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag,
+                        MPI_Fint *message, MPI_Fint *status)
 {
     int flag_c = 0;
     int rc = PMPI_Improbe(*source, *tag, *comm, &flag_c, message, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
@@ -271,7 +295,10 @@ void mpi_improbe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fin
 }
 
 /* MPI_Imrecv */
-static int imrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request)
+int bmpi_f_imrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request);
+int bmpi_f_imrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request)
 {
     int rc = PMPI_Imrecv(bmpi_f_buf(s, buf), *count, *datatype, message, request);
     return rc;
@@ -279,12 +306,13 @@ static int imrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
 void pmpi_imrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_imrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = imrecv_glue(&bmpi_f77_sentinels, buf, count, datatype, message, request);
+    *ierr = bmpi_f_imrecv_glue(&bmpi_f77_sentinels, buf, count, datatype, message, request);
 }
 BMPI_F77_NAMES(imrecv, IMRECV)
 
 /* MPI_Iprobe */
-static int iprobe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status)
+static int iprobe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source,
+                       const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status)
 {
     int flag_c = 0;
     int rc = PMPI_Iprobe(*source, *tag, *comm, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
@@ -308,7 +336,12 @@ void mpi_iprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint
 }
 
 /* MPI_Irecv */
-static int irecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_irecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
+                      const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_irecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
+                      const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Irecv(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm, request);
     return rc;
@@ -316,12 +349,17 @@ static int irecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = irecv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, request);
+    *ierr = bmpi_f_irecv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, request);
 }
 BMPI_F77_NAMES(irecv, IRECV)
 
 /* MPI_Irsend */
-static int irsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_irsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                       const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_irsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                       const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Irsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -329,12 +367,17 @@ static int irsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
 void pmpi_irsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_irsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = irsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_irsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(irsend, IRSEND)
 
 /* MPI_Isend */
-static int isend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_isend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_isend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Isend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -342,12 +385,21 @@ static int isend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 void pmpi_isend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_isend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = isend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_isend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(isend, ISEND)
 
 /* MPI_Isendrecv */
-static int isendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_isendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest,
+                          const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount,
+                          const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag,
+                          const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_isendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest,
+                          const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount,
+                          const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag,
+                          const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Isendrecv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, *dest, *sendtag, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm, request);
     return rc;
@@ -355,12 +407,21 @@ static int isendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const
 void pmpi_isendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_isendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = isendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+    *ierr = bmpi_f_isendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 }
 BMPI_F77_NAMES(isendrecv, ISENDRECV)
 
 /* MPI_Isendrecv_replace */
-static int isendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_isendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  const MPI_Fint *dest, const MPI_Fint *sendtag,
+                                  const MPI_Fint *source, const MPI_Fint *recvtag,
+                                  const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_isendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  const MPI_Fint *dest, const MPI_Fint *sendtag,
+                                  const MPI_Fint *source, const MPI_Fint *recvtag,
+                                  const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Isendrecv_replace(bmpi_f_buf(s, buf), *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request);
     return rc;
@@ -368,12 +429,17 @@ static int isendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, c
 void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = isendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+    *ierr = bmpi_f_isendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 BMPI_F77_NAMES(isendrecv_replace, ISENDRECV_REPLACE)
 
 /* MPI_Issend */
-static int issend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_issend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                       const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_issend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                       const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Issend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -381,12 +447,14 @@ static int issend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
 void pmpi_issend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_issend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = issend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_issend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(issend, ISSEND)
 
 /* MPI_Mprobe */
-static int mprobe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status)
+static int mprobe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source,
+                       const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message,
+                       MPI_Fint *status)
 {
     int rc = PMPI_Mprobe(*source, *tag, *comm, message, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -406,7 +474,10 @@ void mpi_mprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint
 }
 
 /* MPI_Mrecv */
-static int mrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status)
+int bmpi_f_mrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status);
+int bmpi_f_mrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status)
 {
     int rc = PMPI_Mrecv(bmpi_f_buf(s, buf), *count, *datatype, message, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -414,12 +485,13 @@ static int mrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 void pmpi_mrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_mrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = mrecv_glue(&bmpi_f77_sentinels, buf, count, datatype, message, status);
+    *ierr = bmpi_f_mrecv_glue(&bmpi_f77_sentinels, buf, count, datatype, message, status);
 }
 BMPI_F77_NAMES(mrecv, MRECV)
 
 /* MPI_Probe */
-static int probe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status)
+static int probe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source, const MPI_Fint *tag,
+                      const MPI_Fint *comm, MPI_Fint *status)
 {
     int rc = PMPI_Probe(*source, *tag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -439,7 +511,12 @@ void mpi_probe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint 
 }
 
 /* MPI_Recv */
-static int recv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status)
+int bmpi_f_recv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                     const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
+                     const MPI_Fint *comm, MPI_Fint *status);
+int bmpi_f_recv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                     const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
+                     const MPI_Fint *comm, MPI_Fint *status)
 {
     int rc = PMPI_Recv(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -447,12 +524,17 @@ static int recv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint
 void pmpi_recv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_recv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = recv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, status);
+    *ierr = bmpi_f_recv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, status);
 }
 BMPI_F77_NAMES(recv, RECV)
 
 /* MPI_Recv_init */
-static int recv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_recv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
+                          const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_recv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
+                          const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Recv_init(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm, request);
     return rc;
@@ -460,7 +542,7 @@ static int recv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI
 void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = recv_init_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, request);
+    *ierr = bmpi_f_recv_init_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, request);
 }
 BMPI_F77_NAMES(recv_init, RECV_INIT)
 
@@ -486,7 +568,8 @@ void mpi_request_free_f08_(MPI_Fint *request, MPI_Fint *ierr)
 }
 
 /* MPI_Request_get_status */
-static int request_get_status_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status)
+static int request_get_status_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *request,
+                                   MPI_Fint *flag, MPI_Fint *status)
 {
     int flag_c = 0;
     int rc = PMPI_Request_get_status(*request, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
@@ -510,7 +593,9 @@ void mpi_request_get_status_f08_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fi
 }
 
 /* MPI_Request_get_status_all */
-static int request_get_status_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses)
+static int request_get_status_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                       const MPI_Fint *array_of_requests, MPI_Fint *flag,
+                                       MPI_Fint *array_of_statuses)
 {
     int flag_c = 0;
     int rc = PMPI_Request_get_status_all(*count, array_of_requests, &flag_c, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
@@ -534,7 +619,9 @@ void mpi_request_get_status_all_f08_(const MPI_Fint *count, const MPI_Fint *arra
 }
 
 /* MPI_Request_get_status_any */
-static int request_get_status_any_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status)
+static int request_get_status_any_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                       const MPI_Fint *array_of_requests, MPI_Fint *index,
+                                       MPI_Fint *flag, MPI_Fint *status)
 {
     int flag_c = 0;
     int rc = PMPI_Request_get_status_any(*count, array_of_requests, index, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
@@ -558,7 +645,9 @@ void mpi_request_get_status_any_f08_(const MPI_Fint *count, const MPI_Fint *arra
 }
 
 /* MPI_Request_get_status_some */
-static int request_get_status_some_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount, const MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
+static int request_get_status_some_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount,
+                                        const MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                                        MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
     int rc = PMPI_Request_get_status_some(*incount, array_of_requests, outcount, array_of_indices, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
     return rc;
@@ -578,7 +667,12 @@ void mpi_request_get_status_some_f08_(const MPI_Fint *incount, const MPI_Fint *a
 }
 
 /* MPI_Rsend */
-static int rsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm)
+int bmpi_f_rsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm);
+int bmpi_f_rsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm)
 {
     int rc = PMPI_Rsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
@@ -586,12 +680,17 @@ static int rsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 void pmpi_rsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_rsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = rsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
+    *ierr = bmpi_f_rsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
 BMPI_F77_NAMES(rsend, RSEND)
 
 /* MPI_Rsend_init */
-static int rsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_rsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                           const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_rsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                           const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Rsend_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -599,12 +698,17 @@ static int rsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
 void pmpi_rsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_rsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = rsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_rsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(rsend_init, RSEND_INIT)
 
 /* MPI_Send */
-static int send_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm)
+int bmpi_f_send_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                     const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                     const MPI_Fint *comm);
+int bmpi_f_send_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                     const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                     const MPI_Fint *comm)
 {
     int rc = PMPI_Send(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
@@ -612,12 +716,17 @@ static int send_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint
 void pmpi_send_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_send_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = send_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
+    *ierr = bmpi_f_send_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
 BMPI_F77_NAMES(send, SEND)
 
 /* MPI_Send_init */
-static int send_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_send_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                          const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_send_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                          const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Send_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -625,12 +734,21 @@ static int send_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI
 void pmpi_send_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_send_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = send_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_send_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(send_init, SEND_INIT)
 
 /* MPI_Sendrecv */
-static int sendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status)
+int bmpi_f_sendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag,
+                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                         const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm,
+                         MPI_Fint *status);
+int bmpi_f_sendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag,
+                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                         const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm,
+                         MPI_Fint *status)
 {
     int rc = PMPI_Sendrecv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, *dest, *sendtag, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -638,12 +756,19 @@ static int sendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
 void pmpi_sendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_sendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = sendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    *ierr = bmpi_f_sendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 }
 BMPI_F77_NAMES(sendrecv, SENDRECV)
 
 /* MPI_Sendrecv_replace */
-static int sendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status)
+int bmpi_f_sendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                                 const MPI_Fint *datatype, const MPI_Fint *dest,
+                                 const MPI_Fint *sendtag, const MPI_Fint *source,
+                                 const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status);
+int bmpi_f_sendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                                 const MPI_Fint *datatype, const MPI_Fint *dest,
+                                 const MPI_Fint *sendtag, const MPI_Fint *source,
+                                 const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status)
 {
     int rc = PMPI_Sendrecv_replace(bmpi_f_buf(s, buf), *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -651,12 +776,15 @@ static int sendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, co
 void pmpi_sendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_sendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = sendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    *ierr = bmpi_f_sendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 BMPI_F77_NAMES(sendrecv_replace, SENDRECV_REPLACE)
 
 /* MPI_Session_attach_buffer */
-static int session_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, void *buffer, const MPI_Fint *size)
+int bmpi_f_session_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                      void *buffer, const MPI_Fint *size);
+int bmpi_f_session_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                      void *buffer, const MPI_Fint *size)
 {
     int rc = PMPI_Session_attach_buffer(*session, bmpi_f_buf(s, buffer), *size);
     return rc;
@@ -664,12 +792,13 @@ static int session_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MP
 void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size, MPI_Fint *ierr);
 void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size, MPI_Fint *ierr)
 {
-    *ierr = session_attach_buffer_glue(&bmpi_f77_sentinels, session, buffer, size);
+    *ierr = bmpi_f_session_attach_buffer_glue(&bmpi_f77_sentinels, session, buffer, size);
 }
 BMPI_F77_NAMES(session_attach_buffer, SESSION_ATTACH_BUFFER)
 
 /* MPI_Session_detach_buffer */
-static int session_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, void *buffer_addr, MPI_Fint *size)
+static int session_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                      void *buffer_addr, MPI_Fint *size)
 {
     (void)s;
     void *buffer_addr_c = NULL;
@@ -712,7 +841,8 @@ void mpi_session_flush_buffer_f08_(const MPI_Fint *session, MPI_Fint *ierr)
 }
 
 /* MPI_Session_iflush_buffer */
-static int session_iflush_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, MPI_Fint *request)
+static int session_iflush_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                      MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Session_iflush_buffer(*session, request);
@@ -733,7 +863,12 @@ void mpi_session_iflush_buffer_f08_(const MPI_Fint *session, MPI_Fint *request, 
 }
 
 /* MPI_Ssend */
-static int ssend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm)
+int bmpi_f_ssend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm);
+int bmpi_f_ssend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm)
 {
     int rc = PMPI_Ssend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
@@ -741,12 +876,17 @@ static int ssend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 void pmpi_ssend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_ssend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = ssend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
+    *ierr = bmpi_f_ssend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
 BMPI_F77_NAMES(ssend, SSEND)
 
 /* MPI_Ssend_init */
-static int ssend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ssend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                           const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_ssend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                           const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Ssend_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
@@ -754,7 +894,7 @@ static int ssend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
 void pmpi_ssend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ssend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ssend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_ssend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
 BMPI_F77_NAMES(ssend_init, SSEND_INIT)
 
@@ -780,7 +920,8 @@ void mpi_start_f08_(MPI_Fint *request, MPI_Fint *ierr)
 }
 
 /* MPI_Startall */
-static int startall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, MPI_Fint *array_of_requests)
+static int startall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                         MPI_Fint *array_of_requests)
 {
     (void)s;
     int rc = PMPI_Startall(*count, array_of_requests);
@@ -801,7 +942,8 @@ void mpi_startall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_F
 }
 
 /* MPI_Status_get_error */
-static int status_get_error_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, MPI_Fint *error)
+static int status_get_error_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                 MPI_Fint *error)
 {
     int rc = PMPI_Status_get_error(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, error);
     return rc;
@@ -821,7 +963,8 @@ void mpi_status_get_error_f08_(MPI_Fint *status, MPI_Fint *error, MPI_Fint *ierr
 }
 
 /* MPI_Status_get_source */
-static int status_get_source_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, MPI_Fint *source)
+static int status_get_source_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                  MPI_Fint *source)
 {
     int rc = PMPI_Status_get_source(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, source);
     return rc;
@@ -861,7 +1004,8 @@ void mpi_status_get_tag_f08_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierr)
 }
 
 /* MPI_Test */
-static int test_glue(const struct bmpi_f_sentinels *s, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status)
+static int test_glue(const struct bmpi_f_sentinels *s, MPI_Fint *request, MPI_Fint *flag,
+                     MPI_Fint *status)
 {
     int flag_c = 0;
     int rc = PMPI_Test(request, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
@@ -885,7 +1029,8 @@ void mpi_test_f08_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint
 }
 
 /* MPI_Test_cancelled */
-static int test_cancelled_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status, MPI_Fint *flag)
+static int test_cancelled_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
+                               MPI_Fint *flag)
 {
     int flag_c = 0;
     int rc = PMPI_Test_cancelled(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, &flag_c);
@@ -909,7 +1054,8 @@ void mpi_test_cancelled_f08_(const MPI_Fint *status, MPI_Fint *flag, MPI_Fint *i
 }
 
 /* MPI_Testall */
-static int testall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses)
+static int testall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                        MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses)
 {
     int flag_c = 0;
     int rc = PMPI_Testall(*count, array_of_requests, &flag_c, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
@@ -933,7 +1079,9 @@ void mpi_testall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 }
 
 /* MPI_Testany */
-static int testany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag, MPI_Fint *status)
+static int testany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                        MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag,
+                        MPI_Fint *status)
 {
     int flag_c = 0;
     int rc = PMPI_Testany(*count, array_of_requests, indx, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
@@ -957,7 +1105,9 @@ void mpi_testany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 }
 
 /* MPI_Testsome */
-static int testsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
+static int testsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount,
+                         MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                         MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
     int rc = PMPI_Testsome(*incount, array_of_requests, outcount, array_of_indices, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
     return rc;
@@ -997,7 +1147,8 @@ void mpi_wait_f08_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 }
 
 /* MPI_Waitall */
-static int waitall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses)
+static int waitall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                        MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses)
 {
     int rc = PMPI_Waitall(*count, array_of_requests, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
     return rc;
@@ -1017,7 +1168,8 @@ void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 }
 
 /* MPI_Waitany */
-static int waitany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status)
+static int waitany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                        MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status)
 {
     int rc = PMPI_Waitany(*count, array_of_requests, indx, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -1037,7 +1189,9 @@ void mpi_waitany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 }
 
 /* MPI_Waitsome */
-static int waitsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
+static int waitsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount,
+                         MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                         MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
     int rc = PMPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
     return rc;
@@ -1057,7 +1211,8 @@ void mpi_waitsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 }
 
 /* MPI_Parrived */
-static int parrived_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag)
+static int parrived_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *request,
+                         const MPI_Fint *partition, MPI_Fint *flag)
 {
     (void)s;
     int flag_c = 0;
@@ -1082,7 +1237,8 @@ void mpi_parrived_f08_(const MPI_Fint *request, const MPI_Fint *partition, MPI_F
 }
 
 /* MPI_Pready */
-static int pready_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *partition, const MPI_Fint *request)
+static int pready_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *partition,
+                       const MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Pready(*partition, *request);
@@ -1103,7 +1259,8 @@ void mpi_pready_f08_(const MPI_Fint *partition, const MPI_Fint *request, MPI_Fin
 }
 
 /* MPI_Pready_list */
-static int pready_list_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *length, MPI_Fint *array_of_partitions, const MPI_Fint *request)
+static int pready_list_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *length,
+                            MPI_Fint *array_of_partitions, const MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Pready_list(*length, array_of_partitions, *request);
@@ -1124,7 +1281,8 @@ void mpi_pready_list_f08_(const MPI_Fint *length, MPI_Fint *array_of_partitions,
 }
 
 /* MPI_Pready_range */
-static int pready_range_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *partition_low, const MPI_Fint *partition_high, const MPI_Fint *request)
+static int pready_range_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *partition_low,
+                             const MPI_Fint *partition_high, const MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Pready_range(*partition_low, *partition_high, *request);
@@ -1145,7 +1303,14 @@ void mpi_pready_range_f08_(const MPI_Fint *partition_low, const MPI_Fint *partit
 }
 
 /* MPI_Precv_init */
-static int precv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_precv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *partitions,
+                           const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                           const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info,
+                           MPI_Fint *request);
+int bmpi_f_precv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *partitions,
+                           const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                           const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info,
+                           MPI_Fint *request)
 {
     int rc = PMPI_Precv_init(bmpi_f_buf(s, buf), *partitions, *count, *datatype, *dest, *tag, *comm, *info, request);
     return rc;
@@ -1153,12 +1318,19 @@ static int precv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
 void pmpi_precv_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_precv_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = precv_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag, comm, info, request);
+    *ierr = bmpi_f_precv_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 BMPI_F77_NAMES(precv_init, PRECV_INIT)
 
 /* MPI_Psend_init */
-static int psend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_psend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *partitions,
+                           const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                           const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info,
+                           MPI_Fint *request);
+int bmpi_f_psend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *partitions,
+                           const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                           const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info,
+                           MPI_Fint *request)
 {
     int rc = PMPI_Psend_init(bmpi_f_buf(s, buf), *partitions, *count, *datatype, *dest, *tag, *comm, *info, request);
     return rc;
@@ -1166,12 +1338,13 @@ static int psend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
 void pmpi_psend_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_psend_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = psend_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag, comm, info, request);
+    *ierr = bmpi_f_psend_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 BMPI_F77_NAMES(psend_init, PSEND_INIT)
 
 /* MPI_Aint_add */
-static MPI_Aint aint_add_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *base, const MPI_Aint *disp)
+static MPI_Aint aint_add_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *base,
+                              const MPI_Aint *disp)
 {
     (void)s;
     return PMPI_Aint_add(*base, *disp);
@@ -1189,7 +1362,8 @@ MPI_Aint mpi_aint_add_f08_(const MPI_Aint *base, const MPI_Aint *disp)
 }
 
 /* MPI_Aint_diff */
-static MPI_Aint aint_diff_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *addr1, const MPI_Aint *addr2)
+static MPI_Aint aint_diff_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *addr1,
+                               const MPI_Aint *addr2)
 {
     (void)s;
     return PMPI_Aint_diff(*addr1, *addr2);
@@ -1207,7 +1381,8 @@ MPI_Aint mpi_aint_diff_f08_(const MPI_Aint *addr1, const MPI_Aint *addr2)
 }
 
 /* MPI_Get_address */
-static int get_address_glue(const struct bmpi_f_sentinels *s, void *location, MPI_Aint *address)
+int bmpi_f_get_address_glue(const struct bmpi_f_sentinels *s, void *location, MPI_Aint *address);
+int bmpi_f_get_address_glue(const struct bmpi_f_sentinels *s, void *location, MPI_Aint *address)
 {
     int rc = PMPI_Get_address(bmpi_f_buf(s, location), address);
     return rc;
@@ -1215,12 +1390,13 @@ static int get_address_glue(const struct bmpi_f_sentinels *s, void *location, MP
 void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierr);
 void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierr)
 {
-    *ierr = get_address_glue(&bmpi_f77_sentinels, location, address);
+    *ierr = bmpi_f_get_address_glue(&bmpi_f77_sentinels, location, address);
 }
 BMPI_F77_NAMES(get_address, GET_ADDRESS)
 
 /* MPI_Get_elements */
-static int get_elements_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count)
+static int get_elements_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
+                             const MPI_Fint *datatype, MPI_Fint *count)
 {
     int rc = PMPI_Get_elements(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, *datatype, count);
     return rc;
@@ -1240,7 +1416,8 @@ void mpi_get_elements_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI
 }
 
 /* MPI_Get_elements_x */
-static int get_elements_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count)
+static int get_elements_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
+                               const MPI_Fint *datatype, MPI_Count *count)
 {
     int rc = PMPI_Get_elements_x(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, *datatype, count);
     return rc;
@@ -1260,7 +1437,12 @@ void mpi_get_elements_x_f08_(const MPI_Fint *status, const MPI_Fint *datatype, M
 }
 
 /* MPI_Pack */
-static int pack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm)
+int bmpi_f_pack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fint *incount,
+                     const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize,
+                     MPI_Fint *position, const MPI_Fint *comm);
+int bmpi_f_pack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fint *incount,
+                     const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize,
+                     MPI_Fint *position, const MPI_Fint *comm)
 {
     int rc = PMPI_Pack(bmpi_f_buf(s, inbuf), *incount, *datatype, bmpi_f_buf(s, outbuf), *outsize, position, *comm);
     return rc;
@@ -1268,12 +1450,17 @@ static int pack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fi
 void pmpi_pack_(void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_pack_(void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = pack_glue(&bmpi_f77_sentinels, inbuf, incount, datatype, outbuf, outsize, position, comm);
+    *ierr = bmpi_f_pack_glue(&bmpi_f77_sentinels, inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 BMPI_F77_NAMES(pack, PACK)
 
 /* MPI_Pack_external */
-static int pack_external_glue(const struct bmpi_f_sentinels *s, const char *datarep, void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize, MPI_Aint *position, size_t datarep_len)
+int bmpi_f_pack_external_glue(const struct bmpi_f_sentinels *s, const char *datarep, void *inbuf,
+                              const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf,
+                              const MPI_Aint *outsize, MPI_Aint *position, size_t datarep_len);
+int bmpi_f_pack_external_glue(const struct bmpi_f_sentinels *s, const char *datarep, void *inbuf,
+                              const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf,
+                              const MPI_Aint *outsize, MPI_Aint *position, size_t datarep_len)
 {
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
     int rc = datarep_c ? PMPI_Pack_external(datarep_c, bmpi_f_buf(s, inbuf), *incount, *datatype, bmpi_f_buf(s, outbuf), *outsize, position)
@@ -1284,12 +1471,14 @@ static int pack_external_glue(const struct bmpi_f_sentinels *s, const char *data
 void pmpi_pack_external_(const char *datarep, void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierr, size_t datarep_len);
 void pmpi_pack_external_(const char *datarep, void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierr, size_t datarep_len)
 {
-    *ierr = pack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, incount, datatype, outbuf, outsize, position, datarep_len);
+    *ierr = bmpi_f_pack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, incount, datatype, outbuf, outsize, position, datarep_len);
 }
 BMPI_F77_NAMES(pack_external, PACK_EXTERNAL)
 
 /* MPI_Pack_external_size */
-static int pack_external_size_glue(const struct bmpi_f_sentinels *s, const char *datarep, const MPI_Fint *incount, const MPI_Fint *datatype, MPI_Aint *size, size_t datarep_len)
+static int pack_external_size_glue(const struct bmpi_f_sentinels *s, const char *datarep,
+                                   const MPI_Fint *incount, const MPI_Fint *datatype,
+                                   MPI_Aint *size, size_t datarep_len)
 {
     (void)s;
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
@@ -1313,7 +1502,8 @@ void mpi_pack_external_size_f08_(const char *datarep, const MPI_Fint *incount, c
 }
 
 /* MPI_Pack_size */
-static int pack_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *size)
+static int pack_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incount,
+                          const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *size)
 {
     (void)s;
     int rc = PMPI_Pack_size(*incount, *datatype, *comm, size);
@@ -1355,7 +1545,8 @@ void mpi_type_commit_f08_(MPI_Fint *datatype, MPI_Fint *ierr)
 }
 
 /* MPI_Type_contiguous */
-static int type_contiguous_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_contiguous_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_contiguous(*count, *oldtype, newtype);
@@ -1376,7 +1567,13 @@ void mpi_type_contiguous_f08_(const MPI_Fint *count, const MPI_Fint *oldtype, MP
 }
 
 /* MPI_Type_create_darray */
-static int type_create_darray_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims, const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs, const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_create_darray_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *size,
+                                   const MPI_Fint *rank, const MPI_Fint *ndims,
+                                   const MPI_Fint *array_of_gsizes,
+                                   const MPI_Fint *array_of_distribs,
+                                   const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes,
+                                   const MPI_Fint *order, const MPI_Fint *oldtype,
+                                   MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, *oldtype, newtype);
@@ -1397,7 +1594,10 @@ void mpi_type_create_darray_f08_(const MPI_Fint *size, const MPI_Fint *rank, con
 }
 
 /* MPI_Type_create_hindexed */
-static int type_create_hindexed_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_create_hindexed_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                     const MPI_Fint *array_of_blocklengths,
+                                     const MPI_Aint *array_of_displacements,
+                                     const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, *oldtype, newtype);
@@ -1418,7 +1618,10 @@ void mpi_type_create_hindexed_f08_(const MPI_Fint *count, const MPI_Fint *array_
 }
 
 /* MPI_Type_create_hindexed_block */
-static int type_create_hindexed_block_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_create_hindexed_block_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                           const MPI_Fint *blocklength,
+                                           const MPI_Aint *array_of_displacements,
+                                           const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, *oldtype, newtype);
@@ -1439,7 +1642,9 @@ void mpi_type_create_hindexed_block_f08_(const MPI_Fint *count, const MPI_Fint *
 }
 
 /* MPI_Type_create_hvector */
-static int type_create_hvector_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_create_hvector_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                    const MPI_Fint *blocklength, const MPI_Aint *stride,
+                                    const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_hvector(*count, *blocklength, *stride, *oldtype, newtype);
@@ -1460,7 +1665,10 @@ void mpi_type_create_hvector_f08_(const MPI_Fint *count, const MPI_Fint *blockle
 }
 
 /* MPI_Type_create_indexed_block */
-static int type_create_indexed_block_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_create_indexed_block_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                          const MPI_Fint *blocklength,
+                                          const MPI_Fint *array_of_displacements,
+                                          const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, *oldtype, newtype);
@@ -1481,7 +1689,8 @@ void mpi_type_create_indexed_block_f08_(const MPI_Fint *count, const MPI_Fint *b
 }
 
 /* MPI_Type_create_resized */
-static int type_create_resized_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent, MPI_Fint *newtype)
+static int type_create_resized_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *oldtype,
+                                    const MPI_Aint *lb, const MPI_Aint *extent, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_resized(*oldtype, *lb, *extent, newtype);
@@ -1502,7 +1711,10 @@ void mpi_type_create_resized_f08_(const MPI_Fint *oldtype, const MPI_Aint *lb, c
 }
 
 /* MPI_Type_create_struct */
-static int type_create_struct_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *array_of_types, MPI_Fint *newtype)
+static int type_create_struct_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                   const MPI_Fint *array_of_blocklengths,
+                                   const MPI_Aint *array_of_displacements,
+                                   const MPI_Fint *array_of_types, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
@@ -1523,7 +1735,11 @@ void mpi_type_create_struct_f08_(const MPI_Fint *count, const MPI_Fint *array_of
 }
 
 /* MPI_Type_create_subarray */
-static int type_create_subarray_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *ndims, const MPI_Fint *array_of_sizes, const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_create_subarray_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *ndims,
+                                     const MPI_Fint *array_of_sizes,
+                                     const MPI_Fint *array_of_subsizes,
+                                     const MPI_Fint *array_of_starts, const MPI_Fint *order,
+                                     const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, *oldtype, newtype);
@@ -1544,7 +1760,8 @@ void mpi_type_create_subarray_f08_(const MPI_Fint *ndims, const MPI_Fint *array_
 }
 
 /* MPI_Type_dup */
-static int type_dup_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_dup_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *oldtype,
+                         MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_dup(*oldtype, newtype);
@@ -1586,7 +1803,10 @@ void mpi_type_free_f08_(MPI_Fint *datatype, MPI_Fint *ierr)
 }
 
 /* MPI_Type_get_contents */
-static int type_get_contents_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, const MPI_Fint *max_integers, const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes)
+static int type_get_contents_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                  const MPI_Fint *max_integers, const MPI_Fint *max_addresses,
+                                  const MPI_Fint *max_datatypes, MPI_Fint *array_of_integers,
+                                  MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes)
 {
     (void)s;
     int rc = PMPI_Type_get_contents(*datatype, *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
@@ -1607,7 +1827,9 @@ void mpi_type_get_contents_f08_(const MPI_Fint *datatype, const MPI_Fint *max_in
 }
 
 /* MPI_Type_get_envelope */
-static int type_get_envelope_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner)
+static int type_get_envelope_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                  MPI_Fint *num_integers, MPI_Fint *num_addresses,
+                                  MPI_Fint *num_datatypes, MPI_Fint *combiner)
 {
     (void)s;
     int rc = PMPI_Type_get_envelope(*datatype, num_integers, num_addresses, num_datatypes, combiner);
@@ -1628,7 +1850,8 @@ void mpi_type_get_envelope_f08_(const MPI_Fint *datatype, MPI_Fint *num_integers
 }
 
 /* MPI_Type_get_extent */
-static int type_get_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent)
+static int type_get_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                MPI_Aint *lb, MPI_Aint *extent)
 {
     (void)s;
     int rc = PMPI_Type_get_extent(*datatype, lb, extent);
@@ -1649,7 +1872,8 @@ void mpi_type_get_extent_f08_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *
 }
 
 /* MPI_Type_get_extent_x */
-static int type_get_extent_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent)
+static int type_get_extent_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                  MPI_Count *lb, MPI_Count *extent)
 {
     (void)s;
     int rc = PMPI_Type_get_extent_x(*datatype, lb, extent);
@@ -1670,7 +1894,8 @@ void mpi_type_get_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Cou
 }
 
 /* MPI_Type_get_true_extent */
-static int type_get_true_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+static int type_get_true_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                     MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     (void)s;
     int rc = PMPI_Type_get_true_extent(*datatype, true_lb, true_extent);
@@ -1691,7 +1916,8 @@ void mpi_type_get_true_extent_f08_(const MPI_Fint *datatype, MPI_Aint *true_lb, 
 }
 
 /* MPI_Type_get_true_extent_x */
-static int type_get_true_extent_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+static int type_get_true_extent_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                       MPI_Count *true_lb, MPI_Count *true_extent)
 {
     (void)s;
     int rc = PMPI_Type_get_true_extent_x(*datatype, true_lb, true_extent);
@@ -1712,7 +1938,10 @@ void mpi_type_get_true_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *true_l
 }
 
 /* MPI_Type_indexed */
-static int type_indexed_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_indexed_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                             const MPI_Fint *array_of_blocklengths,
+                             const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype,
+                             MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, *oldtype, newtype);
@@ -1733,7 +1962,8 @@ void mpi_type_indexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_block
 }
 
 /* MPI_Type_size */
-static int type_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Fint *size)
+static int type_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                          MPI_Fint *size)
 {
     (void)s;
     int rc = PMPI_Type_size(*datatype, size);
@@ -1754,7 +1984,8 @@ void mpi_type_size_f08_(const MPI_Fint *datatype, MPI_Fint *size, MPI_Fint *ierr
 }
 
 /* MPI_Type_size_x */
-static int type_size_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, MPI_Count *size)
+static int type_size_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                            MPI_Count *size)
 {
     (void)s;
     int rc = PMPI_Type_size_x(*datatype, size);
@@ -1775,7 +2006,9 @@ void mpi_type_size_x_f08_(const MPI_Fint *datatype, MPI_Count *size, MPI_Fint *i
 }
 
 /* MPI_Type_vector */
-static int type_vector_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype)
+static int type_vector_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                            const MPI_Fint *blocklength, const MPI_Fint *stride,
+                            const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_vector(*count, *blocklength, *stride, *oldtype, newtype);
@@ -1796,7 +2029,12 @@ void mpi_type_vector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, co
 }
 
 /* MPI_Unpack */
-static int unpack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm)
+int bmpi_f_unpack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fint *insize,
+                       MPI_Fint *position, void *outbuf, const MPI_Fint *outcount,
+                       const MPI_Fint *datatype, const MPI_Fint *comm);
+int bmpi_f_unpack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fint *insize,
+                       MPI_Fint *position, void *outbuf, const MPI_Fint *outcount,
+                       const MPI_Fint *datatype, const MPI_Fint *comm)
 {
     int rc = PMPI_Unpack(bmpi_f_buf(s, inbuf), *insize, position, bmpi_f_buf(s, outbuf), *outcount, *datatype, *comm);
     return rc;
@@ -1804,12 +2042,19 @@ static int unpack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_
 void pmpi_unpack_(void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_unpack_(void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = unpack_glue(&bmpi_f77_sentinels, inbuf, insize, position, outbuf, outcount, datatype, comm);
+    *ierr = bmpi_f_unpack_glue(&bmpi_f77_sentinels, inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 BMPI_F77_NAMES(unpack, UNPACK)
 
 /* MPI_Unpack_external */
-static int unpack_external_glue(const struct bmpi_f_sentinels *s, const char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, size_t datarep_len)
+int bmpi_f_unpack_external_glue(const struct bmpi_f_sentinels *s, const char *datarep, void *inbuf,
+                                const MPI_Aint *insize, MPI_Aint *position, void *outbuf,
+                                const MPI_Fint *outcount, const MPI_Fint *datatype,
+                                size_t datarep_len);
+int bmpi_f_unpack_external_glue(const struct bmpi_f_sentinels *s, const char *datarep, void *inbuf,
+                                const MPI_Aint *insize, MPI_Aint *position, void *outbuf,
+                                const MPI_Fint *outcount, const MPI_Fint *datatype,
+                                size_t datarep_len)
 {
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
     int rc = datarep_c ? PMPI_Unpack_external(datarep_c, bmpi_f_buf(s, inbuf), *insize, position, bmpi_f_buf(s, outbuf), *outcount, *datatype)
@@ -1820,12 +2065,17 @@ static int unpack_external_glue(const struct bmpi_f_sentinels *s, const char *da
 void pmpi_unpack_external_(const char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, MPI_Fint *ierr, size_t datarep_len);
 void pmpi_unpack_external_(const char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, MPI_Fint *ierr, size_t datarep_len)
 {
-    *ierr = unpack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, insize, position, outbuf, outcount, datatype, datarep_len);
+    *ierr = bmpi_f_unpack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, insize, position, outbuf, outcount, datatype, datarep_len);
 }
 BMPI_F77_NAMES(unpack_external, UNPACK_EXTERNAL)
 
 /* MPI_Allgather */
-static int allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                          const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                          const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
     return rc;
@@ -1833,12 +2083,19 @@ static int allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const
 void pmpi_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(allgather, ALLGATHER)
 
 /* MPI_Allgather_init */
-static int allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                               const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                               const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                               const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                               const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Allgather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
     return rc;
@@ -1846,12 +2103,19 @@ static int allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
 void pmpi_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(allgather_init, ALLGATHER_INIT)
 
 /* MPI_Allgatherv */
-static int allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                           const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                           const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                           const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                           const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm);
     return rc;
@@ -1859,12 +2123,21 @@ static int allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, cons
 void pmpi_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    *ierr = bmpi_f_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 BMPI_F77_NAMES(allgatherv, ALLGATHERV)
 
 /* MPI_Allgatherv_init */
-static int allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                                const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                                const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                                const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                                const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Allgatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, *info, request);
     return rc;
@@ -1872,12 +2145,17 @@ static int allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
 void pmpi_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    *ierr = bmpi_f_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(allgatherv_init, ALLGATHERV_INIT)
 
 /* MPI_Allreduce */
-static int allreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm)
+int bmpi_f_allreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                          const MPI_Fint *comm);
+int bmpi_f_allreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                          const MPI_Fint *comm)
 {
     int rc = PMPI_Allreduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm);
     return rc;
@@ -1885,12 +2163,17 @@ static int allreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void 
 void pmpi_allreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_allreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = allreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
+    *ierr = bmpi_f_allreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
 }
 BMPI_F77_NAMES(allreduce, ALLREDUCE)
 
 /* MPI_Allreduce_init */
-static int allreduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_allreduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                               const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_allreduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                               const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Allreduce_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, *info, request);
     return rc;
@@ -1898,12 +2181,17 @@ static int allreduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
 void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = allreduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    *ierr = bmpi_f_allreduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(allreduce_init, ALLREDUCE_INIT)
 
 /* MPI_Alltoall */
-static int alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
     return rc;
@@ -1911,12 +2199,19 @@ static int alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
 void pmpi_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(alltoall, ALLTOALL)
 
 /* MPI_Alltoall_init */
-static int alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                              const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                              const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                              const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                              const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Alltoall_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
     return rc;
@@ -1924,12 +2219,19 @@ static int alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, c
 void pmpi_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(alltoall_init, ALLTOALL_INIT)
 
 /* MPI_Alltoallv */
-static int alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm);
     return rc;
@@ -1937,12 +2239,21 @@ static int alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const
 void pmpi_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    *ierr = bmpi_f_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 BMPI_F77_NAMES(alltoallv, ALLTOALLV)
 
 /* MPI_Alltoallv_init */
-static int alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                               const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                               const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *rdispls, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                               const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                               const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *rdispls, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Alltoallv_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, *info, request);
     return rc;
@@ -1950,12 +2261,19 @@ static int alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
 void pmpi_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    *ierr = bmpi_f_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(alltoallv_init, ALLTOALLV_INIT)
 
 /* MPI_Alltoallw */
-static int alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm)
+int bmpi_f_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm);
+int bmpi_f_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm)
 {
     int rc = PMPI_Alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm);
     return rc;
@@ -1963,12 +2281,21 @@ static int alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const
 void pmpi_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    *ierr = bmpi_f_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 BMPI_F77_NAMES(alltoallw, ALLTOALLW)
 
 /* MPI_Alltoallw_init */
-static int alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                               const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                               const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *rdispls, const MPI_Fint *recvtypes,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                               const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                               const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *rdispls, const MPI_Fint *recvtypes,
+                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Alltoallw_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, *info, request);
     return rc;
@@ -1976,7 +2303,7 @@ static int alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
 void pmpi_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    *ierr = bmpi_f_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 BMPI_F77_NAMES(alltoallw_init, ALLTOALLW_INIT)
 
@@ -2002,7 +2329,8 @@ void mpi_barrier_f08_(const MPI_Fint *comm, MPI_Fint *ierr)
 }
 
 /* MPI_Barrier_init */
-static int barrier_init_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+static int barrier_init_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                             const MPI_Fint *info, MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Barrier_init(*comm, *info, request);
@@ -2023,7 +2351,10 @@ void mpi_barrier_init_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint 
 }
 
 /* MPI_Bcast */
-static int bcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm)
+int bmpi_f_bcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm);
+int bmpi_f_bcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count,
+                      const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm)
 {
     int rc = PMPI_Bcast(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm);
     return rc;
@@ -2031,12 +2362,17 @@ static int bcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_
 void pmpi_bcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_bcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bcast_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm);
+    *ierr = bmpi_f_bcast_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm);
 }
 BMPI_F77_NAMES(bcast, BCAST)
 
 /* MPI_Bcast_init */
-static int bcast_init_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_bcast_init_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm,
+                           const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_bcast_init_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count,
+                           const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm,
+                           const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Bcast_init(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm, *info, request);
     return rc;
@@ -2044,12 +2380,17 @@ static int bcast_init_glue(const struct bmpi_f_sentinels *s, void *buffer, const
 void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bcast_init_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, info, request);
+    *ierr = bmpi_f_bcast_init_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, info, request);
 }
 BMPI_F77_NAMES(bcast_init, BCAST_INIT)
 
 /* MPI_Exscan */
-static int exscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm)
+int bmpi_f_exscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                       const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                       const MPI_Fint *comm);
+int bmpi_f_exscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                       const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                       const MPI_Fint *comm)
 {
     int rc = PMPI_Exscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm);
     return rc;
@@ -2057,12 +2398,17 @@ static int exscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *re
 void pmpi_exscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_exscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = exscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
+    *ierr = bmpi_f_exscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
 }
 BMPI_F77_NAMES(exscan, EXSCAN)
 
 /* MPI_Exscan_init */
-static int exscan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_exscan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                            const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_exscan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                            const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Exscan_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, *info, request);
     return rc;
@@ -2070,12 +2416,17 @@ static int exscan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, voi
 void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = exscan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    *ierr = bmpi_f_exscan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(exscan_init, EXSCAN_INIT)
 
 /* MPI_Gather */
-static int gather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
+int bmpi_f_gather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                       const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                       const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm);
+int bmpi_f_gather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                       const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                       const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
 {
     int rc = PMPI_Gather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
     return rc;
@@ -2083,12 +2434,21 @@ static int gather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MP
 void pmpi_gather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_gather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = gather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    *ierr = bmpi_f_gather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 BMPI_F77_NAMES(gather, GATHER)
 
 /* MPI_Gather_init */
-static int gather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_gather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                            const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                            const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                            const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                            MPI_Fint *request);
+int bmpi_f_gather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                            const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                            const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                            const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                            MPI_Fint *request)
 {
     int rc = PMPI_Gather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info, request);
     return rc;
@@ -2096,12 +2456,19 @@ static int gather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, con
 void pmpi_gather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_gather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = gather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_gather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(gather_init, GATHER_INIT)
 
 /* MPI_Gatherv */
-static int gatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
+int bmpi_f_gatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                        const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root,
+                        const MPI_Fint *comm);
+int bmpi_f_gatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                        const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root,
+                        const MPI_Fint *comm)
 {
     int rc = PMPI_Gatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm);
     return rc;
@@ -2109,12 +2476,21 @@ static int gatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const M
 void pmpi_gatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_gatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = gatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    *ierr = bmpi_f_gatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 BMPI_F77_NAMES(gatherv, GATHERV)
 
 /* MPI_Gatherv_init */
-static int gatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_gatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                             const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                             const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                             const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                             const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_gatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                             const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                             const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                             const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                             const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Gatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm, *info, request);
     return rc;
@@ -2122,12 +2498,19 @@ static int gatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, co
 void pmpi_gatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_gatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = gatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_gatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(gatherv_init, GATHERV_INIT)
 
 /* MPI_Iallgather */
-static int iallgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iallgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                           const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                           const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_iallgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                           const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                           const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Iallgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
     return rc;
@@ -2135,12 +2518,19 @@ static int iallgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, cons
 void pmpi_iallgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iallgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iallgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_iallgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(iallgather, IALLGATHER)
 
 /* MPI_Iallgatherv */
-static int iallgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iallgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                            const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                            const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                            const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_iallgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                            const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                            const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                            const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Iallgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, request);
     return rc;
@@ -2148,12 +2538,17 @@ static int iallgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, con
 void pmpi_iallgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iallgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iallgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    *ierr = bmpi_f_iallgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 BMPI_F77_NAMES(iallgatherv, IALLGATHERV)
 
 /* MPI_Iallreduce */
-static int iallreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iallreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                           const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                           const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_iallreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                           const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                           const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Iallreduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, request);
     return rc;
@@ -2161,12 +2556,19 @@ static int iallreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void
 void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iallreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
+    *ierr = bmpi_f_iallreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 BMPI_F77_NAMES(iallreduce, IALLREDUCE)
 
 /* MPI_Ialltoall */
-static int ialltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ialltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                          const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                          MPI_Fint *request);
+int bmpi_f_ialltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                          const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                          MPI_Fint *request)
 {
     int rc = PMPI_Ialltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
     return rc;
@@ -2174,12 +2576,21 @@ static int ialltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const
 void pmpi_ialltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ialltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ialltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_ialltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ialltoall, IALLTOALL)
 
 /* MPI_Ialltoallv */
-static int ialltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ialltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                           const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                           const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                           MPI_Fint *request);
+int bmpi_f_ialltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                           const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                           const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                           MPI_Fint *request)
 {
     int rc = PMPI_Ialltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, request);
     return rc;
@@ -2187,12 +2598,21 @@ static int ialltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, cons
 void pmpi_ialltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ialltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ialltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    *ierr = bmpi_f_ialltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ialltoallv, IALLTOALLV)
 
 /* MPI_Ialltoallw */
-static int ialltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ialltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                           const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                           const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                           MPI_Fint *request);
+int bmpi_f_ialltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                           const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                           const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                           const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                           MPI_Fint *request)
 {
     int rc = PMPI_Ialltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, request);
     return rc;
@@ -2200,7 +2620,7 @@ static int ialltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf, cons
 void pmpi_ialltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ialltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ialltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    *ierr = bmpi_f_ialltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 BMPI_F77_NAMES(ialltoallw, IALLTOALLW)
 
@@ -2226,7 +2646,12 @@ void mpi_ibarrier_f08_(const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 }
 
 /* MPI_Ibcast */
-static int ibcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ibcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm,
+                       MPI_Fint *request);
+int bmpi_f_ibcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm,
+                       MPI_Fint *request)
 {
     int rc = PMPI_Ibcast(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm, request);
     return rc;
@@ -2234,12 +2659,17 @@ static int ibcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI
 void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ibcast_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, request);
+    *ierr = bmpi_f_ibcast_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, request);
 }
 BMPI_F77_NAMES(ibcast, IBCAST)
 
 /* MPI_Iexscan */
-static int iexscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iexscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                        const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                        const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_iexscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                        const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                        const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Iexscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, request);
     return rc;
@@ -2247,12 +2677,19 @@ static int iexscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *r
 void pmpi_iexscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iexscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iexscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
+    *ierr = bmpi_f_iexscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 BMPI_F77_NAMES(iexscan, IEXSCAN)
 
 /* MPI_Igather */
-static int igather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_igather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                        MPI_Fint *request);
+int bmpi_f_igather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                        MPI_Fint *request)
 {
     int rc = PMPI_Igather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
     return rc;
@@ -2260,12 +2697,19 @@ static int igather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const M
 void pmpi_igather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_igather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = igather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    *ierr = bmpi_f_igather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(igather, IGATHER)
 
 /* MPI_Igatherv */
-static int igatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_igatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                         const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root,
+                         const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_igatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                         const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root,
+                         const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Igatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm, request);
     return rc;
@@ -2273,12 +2717,17 @@ static int igatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
 void pmpi_igatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_igatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = igatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    *ierr = bmpi_f_igatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(igatherv, IGATHERV)
 
 /* MPI_Ireduce */
-static int ireduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ireduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                        const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                        const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_ireduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                        const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                        const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Ireduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *root, *comm, request);
     return rc;
@@ -2286,12 +2735,17 @@ static int ireduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *r
 void pmpi_ireduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ireduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ireduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    *ierr = bmpi_f_ireduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 BMPI_F77_NAMES(ireduce, IREDUCE)
 
 /* MPI_Ireduce_scatter */
-static int ireduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ireduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                                const MPI_Fint *recvcounts, const MPI_Fint *datatype,
+                                const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_ireduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                                const MPI_Fint *recvcounts, const MPI_Fint *datatype,
+                                const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Ireduce_scatter(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts, *datatype, *op, *comm, request);
     return rc;
@@ -2299,12 +2753,19 @@ static int ireduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
 void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ireduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    *ierr = bmpi_f_ireduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 BMPI_F77_NAMES(ireduce_scatter, IREDUCE_SCATTER)
 
 /* MPI_Ireduce_scatter_block */
-static int ireduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ireduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                      void *recvbuf, const MPI_Fint *recvcount,
+                                      const MPI_Fint *datatype, const MPI_Fint *op,
+                                      const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_ireduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                      void *recvbuf, const MPI_Fint *recvcount,
+                                      const MPI_Fint *datatype, const MPI_Fint *op,
+                                      const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Ireduce_scatter_block(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount, *datatype, *op, *comm, request);
     return rc;
@@ -2312,12 +2773,17 @@ static int ireduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *se
 void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ireduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    *ierr = bmpi_f_ireduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 BMPI_F77_NAMES(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK)
 
 /* MPI_Iscan */
-static int iscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                      const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                      const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_iscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                      const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                      const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Iscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, request);
     return rc;
@@ -2325,12 +2791,19 @@ static int iscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *rec
 void pmpi_iscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
+    *ierr = bmpi_f_iscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 BMPI_F77_NAMES(iscan, ISCAN)
 
 /* MPI_Iscatter */
-static int iscatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iscatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                         MPI_Fint *request);
+int bmpi_f_iscatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                         MPI_Fint *request)
 {
     int rc = PMPI_Iscatter(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
     return rc;
@@ -2338,12 +2811,21 @@ static int iscatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
 void pmpi_iscatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iscatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iscatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    *ierr = bmpi_f_iscatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(iscatter, ISCATTER)
 
 /* MPI_Iscatterv */
-static int iscatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_iscatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                          const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                          MPI_Fint *request);
+int bmpi_f_iscatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                          const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                          const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                          MPI_Fint *request)
 {
     int rc = PMPI_Iscatterv(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
     return rc;
@@ -2351,12 +2833,13 @@ static int iscatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const
 void pmpi_iscatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_iscatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = iscatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    *ierr = bmpi_f_iscatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(iscatterv, ISCATTERV)
 
 /* MPI_Op_commutative */
-static int op_commutative_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *op, MPI_Fint *commute)
+static int op_commutative_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *op,
+                               MPI_Fint *commute)
 {
     (void)s;
     int commute_c = 0;
@@ -2402,7 +2885,12 @@ void mpi_op_free_f08_(MPI_Fint *op, MPI_Fint *ierr)
 }
 
 /* MPI_Reduce */
-static int reduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm)
+int bmpi_f_reduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                       const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                       const MPI_Fint *root, const MPI_Fint *comm);
+int bmpi_f_reduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                       const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                       const MPI_Fint *root, const MPI_Fint *comm)
 {
     int rc = PMPI_Reduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *root, *comm);
     return rc;
@@ -2410,12 +2898,19 @@ static int reduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *re
 void pmpi_reduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_reduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = reduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm);
+    *ierr = bmpi_f_reduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 BMPI_F77_NAMES(reduce, REDUCE)
 
 /* MPI_Reduce_init */
-static int reduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_reduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                            const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                            MPI_Fint *request);
+int bmpi_f_reduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                            const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                            MPI_Fint *request)
 {
     int rc = PMPI_Reduce_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *root, *comm, *info, request);
     return rc;
@@ -2423,12 +2918,15 @@ static int reduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, voi
 void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = reduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    *ierr = bmpi_f_reduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 BMPI_F77_NAMES(reduce_init, REDUCE_INIT)
 
 /* MPI_Reduce_local */
-static int reduce_local_glue(const struct bmpi_f_sentinels *s, void *inbuf, void *inoutbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op)
+int bmpi_f_reduce_local_glue(const struct bmpi_f_sentinels *s, void *inbuf, void *inoutbuf,
+                             const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op);
+int bmpi_f_reduce_local_glue(const struct bmpi_f_sentinels *s, void *inbuf, void *inoutbuf,
+                             const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op)
 {
     int rc = PMPI_Reduce_local(bmpi_f_buf(s, inbuf), bmpi_f_buf(s, inoutbuf), *count, *datatype, *op);
     return rc;
@@ -2436,12 +2934,17 @@ static int reduce_local_glue(const struct bmpi_f_sentinels *s, void *inbuf, void
 void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierr);
 void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierr)
 {
-    *ierr = reduce_local_glue(&bmpi_f77_sentinels, inbuf, inoutbuf, count, datatype, op);
+    *ierr = bmpi_f_reduce_local_glue(&bmpi_f77_sentinels, inbuf, inoutbuf, count, datatype, op);
 }
 BMPI_F77_NAMES(reduce_local, REDUCE_LOCAL)
 
 /* MPI_Reduce_scatter */
-static int reduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm)
+int bmpi_f_reduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                               const MPI_Fint *recvcounts, const MPI_Fint *datatype,
+                               const MPI_Fint *op, const MPI_Fint *comm);
+int bmpi_f_reduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                               const MPI_Fint *recvcounts, const MPI_Fint *datatype,
+                               const MPI_Fint *op, const MPI_Fint *comm)
 {
     int rc = PMPI_Reduce_scatter(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts, *datatype, *op, *comm);
     return rc;
@@ -2449,12 +2952,17 @@ static int reduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
 void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = reduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    *ierr = bmpi_f_reduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 BMPI_F77_NAMES(reduce_scatter, REDUCE_SCATTER)
 
 /* MPI_Reduce_scatter_block */
-static int reduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm)
+int bmpi_f_reduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                                     const MPI_Fint *recvcount, const MPI_Fint *datatype,
+                                     const MPI_Fint *op, const MPI_Fint *comm);
+int bmpi_f_reduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                                     const MPI_Fint *recvcount, const MPI_Fint *datatype,
+                                     const MPI_Fint *op, const MPI_Fint *comm)
 {
     int rc = PMPI_Reduce_scatter_block(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount, *datatype, *op, *comm);
     return rc;
@@ -2462,12 +2970,21 @@ static int reduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sen
 void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = reduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    *ierr = bmpi_f_reduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 BMPI_F77_NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
 
 /* MPI_Reduce_scatter_block_init */
-static int reduce_scatter_block_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_reduce_scatter_block_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                          void *recvbuf, const MPI_Fint *recvcount,
+                                          const MPI_Fint *datatype, const MPI_Fint *op,
+                                          const MPI_Fint *comm, const MPI_Fint *info,
+                                          MPI_Fint *request);
+int bmpi_f_reduce_scatter_block_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                          void *recvbuf, const MPI_Fint *recvcount,
+                                          const MPI_Fint *datatype, const MPI_Fint *op,
+                                          const MPI_Fint *comm, const MPI_Fint *info,
+                                          MPI_Fint *request)
 {
     int rc = PMPI_Reduce_scatter_block_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount, *datatype, *op, *comm, *info, request);
     return rc;
@@ -2475,12 +2992,19 @@ static int reduce_scatter_block_init_glue(const struct bmpi_f_sentinels *s, void
 void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = reduce_scatter_block_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    *ierr = bmpi_f_reduce_scatter_block_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(reduce_scatter_block_init, REDUCE_SCATTER_BLOCK_INIT)
 
 /* MPI_Reduce_scatter_init */
-static int reduce_scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_reduce_scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Fint *datatype,
+                                    const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info,
+                                    MPI_Fint *request);
+int bmpi_f_reduce_scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Fint *datatype,
+                                    const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info,
+                                    MPI_Fint *request)
 {
     int rc = PMPI_Reduce_scatter_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts, *datatype, *op, *comm, *info, request);
     return rc;
@@ -2488,12 +3012,17 @@ static int reduce_scatter_init_glue(const struct bmpi_f_sentinels *s, void *send
 void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = reduce_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    *ierr = bmpi_f_reduce_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(reduce_scatter_init, REDUCE_SCATTER_INIT)
 
 /* MPI_Scan */
-static int scan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm)
+int bmpi_f_scan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                     const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                     const MPI_Fint *comm);
+int bmpi_f_scan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                     const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                     const MPI_Fint *comm)
 {
     int rc = PMPI_Scan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm);
     return rc;
@@ -2501,12 +3030,17 @@ static int scan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recv
 void pmpi_scan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_scan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = scan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
+    *ierr = bmpi_f_scan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
 }
 BMPI_F77_NAMES(scan, SCAN)
 
 /* MPI_Scan_init */
-static int scan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_scan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                          const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_scan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recvbuf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
+                          const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Scan_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, *info, request);
     return rc;
@@ -2514,12 +3048,17 @@ static int scan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void 
 void pmpi_scan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_scan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = scan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    *ierr = bmpi_f_scan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(scan_init, SCAN_INIT)
 
 /* MPI_Scatter */
-static int scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
+int bmpi_f_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm);
+int bmpi_f_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
 {
     int rc = PMPI_Scatter(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
     return rc;
@@ -2527,12 +3066,21 @@ static int scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const M
 void pmpi_scatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_scatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = scatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    *ierr = bmpi_f_scatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 BMPI_F77_NAMES(scatter, SCATTER)
 
 /* MPI_Scatter_init */
-static int scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                             const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                             const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                             const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                             MPI_Fint *request);
+int bmpi_f_scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                             const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                             const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                             const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                             MPI_Fint *request)
 {
     int rc = PMPI_Scatter_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info, request);
     return rc;
@@ -2540,12 +3088,19 @@ static int scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, co
 void pmpi_scatter_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_scatter_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = scatter_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(scatter_init, SCATTER_INIT)
 
 /* MPI_Scatterv */
-static int scatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
+int bmpi_f_scatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                         const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm);
+int bmpi_f_scatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                         const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
 {
     int rc = PMPI_Scatterv(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
     return rc;
@@ -2553,12 +3108,21 @@ static int scatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
 void pmpi_scatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_scatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = scatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    *ierr = bmpi_f_scatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 BMPI_F77_NAMES(scatterv, SCATTERV)
 
 /* MPI_Scatterv_init */
-static int scatterv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_scatterv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                              const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                              const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                              const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_scatterv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                              const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                              const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                              const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Scatterv_init(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info, request);
     return rc;
@@ -2566,12 +3130,13 @@ static int scatterv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, c
 void pmpi_scatterv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_scatterv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = scatterv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_scatterv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(scatterv_init, SCATTERV_INIT)
 
 /* MPI_Type_get_value_index */
-static int type_get_value_index_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type)
+static int type_get_value_index_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *value_type,
+                                     const MPI_Fint *index_type, MPI_Fint *pair_type)
 {
     (void)s;
     int rc = PMPI_Type_get_value_index(*value_type, *index_type, pair_type);
@@ -2592,7 +3157,8 @@ void mpi_type_get_value_index_f08_(const MPI_Fint *value_type, const MPI_Fint *i
 }
 
 /* MPI_Comm_compare */
-static int comm_compare_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result)
+static int comm_compare_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm1,
+                             const MPI_Fint *comm2, MPI_Fint *result)
 {
     (void)s;
     int rc = PMPI_Comm_compare(*comm1, *comm2, result);
@@ -2613,7 +3179,8 @@ void mpi_comm_compare_f08_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fin
 }
 
 /* MPI_Comm_create */
-static int comm_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm)
+static int comm_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                            const MPI_Fint *group, MPI_Fint *newcomm)
 {
     (void)s;
     int rc = PMPI_Comm_create(*comm, *group, newcomm);
@@ -2634,7 +3201,10 @@ void mpi_comm_create_f08_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint 
 }
 
 /* MPI_Comm_create_from_group */
-static int comm_create_from_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newcomm, size_t stringtag_len)
+static int comm_create_from_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                                       const char *stringtag, const MPI_Fint *info,
+                                       const MPI_Fint *errhandler, MPI_Fint *newcomm,
+                                       size_t stringtag_len)
 {
     (void)s;
     char *stringtag_c = bmpi_f_str_in(stringtag, stringtag_len);
@@ -2658,7 +3228,8 @@ void mpi_comm_create_from_group_f08_(const MPI_Fint *group, const char *stringta
 }
 
 /* MPI_Comm_create_group */
-static int comm_create_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag, MPI_Fint *newcomm)
+static int comm_create_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                  const MPI_Fint *group, const MPI_Fint *tag, MPI_Fint *newcomm)
 {
     (void)s;
     int rc = PMPI_Comm_create_group(*comm, *group, *tag, newcomm);
@@ -2679,7 +3250,8 @@ void mpi_comm_create_group_f08_(const MPI_Fint *comm, const MPI_Fint *group, con
 }
 
 /* MPI_Comm_delete_attr */
-static int comm_delete_attr_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *comm_keyval)
+static int comm_delete_attr_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                 const MPI_Fint *comm_keyval)
 {
     (void)s;
     int rc = PMPI_Comm_delete_attr(*comm, *comm_keyval);
@@ -2721,7 +3293,8 @@ void mpi_comm_dup_f08_(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_dup_with_info */
-static int comm_dup_with_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm)
+static int comm_dup_with_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                   const MPI_Fint *info, MPI_Fint *newcomm)
 {
     (void)s;
     int rc = PMPI_Comm_dup_with_info(*comm, *info, newcomm);
@@ -2784,7 +3357,8 @@ void mpi_comm_free_keyval_f08_(MPI_Fint *comm_keyval, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_get_info */
-static int comm_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *info_used)
+static int comm_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                              MPI_Fint *info_used)
 {
     (void)s;
     int rc = PMPI_Comm_get_info(*comm, info_used);
@@ -2805,7 +3379,8 @@ void mpi_comm_get_info_f08_(const MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint 
 }
 
 /* MPI_Comm_get_name */
-static int comm_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, size_t comm_name_len)
+static int comm_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                              char *comm_name, MPI_Fint *resultlen, size_t comm_name_len)
 {
     (void)s;
     char *comm_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME, comm_name_len);
@@ -2853,7 +3428,8 @@ void mpi_comm_group_f08_(const MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_idup */
-static int comm_idup_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request)
+static int comm_idup_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *newcomm,
+                          MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Comm_idup(*comm, newcomm, request);
@@ -2874,7 +3450,8 @@ void mpi_comm_idup_f08_(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *reque
 }
 
 /* MPI_Comm_idup_with_info */
-static int comm_idup_with_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request)
+static int comm_idup_with_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                    const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request)
 {
     (void)s;
     int rc = PMPI_Comm_idup_with_info(*comm, *info, newcomm, request);
@@ -2916,7 +3493,8 @@ void mpi_comm_rank_f08_(const MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_remote_group */
-static int comm_remote_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *group)
+static int comm_remote_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                  MPI_Fint *group)
 {
     (void)s;
     int rc = PMPI_Comm_remote_group(*comm, group);
@@ -2937,7 +3515,8 @@ void mpi_comm_remote_group_f08_(const MPI_Fint *comm, MPI_Fint *group, MPI_Fint 
 }
 
 /* MPI_Comm_remote_size */
-static int comm_remote_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *size)
+static int comm_remote_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                 MPI_Fint *size)
 {
     (void)s;
     int rc = PMPI_Comm_remote_size(*comm, size);
@@ -2958,7 +3537,8 @@ void mpi_comm_remote_size_f08_(const MPI_Fint *comm, MPI_Fint *size, MPI_Fint *i
 }
 
 /* MPI_Comm_set_info */
-static int comm_set_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *info)
+static int comm_set_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                              const MPI_Fint *info)
 {
     (void)s;
     int rc = PMPI_Comm_set_info(*comm, *info);
@@ -2979,7 +3559,8 @@ void mpi_comm_set_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint
 }
 
 /* MPI_Comm_set_name */
-static int comm_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const char *comm_name, size_t comm_name_len)
+static int comm_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                              const char *comm_name, size_t comm_name_len)
 {
     (void)s;
     char *comm_name_c = bmpi_f_str_in(comm_name, comm_name_len);
@@ -3024,7 +3605,8 @@ void mpi_comm_size_f08_(const MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_split */
-static int comm_split_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key, MPI_Fint *newcomm)
+static int comm_split_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                           const MPI_Fint *color, const MPI_Fint *key, MPI_Fint *newcomm)
 {
     (void)s;
     int rc = PMPI_Comm_split(*comm, *color, *key, newcomm);
@@ -3045,7 +3627,9 @@ void mpi_comm_split_f08_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_
 }
 
 /* MPI_Comm_split_type */
-static int comm_split_type_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key, const MPI_Fint *info, MPI_Fint *newcomm)
+static int comm_split_type_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                const MPI_Fint *split_type, const MPI_Fint *key,
+                                const MPI_Fint *info, MPI_Fint *newcomm)
 {
     (void)s;
     int rc = PMPI_Comm_split_type(*comm, *split_type, *key, *info, newcomm);
@@ -3066,7 +3650,8 @@ void mpi_comm_split_type_f08_(const MPI_Fint *comm, const MPI_Fint *split_type, 
 }
 
 /* MPI_Comm_test_inter */
-static int comm_test_inter_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *flag)
+static int comm_test_inter_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                MPI_Fint *flag)
 {
     (void)s;
     int flag_c = 0;
@@ -3091,7 +3676,8 @@ void mpi_comm_test_inter_f08_(const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *ie
 }
 
 /* MPI_Group_compare */
-static int group_compare_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result)
+static int group_compare_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1,
+                              const MPI_Fint *group2, MPI_Fint *result)
 {
     (void)s;
     int rc = PMPI_Group_compare(*group1, *group2, result);
@@ -3112,7 +3698,8 @@ void mpi_group_compare_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_
 }
 
 /* MPI_Group_difference */
-static int group_difference_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup)
+static int group_difference_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1,
+                                 const MPI_Fint *group2, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_difference(*group1, *group2, newgroup);
@@ -3133,7 +3720,8 @@ void mpi_group_difference_f08_(const MPI_Fint *group1, const MPI_Fint *group2, M
 }
 
 /* MPI_Group_excl */
-static int group_excl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup)
+static int group_excl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                           const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_excl(*group, *n, ranks, newgroup);
@@ -3175,7 +3763,9 @@ void mpi_group_free_f08_(MPI_Fint *group, MPI_Fint *ierr)
 }
 
 /* MPI_Group_from_session_pset */
-static int group_from_session_pset_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, size_t pset_name_len)
+static int group_from_session_pset_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                        const char *pset_name, MPI_Fint *newgroup,
+                                        size_t pset_name_len)
 {
     (void)s;
     char *pset_name_c = bmpi_f_str_in(pset_name, pset_name_len);
@@ -3199,7 +3789,8 @@ void mpi_group_from_session_pset_f08_(const MPI_Fint *session, const char *pset_
 }
 
 /* MPI_Group_incl */
-static int group_incl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup)
+static int group_incl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                           const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_incl(*group, *n, ranks, newgroup);
@@ -3220,7 +3811,8 @@ void mpi_group_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fin
 }
 
 /* MPI_Group_intersection */
-static int group_intersection_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup)
+static int group_intersection_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1,
+                                   const MPI_Fint *group2, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_intersection(*group1, *group2, newgroup);
@@ -3241,7 +3833,8 @@ void mpi_group_intersection_f08_(const MPI_Fint *group1, const MPI_Fint *group2,
 }
 
 /* MPI_Group_range_excl */
-static int group_range_excl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup)
+static int group_range_excl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                                 const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_range_excl(*group, *n, (int (*)[3])ranges, newgroup);
@@ -3262,7 +3855,8 @@ void mpi_group_range_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fin
 }
 
 /* MPI_Group_range_incl */
-static int group_range_incl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup)
+static int group_range_incl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                                 const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_range_incl(*group, *n, (int (*)[3])ranges, newgroup);
@@ -3325,7 +3919,9 @@ void mpi_group_size_f08_(const MPI_Fint *group, MPI_Fint *size, MPI_Fint *ierr)
 }
 
 /* MPI_Group_translate_ranks */
-static int group_translate_ranks_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1, const MPI_Fint *group2, MPI_Fint *ranks2)
+static int group_translate_ranks_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1,
+                                      const MPI_Fint *n, const MPI_Fint *ranks1,
+                                      const MPI_Fint *group2, MPI_Fint *ranks2)
 {
     (void)s;
     int rc = PMPI_Group_translate_ranks(*group1, *n, ranks1, *group2, ranks2);
@@ -3346,7 +3942,8 @@ void mpi_group_translate_ranks_f08_(const MPI_Fint *group1, const MPI_Fint *n, c
 }
 
 /* MPI_Group_union */
-static int group_union_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup)
+static int group_union_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group1,
+                            const MPI_Fint *group2, MPI_Fint *newgroup)
 {
     (void)s;
     int rc = PMPI_Group_union(*group1, *group2, newgroup);
@@ -3367,7 +3964,10 @@ void mpi_group_union_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fi
 }
 
 /* MPI_Intercomm_create */
-static int intercomm_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *local_comm, const MPI_Fint *local_leader, const MPI_Fint *peer_comm, const MPI_Fint *remote_leader, const MPI_Fint *tag, MPI_Fint *newintercomm)
+static int intercomm_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *local_comm,
+                                 const MPI_Fint *local_leader, const MPI_Fint *peer_comm,
+                                 const MPI_Fint *remote_leader, const MPI_Fint *tag,
+                                 MPI_Fint *newintercomm)
 {
     (void)s;
     int rc = PMPI_Intercomm_create(*local_comm, *local_leader, *peer_comm, *remote_leader, *tag, newintercomm);
@@ -3388,7 +3988,13 @@ void mpi_intercomm_create_f08_(const MPI_Fint *local_comm, const MPI_Fint *local
 }
 
 /* MPI_Intercomm_create_from_groups */
-static int intercomm_create_from_groups_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *local_group, const MPI_Fint *local_leader, const MPI_Fint *remote_group, const MPI_Fint *remote_leader, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newintercomm, size_t stringtag_len)
+static int intercomm_create_from_groups_glue(const struct bmpi_f_sentinels *s,
+                                             const MPI_Fint *local_group,
+                                             const MPI_Fint *local_leader,
+                                             const MPI_Fint *remote_group,
+                                             const MPI_Fint *remote_leader, const char *stringtag,
+                                             const MPI_Fint *info, const MPI_Fint *errhandler,
+                                             MPI_Fint *newintercomm, size_t stringtag_len)
 {
     (void)s;
     char *stringtag_c = bmpi_f_str_in(stringtag, stringtag_len);
@@ -3412,7 +4018,8 @@ void mpi_intercomm_create_from_groups_f08_(const MPI_Fint *local_group, const MP
 }
 
 /* MPI_Intercomm_merge */
-static int intercomm_merge_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm)
+static int intercomm_merge_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *intercomm,
+                                const MPI_Fint *high, MPI_Fint *newintracomm)
 {
     (void)s;
     int rc = PMPI_Intercomm_merge(*intercomm, (*high != 0), newintracomm);
@@ -3433,7 +4040,8 @@ void mpi_intercomm_merge_f08_(const MPI_Fint *intercomm, const MPI_Fint *high, M
 }
 
 /* MPI_Type_delete_attr */
-static int type_delete_attr_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, const MPI_Fint *type_keyval)
+static int type_delete_attr_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                                 const MPI_Fint *type_keyval)
 {
     (void)s;
     int rc = PMPI_Type_delete_attr(*datatype, *type_keyval);
@@ -3475,7 +4083,8 @@ void mpi_type_free_keyval_f08_(MPI_Fint *type_keyval, MPI_Fint *ierr)
 }
 
 /* MPI_Type_get_name */
-static int type_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, size_t type_name_len)
+static int type_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                              char *type_name, MPI_Fint *resultlen, size_t type_name_len)
 {
     (void)s;
     char *type_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME, type_name_len);
@@ -3502,7 +4111,8 @@ void mpi_type_get_name_f08_(const MPI_Fint *datatype, char *type_name, MPI_Fint 
 }
 
 /* MPI_Type_set_name */
-static int type_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype, const char *type_name, size_t type_name_len)
+static int type_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *datatype,
+                              const char *type_name, size_t type_name_len)
 {
     (void)s;
     char *type_name_c = bmpi_f_str_in(type_name, type_name_len);
@@ -3526,7 +4136,8 @@ void mpi_type_set_name_f08_(const MPI_Fint *datatype, const char *type_name, MPI
 }
 
 /* MPI_Win_delete_attr */
-static int win_delete_attr_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, const MPI_Fint *win_keyval)
+static int win_delete_attr_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                                const MPI_Fint *win_keyval)
 {
     (void)s;
     int rc = PMPI_Win_delete_attr(*win, *win_keyval);
@@ -3568,7 +4179,8 @@ void mpi_win_free_keyval_f08_(MPI_Fint *win_keyval, MPI_Fint *ierr)
 }
 
 /* MPI_Win_get_name */
-static int win_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, size_t win_name_len)
+static int win_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, char *win_name,
+                             MPI_Fint *resultlen, size_t win_name_len)
 {
     (void)s;
     char *win_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME, win_name_len);
@@ -3595,7 +4207,8 @@ void mpi_win_get_name_f08_(const MPI_Fint *win, char *win_name, MPI_Fint *result
 }
 
 /* MPI_Win_set_name */
-static int win_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, const char *win_name, size_t win_name_len)
+static int win_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                             const char *win_name, size_t win_name_len)
 {
     (void)s;
     char *win_name_c = bmpi_f_str_in(win_name, win_name_len);
@@ -3619,7 +4232,8 @@ void mpi_win_set_name_f08_(const MPI_Fint *win, const char *win_name, MPI_Fint *
 }
 
 /* MPI_Cart_coords */
-static int cart_coords_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords)
+static int cart_coords_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                            const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords)
 {
     (void)s;
     int rc = PMPI_Cart_coords(*comm, *rank, *maxdims, coords);
@@ -3640,7 +4254,9 @@ void mpi_cart_coords_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_
 }
 
 /* MPI_Cart_create */
-static int cart_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart)
+static int cart_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old,
+                            const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods,
+                            const MPI_Fint *reorder, MPI_Fint *comm_cart)
 {
     (void)s;
     int *periods_c = bmpi_f_logicals_in(periods, *ndims);
@@ -3664,7 +4280,9 @@ void mpi_cart_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const
 }
 
 /* MPI_Cart_get */
-static int cart_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords)
+static int cart_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                         const MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods,
+                         MPI_Fint *coords)
 {
     (void)s;
     int *periods_c = bmpi_f_logicals_in(periods, *maxdims);
@@ -3691,7 +4309,9 @@ void mpi_cart_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *
 }
 
 /* MPI_Cart_map */
-static int cart_map_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, MPI_Fint *newrank)
+static int cart_map_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                         const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods,
+                         MPI_Fint *newrank)
 {
     (void)s;
     int *periods_c = bmpi_f_logicals_in(periods, *ndims);
@@ -3715,7 +4335,8 @@ void mpi_cart_map_f08_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fi
 }
 
 /* MPI_Cart_rank */
-static int cart_rank_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *rank)
+static int cart_rank_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                          const MPI_Fint *coords, MPI_Fint *rank)
 {
     (void)s;
     int rc = PMPI_Cart_rank(*comm, coords, rank);
@@ -3736,7 +4357,9 @@ void mpi_cart_rank_f08_(const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *
 }
 
 /* MPI_Cart_shift */
-static int cart_shift_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest)
+static int cart_shift_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                           const MPI_Fint *direction, const MPI_Fint *disp, MPI_Fint *rank_source,
+                           MPI_Fint *rank_dest)
 {
     (void)s;
     int rc = PMPI_Cart_shift(*comm, *direction, *disp, rank_source, rank_dest);
@@ -3757,7 +4380,8 @@ void mpi_cart_shift_f08_(const MPI_Fint *comm, const MPI_Fint *direction, const 
 }
 
 /* MPI_Cart_sub */
-static int cart_sub_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm)
+static int cart_sub_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                         const MPI_Fint *remain_dims, MPI_Fint *newcomm)
 {
     (void)s;
     int *remain_dims_c = bmpi_f_logicals_in(remain_dims, bmpi_f_cartdim(*comm));
@@ -3802,7 +4426,8 @@ void mpi_cartdim_get_f08_(const MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *ierr)
 }
 
 /* MPI_Dims_create */
-static int dims_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims)
+static int dims_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *nnodes,
+                            const MPI_Fint *ndims, MPI_Fint *dims)
 {
     (void)s;
     int rc = PMPI_Dims_create(*nnodes, *ndims, dims);
@@ -3823,7 +4448,11 @@ void mpi_dims_create_f08_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fin
 }
 
 /* MPI_Dist_graph_create */
-static int dist_graph_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources, const MPI_Fint *degrees, const MPI_Fint *destinations, const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph)
+static int dist_graph_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old,
+                                  const MPI_Fint *n, const MPI_Fint *sources,
+                                  const MPI_Fint *degrees, const MPI_Fint *destinations,
+                                  const MPI_Fint *weights, const MPI_Fint *info,
+                                  const MPI_Fint *reorder, MPI_Fint *comm_dist_graph)
 {
     int rc = PMPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, bmpi_f_weights(s, weights), *info, (*reorder != 0), comm_dist_graph);
     return rc;
@@ -3843,7 +4472,12 @@ void mpi_dist_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *n, con
 }
 
 /* MPI_Dist_graph_create_adjacent */
-static int dist_graph_create_adjacent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old, const MPI_Fint *indegree, const MPI_Fint *sources, const MPI_Fint *sourceweights, const MPI_Fint *outdegree, const MPI_Fint *destinations, const MPI_Fint *destweights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph)
+static int dist_graph_create_adjacent_glue(const struct bmpi_f_sentinels *s,
+                                           const MPI_Fint *comm_old, const MPI_Fint *indegree,
+                                           const MPI_Fint *sources, const MPI_Fint *sourceweights,
+                                           const MPI_Fint *outdegree, const MPI_Fint *destinations,
+                                           const MPI_Fint *destweights, const MPI_Fint *info,
+                                           const MPI_Fint *reorder, MPI_Fint *comm_dist_graph)
 {
     int rc = PMPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, bmpi_f_weights(s, sourceweights), *outdegree, destinations, bmpi_f_weights(s, destweights), *info, (*reorder != 0), comm_dist_graph);
     return rc;
@@ -3863,7 +4497,10 @@ void mpi_dist_graph_create_adjacent_f08_(const MPI_Fint *comm_old, const MPI_Fin
 }
 
 /* MPI_Dist_graph_neighbors */
-static int dist_graph_neighbors_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights)
+static int dist_graph_neighbors_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                     const MPI_Fint *maxindegree, MPI_Fint *sources,
+                                     MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree,
+                                     MPI_Fint *destinations, MPI_Fint *destweights)
 {
     int rc = PMPI_Dist_graph_neighbors(*comm, *maxindegree, sources, bmpi_f_weights(s, sourceweights), *maxoutdegree, destinations, bmpi_f_weights(s, destweights));
     return rc;
@@ -3883,7 +4520,9 @@ void mpi_dist_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *maxinde
 }
 
 /* MPI_Dist_graph_neighbors_count */
-static int dist_graph_neighbors_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted)
+static int dist_graph_neighbors_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                           MPI_Fint *indegree, MPI_Fint *outdegree,
+                                           MPI_Fint *weighted)
 {
     (void)s;
     int weighted_c = 0;
@@ -3908,7 +4547,9 @@ void mpi_dist_graph_neighbors_count_f08_(const MPI_Fint *comm, MPI_Fint *indegre
 }
 
 /* MPI_Graph_create */
-static int graph_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph)
+static int graph_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm_old,
+                             const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges,
+                             const MPI_Fint *reorder, MPI_Fint *comm_graph)
 {
     (void)s;
     int rc = PMPI_Graph_create(*comm_old, *nnodes, indx, edges, (*reorder != 0), comm_graph);
@@ -3929,7 +4570,9 @@ void mpi_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, con
 }
 
 /* MPI_Graph_get */
-static int graph_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges, MPI_Fint *indx, MPI_Fint *edges)
+static int graph_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                          const MPI_Fint *maxindex, const MPI_Fint *maxedges, MPI_Fint *indx,
+                          MPI_Fint *edges)
 {
     (void)s;
     int rc = PMPI_Graph_get(*comm, *maxindex, *maxedges, indx, edges);
@@ -3950,7 +4593,9 @@ void mpi_graph_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MP
 }
 
 /* MPI_Graph_map */
-static int graph_map_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, MPI_Fint *newrank)
+static int graph_map_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                          const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges,
+                          MPI_Fint *newrank)
 {
     (void)s;
     int rc = PMPI_Graph_map(*comm, *nnodes, indx, edges, newrank);
@@ -3971,7 +4616,9 @@ void mpi_graph_map_f08_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_
 }
 
 /* MPI_Graph_neighbors */
-static int graph_neighbors_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors, MPI_Fint *neighbors)
+static int graph_neighbors_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                const MPI_Fint *rank, const MPI_Fint *maxneighbors,
+                                MPI_Fint *neighbors)
 {
     (void)s;
     int rc = PMPI_Graph_neighbors(*comm, *rank, *maxneighbors, neighbors);
@@ -3992,7 +4639,8 @@ void mpi_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const 
 }
 
 /* MPI_Graph_neighbors_count */
-static int graph_neighbors_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors)
+static int graph_neighbors_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                      const MPI_Fint *rank, MPI_Fint *nneighbors)
 {
     (void)s;
     int rc = PMPI_Graph_neighbors_count(*comm, *rank, nneighbors);
@@ -4013,7 +4661,8 @@ void mpi_graph_neighbors_count_f08_(const MPI_Fint *comm, const MPI_Fint *rank, 
 }
 
 /* MPI_Graphdims_get */
-static int graphdims_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges)
+static int graphdims_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                              MPI_Fint *nnodes, MPI_Fint *nedges)
 {
     (void)s;
     int rc = PMPI_Graphdims_get(*comm, nnodes, nedges);
@@ -4034,7 +4683,16 @@ void mpi_graphdims_get_f08_(const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *ne
 }
 
 /* MPI_Ineighbor_allgather */
-static int ineighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ineighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                    void *recvbuf, const MPI_Fint *recvcount,
+                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                    MPI_Fint *request);
+int bmpi_f_ineighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                    void *recvbuf, const MPI_Fint *recvcount,
+                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                    MPI_Fint *request)
 {
     int rc = PMPI_Ineighbor_allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
     return rc;
@@ -4042,12 +4700,21 @@ static int ineighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *send
 void pmpi_ineighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ineighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ineighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_allgather, INEIGHBOR_ALLGATHER)
 
 /* MPI_Ineighbor_allgatherv */
-static int ineighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ineighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                     const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                     void *recvbuf, const MPI_Fint *recvcounts,
+                                     const MPI_Fint *displs, const MPI_Fint *recvtype,
+                                     const MPI_Fint *comm, MPI_Fint *request);
+int bmpi_f_ineighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                     const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                     void *recvbuf, const MPI_Fint *recvcounts,
+                                     const MPI_Fint *displs, const MPI_Fint *recvtype,
+                                     const MPI_Fint *comm, MPI_Fint *request)
 {
     int rc = PMPI_Ineighbor_allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, request);
     return rc;
@@ -4055,12 +4722,21 @@ static int ineighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sen
 void pmpi_ineighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ineighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ineighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_allgatherv, INEIGHBOR_ALLGATHERV)
 
 /* MPI_Ineighbor_alltoall */
-static int ineighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ineighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                   void *recvbuf, const MPI_Fint *recvcount,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                   MPI_Fint *request);
+int bmpi_f_ineighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                   void *recvbuf, const MPI_Fint *recvcount,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                   MPI_Fint *request)
 {
     int rc = PMPI_Ineighbor_alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
     return rc;
@@ -4068,12 +4744,23 @@ static int ineighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendb
 void pmpi_ineighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ineighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ineighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_alltoall, INEIGHBOR_ALLTOALL)
 
 /* MPI_Ineighbor_alltoallv */
-static int ineighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ineighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                                    const MPI_Fint *sendtype, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                    MPI_Fint *request);
+int bmpi_f_ineighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                                    const MPI_Fint *sendtype, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                    MPI_Fint *request)
 {
     int rc = PMPI_Ineighbor_alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, request);
     return rc;
@@ -4081,12 +4768,23 @@ static int ineighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *send
 void pmpi_ineighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ineighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ineighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_alltoallv, INEIGHBOR_ALLTOALLV)
 
 /* MPI_Ineighbor_alltoallw */
-static int ineighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request)
+int bmpi_f_ineighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                                    const MPI_Fint *sendtypes, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
+                                    const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                                    MPI_Fint *request);
+int bmpi_f_ineighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                                    const MPI_Fint *sendtypes, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
+                                    const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                                    MPI_Fint *request)
 {
     int rc = PMPI_Ineighbor_alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, request);
     return rc;
@@ -4094,12 +4792,19 @@ static int ineighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *send
 void pmpi_ineighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_ineighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = ineighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    *ierr = bmpi_f_ineighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
 
 /* MPI_Neighbor_allgather */
-static int neighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_neighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                   void *recvbuf, const MPI_Fint *recvcount,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_neighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                   void *recvbuf, const MPI_Fint *recvcount,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Neighbor_allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
     return rc;
@@ -4107,12 +4812,21 @@ static int neighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendb
 void pmpi_neighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_neighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = neighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_neighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_allgather, NEIGHBOR_ALLGATHER)
 
 /* MPI_Neighbor_allgather_init */
-static int neighbor_allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_neighbor_allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                        const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                        void *recvbuf, const MPI_Fint *recvcount,
+                                        const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                        const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_neighbor_allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                        const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                        void *recvbuf, const MPI_Fint *recvcount,
+                                        const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                        const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Neighbor_allgather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
     return rc;
@@ -4120,12 +4834,21 @@ static int neighbor_allgather_init_glue(const struct bmpi_f_sentinels *s, void *
 void pmpi_neighbor_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_neighbor_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = neighbor_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_allgather_init, NEIGHBOR_ALLGATHER_INIT)
 
 /* MPI_Neighbor_allgatherv */
-static int neighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_neighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                    void *recvbuf, const MPI_Fint *recvcounts,
+                                    const MPI_Fint *displs, const MPI_Fint *recvtype,
+                                    const MPI_Fint *comm);
+int bmpi_f_neighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                    const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                    void *recvbuf, const MPI_Fint *recvcounts,
+                                    const MPI_Fint *displs, const MPI_Fint *recvtype,
+                                    const MPI_Fint *comm)
 {
     int rc = PMPI_Neighbor_allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm);
     return rc;
@@ -4133,12 +4856,23 @@ static int neighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *send
 void pmpi_neighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_neighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = neighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    *ierr = bmpi_f_neighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
 
 /* MPI_Neighbor_allgatherv_init */
-static int neighbor_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_neighbor_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                         const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                         void *recvbuf, const MPI_Fint *recvcounts,
+                                         const MPI_Fint *displs, const MPI_Fint *recvtype,
+                                         const MPI_Fint *comm, const MPI_Fint *info,
+                                         MPI_Fint *request);
+int bmpi_f_neighbor_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                         const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                         void *recvbuf, const MPI_Fint *recvcounts,
+                                         const MPI_Fint *displs, const MPI_Fint *recvtype,
+                                         const MPI_Fint *comm, const MPI_Fint *info,
+                                         MPI_Fint *request)
 {
     int rc = PMPI_Neighbor_allgatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, *info, request);
     return rc;
@@ -4146,12 +4880,19 @@ static int neighbor_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void 
 void pmpi_neighbor_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_neighbor_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = neighbor_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_allgatherv_init, NEIGHBOR_ALLGATHERV_INIT)
 
 /* MPI_Neighbor_alltoall */
-static int neighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_neighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                  const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                  void *recvbuf, const MPI_Fint *recvcount,
+                                  const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_neighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                  const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                  void *recvbuf, const MPI_Fint *recvcount,
+                                  const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Neighbor_alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
     return rc;
@@ -4159,12 +4900,21 @@ static int neighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbu
 void pmpi_neighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_neighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = neighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_neighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_alltoall, NEIGHBOR_ALLTOALL)
 
 /* MPI_Neighbor_alltoall_init */
-static int neighbor_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_neighbor_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                       const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                       void *recvbuf, const MPI_Fint *recvcount,
+                                       const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                       const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_neighbor_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                       const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                       void *recvbuf, const MPI_Fint *recvcount,
+                                       const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                       const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Neighbor_alltoall_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
     return rc;
@@ -4172,12 +4922,21 @@ static int neighbor_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *s
 void pmpi_neighbor_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_neighbor_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = neighbor_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_alltoall_init, NEIGHBOR_ALLTOALL_INIT)
 
 /* MPI_Neighbor_alltoallv */
-static int neighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm)
+int bmpi_f_neighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                                   const MPI_Fint *sendtype, void *recvbuf,
+                                   const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm);
+int bmpi_f_neighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                                   const MPI_Fint *sendtype, void *recvbuf,
+                                   const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
     int rc = PMPI_Neighbor_alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm);
     return rc;
@@ -4185,12 +4944,23 @@ static int neighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendb
 void pmpi_neighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_neighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = neighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    *ierr = bmpi_f_neighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
 
 /* MPI_Neighbor_alltoallv_init */
-static int neighbor_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_neighbor_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                        const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                                        const MPI_Fint *sendtype, void *recvbuf,
+                                        const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                        const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                        const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_neighbor_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                        const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                                        const MPI_Fint *sendtype, void *recvbuf,
+                                        const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                        const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                        const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Neighbor_alltoallv_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, *info, request);
     return rc;
@@ -4198,12 +4968,21 @@ static int neighbor_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *
 void pmpi_neighbor_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_neighbor_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = neighbor_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_alltoallv_init, NEIGHBOR_ALLTOALLV_INIT)
 
 /* MPI_Neighbor_alltoallw */
-static int neighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm)
+int bmpi_f_neighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                                   const MPI_Fint *sendtypes, void *recvbuf,
+                                   const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
+                                   const MPI_Fint *recvtypes, const MPI_Fint *comm);
+int bmpi_f_neighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                   const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                                   const MPI_Fint *sendtypes, void *recvbuf,
+                                   const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
+                                   const MPI_Fint *recvtypes, const MPI_Fint *comm)
 {
     int rc = PMPI_Neighbor_alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm);
     return rc;
@@ -4211,12 +4990,23 @@ static int neighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendb
 void pmpi_neighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr);
 void pmpi_neighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = neighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    *ierr = bmpi_f_neighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 BMPI_F77_NAMES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
 
 /* MPI_Neighbor_alltoallw_init */
-static int neighbor_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
+int bmpi_f_neighbor_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                        const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                                        const MPI_Fint *sendtypes, void *recvbuf,
+                                        const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
+                                        const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                                        const MPI_Fint *info, MPI_Fint *request);
+int bmpi_f_neighbor_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
+                                        const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                                        const MPI_Fint *sendtypes, void *recvbuf,
+                                        const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
+                                        const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                                        const MPI_Fint *info, MPI_Fint *request)
 {
     int rc = PMPI_Neighbor_alltoallw_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, *info, request);
     return rc;
@@ -4224,7 +5014,7 @@ static int neighbor_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *
 void pmpi_neighbor_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_neighbor_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = neighbor_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    *ierr = bmpi_f_neighbor_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_alltoallw_init, NEIGHBOR_ALLTOALLW_INIT)
 
@@ -4271,7 +5061,8 @@ void mpi_add_error_class_f08_(MPI_Fint *errorclass, MPI_Fint *ierr)
 }
 
 /* MPI_Add_error_code */
-static int add_error_code_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorclass, MPI_Fint *errorcode)
+static int add_error_code_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorclass,
+                               MPI_Fint *errorcode)
 {
     (void)s;
     int rc = PMPI_Add_error_code(*errorclass, errorcode);
@@ -4292,7 +5083,8 @@ void mpi_add_error_code_f08_(const MPI_Fint *errorclass, MPI_Fint *errorcode, MP
 }
 
 /* MPI_Add_error_string */
-static int add_error_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorcode, const char *string, size_t string_len)
+static int add_error_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorcode,
+                                 const char *string, size_t string_len)
 {
     (void)s;
     char *string_c = bmpi_f_str_in(string, string_len);
@@ -4316,7 +5108,8 @@ void mpi_add_error_string_f08_(const MPI_Fint *errorcode, const char *string, MP
 }
 
 /* MPI_Alloc_mem */
-static int alloc_mem_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *baseptr)
+static int alloc_mem_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *size,
+                          const MPI_Fint *info, MPI_Aint *baseptr)
 {
     (void)s;
     void *baseptr_c = NULL;
@@ -4341,7 +5134,8 @@ void mpi_alloc_mem_f08_(const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *ba
 }
 
 /* MPI_Comm_call_errhandler */
-static int comm_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *errorcode)
+static int comm_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                     const MPI_Fint *errorcode)
 {
     (void)s;
     int rc = PMPI_Comm_call_errhandler(*comm, *errorcode);
@@ -4362,7 +5156,8 @@ void mpi_comm_call_errhandler_f08_(const MPI_Fint *comm, const MPI_Fint *errorco
 }
 
 /* MPI_Comm_get_errhandler */
-static int comm_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, MPI_Fint *errhandler)
+static int comm_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                    MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_Comm_get_errhandler(*comm, errhandler);
@@ -4383,7 +5178,8 @@ void mpi_comm_get_errhandler_f08_(const MPI_Fint *comm, MPI_Fint *errhandler, MP
 }
 
 /* MPI_Comm_set_errhandler */
-static int comm_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *errhandler)
+static int comm_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                                    const MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_Comm_set_errhandler(*comm, *errhandler);
@@ -4425,7 +5221,8 @@ void mpi_errhandler_free_f08_(MPI_Fint *errhandler, MPI_Fint *ierr)
 }
 
 /* MPI_Error_class */
-static int error_class_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorcode, MPI_Fint *errorclass)
+static int error_class_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorcode,
+                            MPI_Fint *errorclass)
 {
     (void)s;
     int rc = PMPI_Error_class(*errorcode, errorclass);
@@ -4446,7 +5243,8 @@ void mpi_error_class_f08_(const MPI_Fint *errorcode, MPI_Fint *errorclass, MPI_F
 }
 
 /* MPI_Error_string */
-static int error_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, size_t string_len)
+static int error_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *errorcode,
+                             char *string, MPI_Fint *resultlen, size_t string_len)
 {
     (void)s;
     char *string_c = bmpi_f_str_buf(MPI_MAX_ERROR_STRING, string_len);
@@ -4473,7 +5271,8 @@ void mpi_error_string_f08_(const MPI_Fint *errorcode, char *string, MPI_Fint *re
 }
 
 /* MPI_File_call_errhandler */
-static int file_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Fint *errorcode)
+static int file_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     const MPI_Fint *errorcode)
 {
     (void)s;
     int rc = PMPI_File_call_errhandler(bmpi_f_file_f2c(*fh), *errorcode);
@@ -4494,7 +5293,8 @@ void mpi_file_call_errhandler_f08_(const MPI_Fint *fh, const MPI_Fint *errorcode
 }
 
 /* MPI_File_get_errhandler */
-static int file_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *file, MPI_Fint *errhandler)
+static int file_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *file,
+                                    MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_File_get_errhandler(bmpi_f_file_f2c(*file), errhandler);
@@ -4515,7 +5315,8 @@ void mpi_file_get_errhandler_f08_(const MPI_Fint *file, MPI_Fint *errhandler, MP
 }
 
 /* MPI_File_set_errhandler */
-static int file_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *file, const MPI_Fint *errhandler)
+static int file_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *file,
+                                    const MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_File_set_errhandler(bmpi_f_file_f2c(*file), *errhandler);
@@ -4536,7 +5337,8 @@ void mpi_file_set_errhandler_f08_(const MPI_Fint *file, const MPI_Fint *errhandl
 }
 
 /* MPI_Free_mem */
-static int free_mem_glue(const struct bmpi_f_sentinels *s, void *base)
+int bmpi_f_free_mem_glue(const struct bmpi_f_sentinels *s, void *base);
+int bmpi_f_free_mem_glue(const struct bmpi_f_sentinels *s, void *base)
 {
     int rc = PMPI_Free_mem(bmpi_f_buf(s, base));
     return rc;
@@ -4544,7 +5346,7 @@ static int free_mem_glue(const struct bmpi_f_sentinels *s, void *base)
 void pmpi_free_mem_(void *base, MPI_Fint *ierr);
 void pmpi_free_mem_(void *base, MPI_Fint *ierr)
 {
-    *ierr = free_mem_glue(&bmpi_f77_sentinels, base);
+    *ierr = bmpi_f_free_mem_glue(&bmpi_f77_sentinels, base);
 }
 BMPI_F77_NAMES(free_mem, FREE_MEM)
 
@@ -4570,7 +5372,8 @@ void mpi_get_hw_resource_info_f08_(MPI_Fint *hw_info, MPI_Fint *ierr)
 }
 
 /* MPI_Get_library_version */
-static int get_library_version_glue(const struct bmpi_f_sentinels *s, char *version, MPI_Fint *resultlen, size_t version_len)
+static int get_library_version_glue(const struct bmpi_f_sentinels *s, char *version,
+                                    MPI_Fint *resultlen, size_t version_len)
 {
     (void)s;
     char *version_c = bmpi_f_str_buf(MPI_MAX_LIBRARY_VERSION_STRING, version_len);
@@ -4597,7 +5400,8 @@ void mpi_get_library_version_f08_(char *version, MPI_Fint *resultlen, MPI_Fint *
 }
 
 /* MPI_Get_processor_name */
-static int get_processor_name_glue(const struct bmpi_f_sentinels *s, char *name, MPI_Fint *resultlen, size_t name_len)
+static int get_processor_name_glue(const struct bmpi_f_sentinels *s, char *name,
+                                   MPI_Fint *resultlen, size_t name_len)
 {
     (void)s;
     char *name_c = bmpi_f_str_buf(MPI_MAX_PROCESSOR_NAME, name_len);
@@ -4624,7 +5428,8 @@ void mpi_get_processor_name_f08_(char *name, MPI_Fint *resultlen, MPI_Fint *ierr
 }
 
 /* MPI_Get_version */
-static int get_version_glue(const struct bmpi_f_sentinels *s, MPI_Fint *version, MPI_Fint *subversion)
+static int get_version_glue(const struct bmpi_f_sentinels *s, MPI_Fint *version,
+                            MPI_Fint *subversion)
 {
     (void)s;
     int rc = PMPI_Get_version(version, subversion);
@@ -4708,7 +5513,8 @@ void mpi_remove_error_string_f08_(const MPI_Fint *errorcode, MPI_Fint *ierr)
 }
 
 /* MPI_Session_call_errhandler */
-static int session_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, const MPI_Fint *errorcode)
+static int session_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                        const MPI_Fint *errorcode)
 {
     (void)s;
     int rc = PMPI_Session_call_errhandler(*session, *errorcode);
@@ -4729,7 +5535,8 @@ void mpi_session_call_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *e
 }
 
 /* MPI_Session_get_errhandler */
-static int session_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, MPI_Fint *errhandler)
+static int session_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                       MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_Session_get_errhandler(*session, errhandler);
@@ -4750,7 +5557,8 @@ void mpi_session_get_errhandler_f08_(const MPI_Fint *session, MPI_Fint *errhandl
 }
 
 /* MPI_Session_set_errhandler */
-static int session_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, const MPI_Fint *errhandler)
+static int session_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                       const MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_Session_set_errhandler(*session, *errhandler);
@@ -4771,7 +5579,8 @@ void mpi_session_set_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *er
 }
 
 /* MPI_Win_call_errhandler */
-static int win_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, const MPI_Fint *errorcode)
+static int win_call_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                                    const MPI_Fint *errorcode)
 {
     (void)s;
     int rc = PMPI_Win_call_errhandler(*win, *errorcode);
@@ -4792,7 +5601,8 @@ void mpi_win_call_errhandler_f08_(const MPI_Fint *win, const MPI_Fint *errorcode
 }
 
 /* MPI_Win_get_errhandler */
-static int win_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, MPI_Fint *errhandler)
+static int win_get_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                                   MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_Win_get_errhandler(*win, errhandler);
@@ -4813,7 +5623,8 @@ void mpi_win_get_errhandler_f08_(const MPI_Fint *win, MPI_Fint *errhandler, MPI_
 }
 
 /* MPI_Win_set_errhandler */
-static int win_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, const MPI_Fint *errhandler)
+static int win_set_errhandler_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                                   const MPI_Fint *errhandler)
 {
     (void)s;
     int rc = PMPI_Win_set_errhandler(*win, *errhandler);
@@ -4912,7 +5723,8 @@ void mpi_info_create_env_f08_(MPI_Fint *info, MPI_Fint *ierr)
 }
 
 /* MPI_Info_delete */
-static int info_delete_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key, size_t key_len)
+static int info_delete_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key,
+                            size_t key_len)
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
@@ -4978,7 +5790,8 @@ void mpi_info_free_f08_(MPI_Fint *info, MPI_Fint *ierr)
 }
 
 /* MPI_Info_get_nkeys */
-static int info_get_nkeys_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, MPI_Fint *nkeys)
+static int info_get_nkeys_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
+                               MPI_Fint *nkeys)
 {
     (void)s;
     int rc = PMPI_Info_get_nkeys(*info, nkeys);
@@ -4999,7 +5812,8 @@ void mpi_info_get_nkeys_f08_(const MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ie
 }
 
 /* MPI_Info_get_nthkey */
-static int info_get_nthkey_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const MPI_Fint *n, char *key, size_t key_len)
+static int info_get_nthkey_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
+                                const MPI_Fint *n, char *key, size_t key_len)
 {
     (void)s;
     char *key_c = bmpi_f_str_buf(MPI_MAX_INFO_KEY, key_len);
@@ -5026,7 +5840,9 @@ void mpi_info_get_nthkey_f08_(const MPI_Fint *info, const MPI_Fint *n, char *key
 }
 
 /* MPI_Info_get_string */
-static int info_get_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, size_t key_len, size_t value_len)
+static int info_get_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
+                                const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                                size_t key_len, size_t value_len)
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
@@ -5059,7 +5875,8 @@ void mpi_info_get_string_f08_(const MPI_Fint *info, const char *key, MPI_Fint *b
 }
 
 /* MPI_Info_set */
-static int info_set_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key, const char *value, size_t key_len, size_t value_len)
+static int info_set_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key,
+                         const char *value, size_t key_len, size_t value_len)
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
@@ -5085,7 +5902,8 @@ void mpi_info_set_f08_(const MPI_Fint *info, const char *key, const char *value,
 }
 
 /* MPI_Abort */
-static int abort_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *errorcode)
+static int abort_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                      const MPI_Fint *errorcode)
 {
     (void)s;
     int rc = PMPI_Abort(*comm, *errorcode);
@@ -5106,7 +5924,8 @@ void mpi_abort_f08_(const MPI_Fint *comm, const MPI_Fint *errorcode, MPI_Fint *i
 }
 
 /* MPI_Close_port */
-static int close_port_glue(const struct bmpi_f_sentinels *s, const char *port_name, size_t port_name_len)
+static int close_port_glue(const struct bmpi_f_sentinels *s, const char *port_name,
+                           size_t port_name_len)
 {
     (void)s;
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
@@ -5130,7 +5949,9 @@ void mpi_close_port_f08_(const char *port_name, MPI_Fint *ierr, size_t port_name
 }
 
 /* MPI_Comm_accept */
-static int comm_accept_glue(const struct bmpi_f_sentinels *s, const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, size_t port_name_len)
+static int comm_accept_glue(const struct bmpi_f_sentinels *s, const char *port_name,
+                            const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm,
+                            MPI_Fint *newcomm, size_t port_name_len)
 {
     (void)s;
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
@@ -5154,7 +5975,9 @@ void mpi_comm_accept_f08_(const char *port_name, const MPI_Fint *info, const MPI
 }
 
 /* MPI_Comm_connect */
-static int comm_connect_glue(const struct bmpi_f_sentinels *s, const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, size_t port_name_len)
+static int comm_connect_glue(const struct bmpi_f_sentinels *s, const char *port_name,
+                             const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm,
+                             MPI_Fint *newcomm, size_t port_name_len)
 {
     (void)s;
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
@@ -5241,7 +6064,10 @@ void mpi_comm_join_f08_(const MPI_Fint *fd, MPI_Fint *intercomm, MPI_Fint *ierr)
 }
 
 /* MPI_Comm_spawn */
-static int comm_spawn_glue(const struct bmpi_f_sentinels *s, const char *command, const char *argv, const MPI_Fint *maxprocs, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, size_t command_len, size_t argv_len)
+static int comm_spawn_glue(const struct bmpi_f_sentinels *s, const char *command, const char *argv,
+                           const MPI_Fint *maxprocs, const MPI_Fint *info, const MPI_Fint *root,
+                           const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes,
+                           size_t command_len, size_t argv_len)
 {
     char *command_c = bmpi_f_str_in(command, command_len);
     char **argv_c = NULL;
@@ -5267,7 +6093,13 @@ void mpi_comm_spawn_f08_(const char *command, const char *argv, const MPI_Fint *
 }
 
 /* MPI_Comm_spawn_multiple */
-static int comm_spawn_multiple_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count, const char *array_of_commands, const char *array_of_argv, const MPI_Fint *array_of_maxprocs, const MPI_Fint *array_of_info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, size_t array_of_commands_len, size_t array_of_argv_len)
+static int comm_spawn_multiple_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
+                                    const char *array_of_commands, const char *array_of_argv,
+                                    const MPI_Fint *array_of_maxprocs,
+                                    const MPI_Fint *array_of_info, const MPI_Fint *root,
+                                    const MPI_Fint *comm, MPI_Fint *intercomm,
+                                    MPI_Fint *array_of_errcodes, size_t array_of_commands_len,
+                                    size_t array_of_argv_len)
 {
     char **array_of_commands_c = NULL;
     int array_of_commands_ok = bmpi_f_commands_in(s, array_of_commands, array_of_commands_len, *count, &array_of_commands_c);
@@ -5361,7 +6193,8 @@ void mpi_init_f08_(MPI_Fint *ierr)
 }
 
 /* MPI_Init_thread */
-static int init_thread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *required, MPI_Fint *provided)
+static int init_thread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *required,
+                            MPI_Fint *provided)
 {
     (void)s;
     int rc = PMPI_Init_thread(NULL, NULL, *required, provided);
@@ -5432,7 +6265,9 @@ void mpi_is_thread_main_f08_(MPI_Fint *flag, MPI_Fint *ierr)
 }
 
 /* MPI_Lookup_name */
-static int lookup_name_glue(const struct bmpi_f_sentinels *s, const char *service_name, const MPI_Fint *info, char *port_name, size_t service_name_len, size_t port_name_len)
+static int lookup_name_glue(const struct bmpi_f_sentinels *s, const char *service_name,
+                            const MPI_Fint *info, char *port_name, size_t service_name_len,
+                            size_t port_name_len)
 {
     (void)s;
     char *service_name_c = bmpi_f_str_in(service_name, service_name_len);
@@ -5461,7 +6296,8 @@ void mpi_lookup_name_f08_(const char *service_name, const MPI_Fint *info, char *
 }
 
 /* MPI_Open_port */
-static int open_port_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, char *port_name, size_t port_name_len)
+static int open_port_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, char *port_name,
+                          size_t port_name_len)
 {
     (void)s;
     char *port_name_c = bmpi_f_str_buf(MPI_MAX_PORT_NAME, port_name_len);
@@ -5488,7 +6324,9 @@ void mpi_open_port_f08_(const MPI_Fint *info, char *port_name, MPI_Fint *ierr, s
 }
 
 /* MPI_Publish_name */
-static int publish_name_glue(const struct bmpi_f_sentinels *s, const char *service_name, const MPI_Fint *info, const char *port_name, size_t service_name_len, size_t port_name_len)
+static int publish_name_glue(const struct bmpi_f_sentinels *s, const char *service_name,
+                             const MPI_Fint *info, const char *port_name, size_t service_name_len,
+                             size_t port_name_len)
 {
     (void)s;
     char *service_name_c = bmpi_f_str_in(service_name, service_name_len);
@@ -5556,7 +6394,8 @@ void mpi_session_finalize_f08_(MPI_Fint *session, MPI_Fint *ierr)
 }
 
 /* MPI_Session_get_info */
-static int session_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, MPI_Fint *info_used)
+static int session_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                 MPI_Fint *info_used)
 {
     (void)s;
     int rc = PMPI_Session_get_info(*session, info_used);
@@ -5577,7 +6416,9 @@ void mpi_session_get_info_f08_(const MPI_Fint *session, MPI_Fint *info_used, MPI
 }
 
 /* MPI_Session_get_nth_pset */
-static int session_get_nth_pset_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, size_t pset_name_len)
+static int session_get_nth_pset_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                     const MPI_Fint *info, const MPI_Fint *n, MPI_Fint *pset_len,
+                                     char *pset_name, size_t pset_name_len)
 {
     (void)s;
     int pset_len_c = bmpi_f_strlen_in(*pset_len, pset_name_len);
@@ -5606,7 +6447,8 @@ void mpi_session_get_nth_pset_f08_(const MPI_Fint *session, const MPI_Fint *info
 }
 
 /* MPI_Session_get_num_psets */
-static int session_get_num_psets_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, const MPI_Fint *info, MPI_Fint *npset_names)
+static int session_get_num_psets_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                      const MPI_Fint *info, MPI_Fint *npset_names)
 {
     (void)s;
     int rc = PMPI_Session_get_num_psets(*session, *info, npset_names);
@@ -5627,7 +6469,8 @@ void mpi_session_get_num_psets_f08_(const MPI_Fint *session, const MPI_Fint *inf
 }
 
 /* MPI_Session_get_pset_info */
-static int session_get_pset_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session, const char *pset_name, MPI_Fint *info, size_t pset_name_len)
+static int session_get_pset_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
+                                      const char *pset_name, MPI_Fint *info, size_t pset_name_len)
 {
     (void)s;
     char *pset_name_c = bmpi_f_str_in(pset_name, pset_name_len);
@@ -5651,7 +6494,8 @@ void mpi_session_get_pset_info_f08_(const MPI_Fint *session, const char *pset_na
 }
 
 /* MPI_Session_init */
-static int session_init_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session)
+static int session_init_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
+                             const MPI_Fint *errhandler, MPI_Fint *session)
 {
     (void)s;
     int rc = PMPI_Session_init(*info, *errhandler, session);
@@ -5672,7 +6516,9 @@ void mpi_session_init_f08_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI
 }
 
 /* MPI_Unpublish_name */
-static int unpublish_name_glue(const struct bmpi_f_sentinels *s, const char *service_name, const MPI_Fint *info, const char *port_name, size_t service_name_len, size_t port_name_len)
+static int unpublish_name_glue(const struct bmpi_f_sentinels *s, const char *service_name,
+                               const MPI_Fint *info, const char *port_name, size_t service_name_len,
+                               size_t port_name_len)
 {
     (void)s;
     char *service_name_c = bmpi_f_str_in(service_name, service_name_len);
@@ -5698,7 +6544,16 @@ void mpi_unpublish_name_f08_(const char *service_name, const MPI_Fint *info, con
 }
 
 /* MPI_Accumulate */
-static int accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win)
+int bmpi_f_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                           const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                           const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                           const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                           const MPI_Fint *op, const MPI_Fint *win);
+int bmpi_f_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                           const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                           const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                           const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                           const MPI_Fint *op, const MPI_Fint *win)
 {
     int rc = PMPI_Accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win);
     return rc;
@@ -5706,12 +6561,19 @@ static int accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr, 
 void pmpi_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    *ierr = bmpi_f_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 BMPI_F77_NAMES(accumulate, ACCUMULATE)
 
 /* MPI_Compare_and_swap */
-static int compare_and_swap_glue(const struct bmpi_f_sentinels *s, void *origin_addr, void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win)
+int bmpi_f_compare_and_swap_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                                 void *compare_addr, void *result_addr, const MPI_Fint *datatype,
+                                 const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                                 const MPI_Fint *win);
+int bmpi_f_compare_and_swap_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                                 void *compare_addr, void *result_addr, const MPI_Fint *datatype,
+                                 const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                                 const MPI_Fint *win)
 {
     int rc = PMPI_Compare_and_swap(bmpi_f_buf(s, origin_addr), bmpi_f_buf(s, compare_addr), bmpi_f_buf(s, result_addr), *datatype, *target_rank, *target_disp, *win);
     return rc;
@@ -5719,12 +6581,17 @@ static int compare_and_swap_glue(const struct bmpi_f_sentinels *s, void *origin_
 void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = compare_and_swap_glue(&bmpi_f77_sentinels, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+    *ierr = bmpi_f_compare_and_swap_glue(&bmpi_f77_sentinels, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 }
 BMPI_F77_NAMES(compare_and_swap, COMPARE_AND_SWAP)
 
 /* MPI_Fetch_and_op */
-static int fetch_and_op_glue(const struct bmpi_f_sentinels *s, void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win)
+int bmpi_f_fetch_and_op_glue(const struct bmpi_f_sentinels *s, void *origin_addr, void *result_addr,
+                             const MPI_Fint *datatype, const MPI_Fint *target_rank,
+                             const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win);
+int bmpi_f_fetch_and_op_glue(const struct bmpi_f_sentinels *s, void *origin_addr, void *result_addr,
+                             const MPI_Fint *datatype, const MPI_Fint *target_rank,
+                             const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win)
 {
     int rc = PMPI_Fetch_and_op(bmpi_f_buf(s, origin_addr), bmpi_f_buf(s, result_addr), *datatype, *target_rank, *target_disp, *op, *win);
     return rc;
@@ -5732,12 +6599,21 @@ static int fetch_and_op_glue(const struct bmpi_f_sentinels *s, void *origin_addr
 void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = fetch_and_op_glue(&bmpi_f77_sentinels, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+    *ierr = bmpi_f_fetch_and_op_glue(&bmpi_f77_sentinels, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 }
 BMPI_F77_NAMES(fetch_and_op, FETCH_AND_OP)
 
 /* MPI_Get */
-static int get_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win)
+int bmpi_f_get_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                    const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                    const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                    const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                    const MPI_Fint *win);
+int bmpi_f_get_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                    const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                    const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                    const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                    const MPI_Fint *win)
 {
     int rc = PMPI_Get(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win);
     return rc;
@@ -5745,12 +6621,25 @@ static int get_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const M
 void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = get_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    *ierr = bmpi_f_get_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 }
 BMPI_F77_NAMES(get, GET)
 
 /* MPI_Get_accumulate */
-static int get_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win)
+int bmpi_f_get_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                               const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                               void *result_addr, const MPI_Fint *result_count,
+                               const MPI_Fint *result_datatype, const MPI_Fint *target_rank,
+                               const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                               const MPI_Fint *target_datatype, const MPI_Fint *op,
+                               const MPI_Fint *win);
+int bmpi_f_get_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                               const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                               void *result_addr, const MPI_Fint *result_count,
+                               const MPI_Fint *result_datatype, const MPI_Fint *target_rank,
+                               const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                               const MPI_Fint *target_datatype, const MPI_Fint *op,
+                               const MPI_Fint *win)
 {
     int rc = PMPI_Get_accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, bmpi_f_buf(s, result_addr), *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win);
     return rc;
@@ -5758,12 +6647,21 @@ static int get_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_ad
 void pmpi_get_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_get_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = get_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    *ierr = bmpi_f_get_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 BMPI_F77_NAMES(get_accumulate, GET_ACCUMULATE)
 
 /* MPI_Put */
-static int put_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win)
+int bmpi_f_put_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                    const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                    const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                    const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                    const MPI_Fint *win);
+int bmpi_f_put_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                    const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                    const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                    const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                    const MPI_Fint *win)
 {
     int rc = PMPI_Put(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win);
     return rc;
@@ -5771,12 +6669,21 @@ static int put_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const M
 void pmpi_put_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_put_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = put_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    *ierr = bmpi_f_put_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 }
 BMPI_F77_NAMES(put, PUT)
 
 /* MPI_Raccumulate */
-static int raccumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request)
+int bmpi_f_raccumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                            const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                            const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                            const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                            const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request);
+int bmpi_f_raccumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                            const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                            const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                            const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                            const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request)
 {
     int rc = PMPI_Raccumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
     return rc;
@@ -5784,12 +6691,21 @@ static int raccumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
 void pmpi_raccumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_raccumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = raccumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    *ierr = bmpi_f_raccumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 BMPI_F77_NAMES(raccumulate, RACCUMULATE)
 
 /* MPI_Rget */
-static int rget_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request)
+int bmpi_f_rget_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                     const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                     const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                     const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                     const MPI_Fint *win, MPI_Fint *request);
+int bmpi_f_rget_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                     const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                     const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                     const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                     const MPI_Fint *win, MPI_Fint *request)
 {
     int rc = PMPI_Rget(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
     return rc;
@@ -5797,12 +6713,25 @@ static int rget_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const 
 void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = rget_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    *ierr = bmpi_f_rget_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 BMPI_F77_NAMES(rget, RGET)
 
 /* MPI_Rget_accumulate */
-static int rget_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request)
+int bmpi_f_rget_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                                const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                                void *result_addr, const MPI_Fint *result_count,
+                                const MPI_Fint *result_datatype, const MPI_Fint *target_rank,
+                                const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                                const MPI_Fint *target_datatype, const MPI_Fint *op,
+                                const MPI_Fint *win, MPI_Fint *request);
+int bmpi_f_rget_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                                const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                                void *result_addr, const MPI_Fint *result_count,
+                                const MPI_Fint *result_datatype, const MPI_Fint *target_rank,
+                                const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                                const MPI_Fint *target_datatype, const MPI_Fint *op,
+                                const MPI_Fint *win, MPI_Fint *request)
 {
     int rc = PMPI_Rget_accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, bmpi_f_buf(s, result_addr), *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
     return rc;
@@ -5810,12 +6739,21 @@ static int rget_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_a
 void pmpi_rget_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_rget_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = rget_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    *ierr = bmpi_f_rget_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 BMPI_F77_NAMES(rget_accumulate, RGET_ACCUMULATE)
 
 /* MPI_Rput */
-static int rput_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request)
+int bmpi_f_rput_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                     const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                     const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                     const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                     const MPI_Fint *win, MPI_Fint *request);
+int bmpi_f_rput_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
+                     const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                     const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                     const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                     const MPI_Fint *win, MPI_Fint *request)
 {
     int rc = PMPI_Rput(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
     return rc;
@@ -5823,12 +6761,14 @@ static int rput_glue(const struct bmpi_f_sentinels *s, void *origin_addr, const 
 void pmpi_rput_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_rput_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = rput_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    *ierr = bmpi_f_rput_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 BMPI_F77_NAMES(rput, RPUT)
 
 /* MPI_Win_allocate */
-static int win_allocate_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win)
+static int win_allocate_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *size,
+                             const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm,
+                             MPI_Aint *baseptr, MPI_Fint *win)
 {
     (void)s;
     void *baseptr_c = NULL;
@@ -5853,7 +6793,9 @@ void mpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, cons
 }
 
 /* MPI_Win_allocate_shared */
-static int win_allocate_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win)
+static int win_allocate_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *size,
+                                    const MPI_Fint *disp_unit, const MPI_Fint *info,
+                                    const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win)
 {
     (void)s;
     void *baseptr_c = NULL;
@@ -5878,7 +6820,10 @@ void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_uni
 }
 
 /* MPI_Win_attach */
-static int win_attach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, void *base, const MPI_Aint *size)
+int bmpi_f_win_attach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, void *base,
+                           const MPI_Aint *size);
+int bmpi_f_win_attach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, void *base,
+                           const MPI_Aint *size)
 {
     int rc = PMPI_Win_attach(*win, bmpi_f_buf(s, base), *size);
     return rc;
@@ -5886,7 +6831,7 @@ static int win_attach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win
 void pmpi_win_attach_(const MPI_Fint *win, void *base, const MPI_Aint *size, MPI_Fint *ierr);
 void pmpi_win_attach_(const MPI_Fint *win, void *base, const MPI_Aint *size, MPI_Fint *ierr)
 {
-    *ierr = win_attach_glue(&bmpi_f77_sentinels, win, base, size);
+    *ierr = bmpi_f_win_attach_glue(&bmpi_f77_sentinels, win, base, size);
 }
 BMPI_F77_NAMES(win_attach, WIN_ATTACH)
 
@@ -5912,7 +6857,12 @@ void mpi_win_complete_f08_(const MPI_Fint *win, MPI_Fint *ierr)
 }
 
 /* MPI_Win_create */
-static int win_create_glue(const struct bmpi_f_sentinels *s, void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win)
+int bmpi_f_win_create_glue(const struct bmpi_f_sentinels *s, void *base, const MPI_Aint *size,
+                           const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm,
+                           MPI_Fint *win);
+int bmpi_f_win_create_glue(const struct bmpi_f_sentinels *s, void *base, const MPI_Aint *size,
+                           const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm,
+                           MPI_Fint *win)
 {
     int rc = PMPI_Win_create(bmpi_f_buf(s, base), *size, *disp_unit, *info, *comm, win);
     return rc;
@@ -5920,12 +6870,13 @@ static int win_create_glue(const struct bmpi_f_sentinels *s, void *base, const M
 void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr);
 void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = win_create_glue(&bmpi_f77_sentinels, base, size, disp_unit, info, comm, win);
+    *ierr = bmpi_f_win_create_glue(&bmpi_f77_sentinels, base, size, disp_unit, info, comm, win);
 }
 BMPI_F77_NAMES(win_create, WIN_CREATE)
 
 /* MPI_Win_create_dynamic */
-static int win_create_dynamic_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win)
+static int win_create_dynamic_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
+                                   const MPI_Fint *comm, MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_create_dynamic(*info, *comm, win);
@@ -5946,7 +6897,8 @@ void mpi_win_create_dynamic_f08_(const MPI_Fint *info, const MPI_Fint *comm, MPI
 }
 
 /* MPI_Win_detach */
-static int win_detach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, void *base)
+int bmpi_f_win_detach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, void *base);
+int bmpi_f_win_detach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, void *base)
 {
     int rc = PMPI_Win_detach(*win, bmpi_f_buf(s, base));
     return rc;
@@ -5954,12 +6906,13 @@ static int win_detach_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win
 void pmpi_win_detach_(const MPI_Fint *win, void *base, MPI_Fint *ierr);
 void pmpi_win_detach_(const MPI_Fint *win, void *base, MPI_Fint *ierr)
 {
-    *ierr = win_detach_glue(&bmpi_f77_sentinels, win, base);
+    *ierr = bmpi_f_win_detach_glue(&bmpi_f77_sentinels, win, base);
 }
 BMPI_F77_NAMES(win_detach, WIN_DETACH)
 
 /* MPI_Win_fence */
-static int win_fence_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *assert, const MPI_Fint *win)
+static int win_fence_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *assert,
+                          const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_fence(*assert, *win);
@@ -5980,7 +6933,8 @@ void mpi_win_fence_f08_(const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *i
 }
 
 /* MPI_Win_flush */
-static int win_flush_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *rank, const MPI_Fint *win)
+static int win_flush_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *rank,
+                          const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_flush(*rank, *win);
@@ -6022,7 +6976,8 @@ void mpi_win_flush_all_f08_(const MPI_Fint *win, MPI_Fint *ierr)
 }
 
 /* MPI_Win_flush_local */
-static int win_flush_local_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *rank, const MPI_Fint *win)
+static int win_flush_local_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *rank,
+                                const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_flush_local(*rank, *win);
@@ -6085,7 +7040,8 @@ void mpi_win_free_f08_(MPI_Fint *win, MPI_Fint *ierr)
 }
 
 /* MPI_Win_get_group */
-static int win_get_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, MPI_Fint *group)
+static int win_get_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                              MPI_Fint *group)
 {
     (void)s;
     int rc = PMPI_Win_get_group(*win, group);
@@ -6106,7 +7062,8 @@ void mpi_win_get_group_f08_(const MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierr
 }
 
 /* MPI_Win_get_info */
-static int win_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, MPI_Fint *info_used)
+static int win_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                             MPI_Fint *info_used)
 {
     (void)s;
     int rc = PMPI_Win_get_info(*win, info_used);
@@ -6127,7 +7084,8 @@ void mpi_win_get_info_f08_(const MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *i
 }
 
 /* MPI_Win_lock */
-static int win_lock_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win)
+static int win_lock_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *lock_type,
+                         const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_lock(*lock_type, *rank, *assert, *win);
@@ -6148,7 +7106,8 @@ void mpi_win_lock_f08_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MP
 }
 
 /* MPI_Win_lock_all */
-static int win_lock_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *assert, const MPI_Fint *win)
+static int win_lock_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *assert,
+                             const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_lock_all(*assert, *win);
@@ -6169,7 +7128,8 @@ void mpi_win_lock_all_f08_(const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint
 }
 
 /* MPI_Win_post */
-static int win_post_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win)
+static int win_post_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                         const MPI_Fint *assert, const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_post(*group, *assert, *win);
@@ -6190,7 +7150,8 @@ void mpi_win_post_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_
 }
 
 /* MPI_Win_set_info */
-static int win_set_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, const MPI_Fint *info)
+static int win_set_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                             const MPI_Fint *info)
 {
     (void)s;
     int rc = PMPI_Win_set_info(*win, *info);
@@ -6211,7 +7172,9 @@ void mpi_win_set_info_f08_(const MPI_Fint *win, const MPI_Fint *info, MPI_Fint *
 }
 
 /* MPI_Win_shared_query */
-static int win_shared_query_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr)
+static int win_shared_query_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *win,
+                                 const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit,
+                                 MPI_Aint *baseptr)
 {
     (void)s;
     void *baseptr_c = NULL;
@@ -6236,7 +7199,8 @@ void mpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Ai
 }
 
 /* MPI_Win_start */
-static int win_start_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win)
+static int win_start_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group,
+                          const MPI_Fint *assert, const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_start(*group, *assert, *win);
@@ -6303,7 +7267,8 @@ void mpi_win_test_f08_(const MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr)
 }
 
 /* MPI_Win_unlock */
-static int win_unlock_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *rank, const MPI_Fint *win)
+static int win_unlock_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *rank,
+                           const MPI_Fint *win)
 {
     (void)s;
     int rc = PMPI_Win_unlock(*rank, *win);
@@ -6387,7 +7352,8 @@ void mpi_grequest_complete_f08_(const MPI_Fint *request, MPI_Fint *ierr)
 }
 
 /* MPI_Status_set_cancelled */
-static int status_set_cancelled_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, const MPI_Fint *flag)
+static int status_set_cancelled_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                     const MPI_Fint *flag)
 {
     int rc = PMPI_Status_set_cancelled(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, (*flag != 0));
     return rc;
@@ -6407,7 +7373,8 @@ void mpi_status_set_cancelled_f08_(MPI_Fint *status, const MPI_Fint *flag, MPI_F
 }
 
 /* MPI_Status_set_elements */
-static int status_set_elements_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count)
+static int status_set_elements_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                    const MPI_Fint *datatype, const MPI_Fint *count)
 {
     int rc = PMPI_Status_set_elements(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *datatype, *count);
     return rc;
@@ -6427,7 +7394,8 @@ void mpi_status_set_elements_f08_(MPI_Fint *status, const MPI_Fint *datatype, co
 }
 
 /* MPI_Status_set_elements_x */
-static int status_set_elements_x_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count)
+static int status_set_elements_x_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                      const MPI_Fint *datatype, const MPI_Count *count)
 {
     int rc = PMPI_Status_set_elements_x(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *datatype, *count);
     return rc;
@@ -6447,7 +7415,8 @@ void mpi_status_set_elements_x_f08_(MPI_Fint *status, const MPI_Fint *datatype, 
 }
 
 /* MPI_Status_set_error */
-static int status_set_error_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, const MPI_Fint *error)
+static int status_set_error_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                 const MPI_Fint *error)
 {
     int rc = PMPI_Status_set_error(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *error);
     return rc;
@@ -6467,7 +7436,8 @@ void mpi_status_set_error_f08_(MPI_Fint *status, const MPI_Fint *error, MPI_Fint
 }
 
 /* MPI_Status_set_source */
-static int status_set_source_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, const MPI_Fint *source)
+static int status_set_source_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                                  const MPI_Fint *source)
 {
     int rc = PMPI_Status_set_source(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *source);
     return rc;
@@ -6487,7 +7457,8 @@ void mpi_status_set_source_f08_(MPI_Fint *status, const MPI_Fint *source, MPI_Fi
 }
 
 /* MPI_Status_set_tag */
-static int status_set_tag_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, const MPI_Fint *tag)
+static int status_set_tag_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
+                               const MPI_Fint *tag)
 {
     int rc = PMPI_Status_set_tag(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *tag);
     return rc;
@@ -6532,7 +7503,8 @@ void mpi_file_close_f08_(MPI_Fint *fh, MPI_Fint *ierr)
 }
 
 /* MPI_File_delete */
-static int file_delete_glue(const struct bmpi_f_sentinels *s, const char *filename, const MPI_Fint *info, size_t filename_len)
+static int file_delete_glue(const struct bmpi_f_sentinels *s, const char *filename,
+                            const MPI_Fint *info, size_t filename_len)
 {
     (void)s;
     char *filename_c = bmpi_f_str_in(filename, filename_len);
@@ -6556,7 +7528,8 @@ void mpi_file_delete_f08_(const char *filename, const MPI_Fint *info, MPI_Fint *
 }
 
 /* MPI_File_get_amode */
-static int file_get_amode_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Fint *amode)
+static int file_get_amode_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                               MPI_Fint *amode)
 {
     (void)s;
     int rc = PMPI_File_get_amode(bmpi_f_file_f2c(*fh), amode);
@@ -6577,7 +7550,8 @@ void mpi_file_get_amode_f08_(const MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierr
 }
 
 /* MPI_File_get_atomicity */
-static int file_get_atomicity_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Fint *flag)
+static int file_get_atomicity_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                   MPI_Fint *flag)
 {
     (void)s;
     int flag_c = 0;
@@ -6602,7 +7576,8 @@ void mpi_file_get_atomicity_f08_(const MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *i
 }
 
 /* MPI_File_get_byte_offset */
-static int file_get_byte_offset_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp)
+static int file_get_byte_offset_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     const MPI_Offset *offset, MPI_Offset *disp)
 {
     (void)s;
     int rc = PMPI_File_get_byte_offset(bmpi_f_file_f2c(*fh), *offset, disp);
@@ -6623,7 +7598,8 @@ void mpi_file_get_byte_offset_f08_(const MPI_Fint *fh, const MPI_Offset *offset,
 }
 
 /* MPI_File_get_group */
-static int file_get_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Fint *group)
+static int file_get_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                               MPI_Fint *group)
 {
     (void)s;
     int rc = PMPI_File_get_group(bmpi_f_file_f2c(*fh), group);
@@ -6644,7 +7620,8 @@ void mpi_file_get_group_f08_(const MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierr
 }
 
 /* MPI_File_get_info */
-static int file_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Fint *info_used)
+static int file_get_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              MPI_Fint *info_used)
 {
     (void)s;
     int rc = PMPI_File_get_info(bmpi_f_file_f2c(*fh), info_used);
@@ -6665,7 +7642,8 @@ void mpi_file_get_info_f08_(const MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *i
 }
 
 /* MPI_File_get_position */
-static int file_get_position_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Offset *offset)
+static int file_get_position_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                  MPI_Offset *offset)
 {
     (void)s;
     int rc = PMPI_File_get_position(bmpi_f_file_f2c(*fh), offset);
@@ -6686,7 +7664,8 @@ void mpi_file_get_position_f08_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint
 }
 
 /* MPI_File_get_position_shared */
-static int file_get_position_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Offset *offset)
+static int file_get_position_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                         MPI_Offset *offset)
 {
     (void)s;
     int rc = PMPI_File_get_position_shared(bmpi_f_file_f2c(*fh), offset);
@@ -6707,7 +7686,8 @@ void mpi_file_get_position_shared_f08_(const MPI_Fint *fh, MPI_Offset *offset, M
 }
 
 /* MPI_File_get_size */
-static int file_get_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Offset *size)
+static int file_get_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              MPI_Offset *size)
 {
     (void)s;
     int rc = PMPI_File_get_size(bmpi_f_file_f2c(*fh), size);
@@ -6728,7 +7708,8 @@ void mpi_file_get_size_f08_(const MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr
 }
 
 /* MPI_File_get_type_extent */
-static int file_get_type_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent)
+static int file_get_type_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     const MPI_Fint *datatype, MPI_Aint *extent)
 {
     (void)s;
     int rc = PMPI_File_get_type_extent(bmpi_f_file_f2c(*fh), *datatype, extent);
@@ -6749,7 +7730,9 @@ void mpi_file_get_type_extent_f08_(const MPI_Fint *fh, const MPI_Fint *datatype,
 }
 
 /* MPI_File_get_view */
-static int file_get_view_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, size_t datarep_len)
+static int file_get_view_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep,
+                              size_t datarep_len)
 {
     (void)s;
     char *datarep_c = bmpi_f_str_buf(MPI_MAX_DATAREP_STRING, datarep_len);
@@ -6776,7 +7759,10 @@ void mpi_file_get_view_f08_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etyp
 }
 
 /* MPI_File_iread */
-static int file_iread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                           const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                           const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iread(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6784,12 +7770,15 @@ static int file_iread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
 void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iread_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iread, FILE_IREAD)
 
 /* MPI_File_iread_all */
-static int file_iread_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iread_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                               const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iread_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                               const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iread_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6797,12 +7786,17 @@ static int file_iread_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
 void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iread_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iread_all, FILE_IREAD_ALL)
 
 /* MPI_File_iread_at */
-static int file_iread_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iread_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iread_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iread_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6810,12 +7804,17 @@ static int file_iread_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iread_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iread_at, FILE_IREAD_AT)
 
 /* MPI_File_iread_at_all */
-static int file_iread_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iread_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                  const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                  const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iread_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                  const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                  const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iread_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6823,12 +7822,17 @@ static int file_iread_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iread_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iread_at_all, FILE_IREAD_AT_ALL)
 
 /* MPI_File_iread_shared */
-static int file_iread_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iread_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  MPI_Fint *request);
+int bmpi_f_file_iread_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  MPI_Fint *request)
 {
     int rc = PMPI_File_iread_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6836,12 +7840,15 @@ static int file_iread_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iread_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iread_shared, FILE_IREAD_SHARED)
 
 /* MPI_File_iwrite */
-static int file_iwrite_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iwrite_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iwrite_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iwrite(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6849,12 +7856,15 @@ static int file_iwrite_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh
 void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iwrite_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iwrite, FILE_IWRITE)
 
 /* MPI_File_iwrite_all */
-static int file_iwrite_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iwrite_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iwrite_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iwrite_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6862,12 +7872,17 @@ static int file_iwrite_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
 void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iwrite_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iwrite_all, FILE_IWRITE_ALL)
 
 /* MPI_File_iwrite_at */
-static int file_iwrite_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iwrite_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                               const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                               const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iwrite_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                               const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                               const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iwrite_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6875,12 +7890,17 @@ static int file_iwrite_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
 void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iwrite_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iwrite_at, FILE_IWRITE_AT)
 
 /* MPI_File_iwrite_at_all */
-static int file_iwrite_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iwrite_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                   const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                   const MPI_Fint *datatype, MPI_Fint *request);
+int bmpi_f_file_iwrite_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                   const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                   const MPI_Fint *datatype, MPI_Fint *request)
 {
     int rc = PMPI_File_iwrite_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6888,12 +7908,17 @@ static int file_iwrite_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_F
 void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iwrite_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iwrite_at_all, FILE_IWRITE_AT_ALL)
 
 /* MPI_File_iwrite_shared */
-static int file_iwrite_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
+int bmpi_f_file_iwrite_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                   const MPI_Fint *count, const MPI_Fint *datatype,
+                                   MPI_Fint *request);
+int bmpi_f_file_iwrite_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                   const MPI_Fint *count, const MPI_Fint *datatype,
+                                   MPI_Fint *request)
 {
     int rc = PMPI_File_iwrite_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
@@ -6901,12 +7926,14 @@ static int file_iwrite_shared_glue(const struct bmpi_f_sentinels *s, const MPI_F
 void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
 void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = file_iwrite_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
 BMPI_F77_NAMES(file_iwrite_shared, FILE_IWRITE_SHARED)
 
 /* MPI_File_open */
-static int file_open_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, size_t filename_len)
+static int file_open_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                          const char *filename, const MPI_Fint *amode, const MPI_Fint *info,
+                          MPI_Fint *fh, size_t filename_len)
 {
     (void)s;
     char *filename_c = bmpi_f_str_in(filename, filename_len);
@@ -6934,7 +7961,8 @@ void mpi_file_open_f08_(const MPI_Fint *comm, const char *filename, const MPI_Fi
 }
 
 /* MPI_File_preallocate */
-static int file_preallocate_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *size)
+static int file_preallocate_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                 const MPI_Offset *size)
 {
     (void)s;
     int rc = PMPI_File_preallocate(bmpi_f_file_f2c(*fh), *size);
@@ -6955,7 +7983,10 @@ void mpi_file_preallocate_f08_(const MPI_Fint *fh, const MPI_Offset *size, MPI_F
 }
 
 /* MPI_File_read */
-static int file_read_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_read_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_read_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_read(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -6963,12 +7994,15 @@ static int file_read_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, 
 void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_read, FILE_READ)
 
 /* MPI_File_read_all */
-static int file_read_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_read_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                              const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_read_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                              const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_read_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -6976,12 +8010,15 @@ static int file_read_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_read_all, FILE_READ_ALL)
 
 /* MPI_File_read_all_begin */
-static int file_read_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
+int bmpi_f_file_read_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                    const MPI_Fint *count, const MPI_Fint *datatype);
+int bmpi_f_file_read_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                    const MPI_Fint *count, const MPI_Fint *datatype)
 {
     int rc = PMPI_File_read_all_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
@@ -6989,12 +8026,15 @@ static int file_read_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_
 void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
 void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = file_read_all_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
+    *ierr = bmpi_f_file_read_all_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
 BMPI_F77_NAMES(file_read_all_begin, FILE_READ_ALL_BEGIN)
 
 /* MPI_File_read_all_end */
-static int file_read_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, MPI_Fint *status)
+int bmpi_f_file_read_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  MPI_Fint *status);
+int bmpi_f_file_read_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  MPI_Fint *status)
 {
     int rc = PMPI_File_read_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7002,12 +8042,17 @@ static int file_read_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
+    *ierr = bmpi_f_file_read_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
 }
 BMPI_F77_NAMES(file_read_all_end, FILE_READ_ALL_END)
 
 /* MPI_File_read_at */
-static int file_read_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_read_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                             const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_read_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                             const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_read_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7015,12 +8060,17 @@ static int file_read_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *f
 void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_read_at, FILE_READ_AT)
 
 /* MPI_File_read_at_all */
-static int file_read_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_read_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                 const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                 const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_read_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                 const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                 const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_read_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7028,12 +8078,17 @@ static int file_read_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
 void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_read_at_all, FILE_READ_AT_ALL)
 
 /* MPI_File_read_at_all_begin */
-static int file_read_at_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
+int bmpi_f_file_read_at_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                       const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                       const MPI_Fint *datatype);
+int bmpi_f_file_read_at_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                       const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                       const MPI_Fint *datatype)
 {
     int rc = PMPI_File_read_at_all_begin(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
@@ -7041,12 +8096,15 @@ static int file_read_at_all_begin_glue(const struct bmpi_f_sentinels *s, const M
 void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
 void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = file_read_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype);
+    *ierr = bmpi_f_file_read_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype);
 }
 BMPI_F77_NAMES(file_read_at_all_begin, FILE_READ_AT_ALL_BEGIN)
 
 /* MPI_File_read_at_all_end */
-static int file_read_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, MPI_Fint *status)
+int bmpi_f_file_read_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     void *buf, MPI_Fint *status);
+int bmpi_f_file_read_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     void *buf, MPI_Fint *status)
 {
     int rc = PMPI_File_read_at_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7054,12 +8112,15 @@ static int file_read_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI
 void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_at_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
+    *ierr = bmpi_f_file_read_at_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
 }
 BMPI_F77_NAMES(file_read_at_all_end, FILE_READ_AT_ALL_END)
 
 /* MPI_File_read_ordered */
-static int file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_read_ordered(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7067,12 +8128,15 @@ static int file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_ordered_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_ordered_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_read_ordered, FILE_READ_ORDERED)
 
 /* MPI_File_read_ordered_begin */
-static int file_read_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
+int bmpi_f_file_read_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                        void *buf, const MPI_Fint *count, const MPI_Fint *datatype);
+int bmpi_f_file_read_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                        void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
 {
     int rc = PMPI_File_read_ordered_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
@@ -7080,12 +8144,15 @@ static int file_read_ordered_begin_glue(const struct bmpi_f_sentinels *s, const 
 void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
 void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = file_read_ordered_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
+    *ierr = bmpi_f_file_read_ordered_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
 BMPI_F77_NAMES(file_read_ordered_begin, FILE_READ_ORDERED_BEGIN)
 
 /* MPI_File_read_ordered_end */
-static int file_read_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, MPI_Fint *status)
+int bmpi_f_file_read_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                      void *buf, MPI_Fint *status);
+int bmpi_f_file_read_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                      void *buf, MPI_Fint *status)
 {
     int rc = PMPI_File_read_ordered_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7093,12 +8160,15 @@ static int file_read_ordered_end_glue(const struct bmpi_f_sentinels *s, const MP
 void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_ordered_end_glue(&bmpi_f77_sentinels, fh, buf, status);
+    *ierr = bmpi_f_file_read_ordered_end_glue(&bmpi_f77_sentinels, fh, buf, status);
 }
 BMPI_F77_NAMES(file_read_ordered_end, FILE_READ_ORDERED_END)
 
 /* MPI_File_read_shared */
-static int file_read_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_read_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                 const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_read_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                 const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_read_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7106,12 +8176,13 @@ static int file_read_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
 void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_read_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_read_shared, FILE_READ_SHARED)
 
 /* MPI_File_seek */
-static int file_seek_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence)
+static int file_seek_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                          const MPI_Offset *offset, const MPI_Fint *whence)
 {
     (void)s;
     int rc = PMPI_File_seek(bmpi_f_file_f2c(*fh), *offset, *whence);
@@ -7132,7 +8203,8 @@ void mpi_file_seek_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_
 }
 
 /* MPI_File_seek_shared */
-static int file_seek_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence)
+static int file_seek_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                 const MPI_Offset *offset, const MPI_Fint *whence)
 {
     (void)s;
     int rc = PMPI_File_seek_shared(bmpi_f_file_f2c(*fh), *offset, *whence);
@@ -7153,7 +8225,8 @@ void mpi_file_seek_shared_f08_(const MPI_Fint *fh, const MPI_Offset *offset, con
 }
 
 /* MPI_File_set_atomicity */
-static int file_set_atomicity_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Fint *flag)
+static int file_set_atomicity_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                   const MPI_Fint *flag)
 {
     (void)s;
     int rc = PMPI_File_set_atomicity(bmpi_f_file_f2c(*fh), (*flag != 0));
@@ -7174,7 +8247,8 @@ void mpi_file_set_atomicity_f08_(const MPI_Fint *fh, const MPI_Fint *flag, MPI_F
 }
 
 /* MPI_File_set_info */
-static int file_set_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Fint *info)
+static int file_set_info_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Fint *info)
 {
     (void)s;
     int rc = PMPI_File_set_info(bmpi_f_file_f2c(*fh), *info);
@@ -7195,7 +8269,8 @@ void mpi_file_set_info_f08_(const MPI_Fint *fh, const MPI_Fint *info, MPI_Fint *
 }
 
 /* MPI_File_set_size */
-static int file_set_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *size)
+static int file_set_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Offset *size)
 {
     (void)s;
     int rc = PMPI_File_set_size(bmpi_f_file_f2c(*fh), *size);
@@ -7216,7 +8291,10 @@ void mpi_file_set_size_f08_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint
 }
 
 /* MPI_File_set_view */
-static int file_set_view_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, size_t datarep_len)
+static int file_set_view_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Offset *disp, const MPI_Fint *etype,
+                              const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info,
+                              size_t datarep_len)
 {
     (void)s;
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
@@ -7261,7 +8339,10 @@ void mpi_file_sync_f08_(const MPI_Fint *fh, MPI_Fint *ierr)
 }
 
 /* MPI_File_write */
-static int file_write_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_write_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                           const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_write_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                           const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_write(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7269,12 +8350,15 @@ static int file_write_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
 void pmpi_file_write_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_write, FILE_WRITE)
 
 /* MPI_File_write_all */
-static int file_write_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_write_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                               const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_write_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                               const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_write_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7282,12 +8366,15 @@ static int file_write_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
 void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_write_all, FILE_WRITE_ALL)
 
 /* MPI_File_write_all_begin */
-static int file_write_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
+int bmpi_f_file_write_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     void *buf, const MPI_Fint *count, const MPI_Fint *datatype);
+int bmpi_f_file_write_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                     void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
 {
     int rc = PMPI_File_write_all_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
@@ -7295,12 +8382,15 @@ static int file_write_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI
 void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
 void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = file_write_all_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
+    *ierr = bmpi_f_file_write_all_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
 BMPI_F77_NAMES(file_write_all_begin, FILE_WRITE_ALL_BEGIN)
 
 /* MPI_File_write_all_end */
-static int file_write_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, MPI_Fint *status)
+int bmpi_f_file_write_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                   MPI_Fint *status);
+int bmpi_f_file_write_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                   MPI_Fint *status)
 {
     int rc = PMPI_File_write_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7308,12 +8398,17 @@ static int file_write_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_F
 void pmpi_file_write_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
+    *ierr = bmpi_f_file_write_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
 }
 BMPI_F77_NAMES(file_write_all_end, FILE_WRITE_ALL_END)
 
 /* MPI_File_write_at */
-static int file_write_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_write_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_write_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                              const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_write_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7321,12 +8416,17 @@ static int file_write_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_write_at, FILE_WRITE_AT)
 
 /* MPI_File_write_at_all */
-static int file_write_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_write_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                  const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                  const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_write_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                  const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                  const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_write_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7334,12 +8434,17 @@ static int file_write_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_write_at_all, FILE_WRITE_AT_ALL)
 
 /* MPI_File_write_at_all_begin */
-static int file_write_at_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
+int bmpi_f_file_write_at_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                        const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                        const MPI_Fint *datatype);
+int bmpi_f_file_write_at_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                        const MPI_Offset *offset, void *buf, const MPI_Fint *count,
+                                        const MPI_Fint *datatype)
 {
     int rc = PMPI_File_write_at_all_begin(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
@@ -7347,12 +8452,15 @@ static int file_write_at_all_begin_glue(const struct bmpi_f_sentinels *s, const 
 void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
 void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = file_write_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype);
+    *ierr = bmpi_f_file_write_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype);
 }
 BMPI_F77_NAMES(file_write_at_all_begin, FILE_WRITE_AT_ALL_BEGIN)
 
 /* MPI_File_write_at_all_end */
-static int file_write_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, MPI_Fint *status)
+int bmpi_f_file_write_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                      void *buf, MPI_Fint *status);
+int bmpi_f_file_write_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                      void *buf, MPI_Fint *status)
 {
     int rc = PMPI_File_write_at_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7360,12 +8468,17 @@ static int file_write_at_all_end_glue(const struct bmpi_f_sentinels *s, const MP
 void pmpi_file_write_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_at_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
+    *ierr = bmpi_f_file_write_at_all_end_glue(&bmpi_f77_sentinels, fh, buf, status);
 }
 BMPI_F77_NAMES(file_write_at_all_end, FILE_WRITE_AT_ALL_END)
 
 /* MPI_File_write_ordered */
-static int file_write_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_write_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                   const MPI_Fint *count, const MPI_Fint *datatype,
+                                   MPI_Fint *status);
+int bmpi_f_file_write_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                   const MPI_Fint *count, const MPI_Fint *datatype,
+                                   MPI_Fint *status)
 {
     int rc = PMPI_File_write_ordered(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7373,12 +8486,15 @@ static int file_write_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_F
 void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_ordered_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_ordered_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_write_ordered, FILE_WRITE_ORDERED)
 
 /* MPI_File_write_ordered_begin */
-static int file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
+int bmpi_f_file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                         void *buf, const MPI_Fint *count, const MPI_Fint *datatype);
+int bmpi_f_file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                         void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
 {
     int rc = PMPI_File_write_ordered_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
@@ -7386,12 +8502,15 @@ static int file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const
 void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
 void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = file_write_ordered_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
+    *ierr = bmpi_f_file_write_ordered_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
 BMPI_F77_NAMES(file_write_ordered_begin, FILE_WRITE_ORDERED_BEGIN)
 
 /* MPI_File_write_ordered_end */
-static int file_write_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, MPI_Fint *status)
+int bmpi_f_file_write_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                       void *buf, MPI_Fint *status);
+int bmpi_f_file_write_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
+                                       void *buf, MPI_Fint *status)
 {
     int rc = PMPI_File_write_ordered_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7399,12 +8518,15 @@ static int file_write_ordered_end_glue(const struct bmpi_f_sentinels *s, const M
 void pmpi_file_write_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_ordered_end_glue(&bmpi_f77_sentinels, fh, buf, status);
+    *ierr = bmpi_f_file_write_ordered_end_glue(&bmpi_f77_sentinels, fh, buf, status);
 }
 BMPI_F77_NAMES(file_write_ordered_end, FILE_WRITE_ORDERED_END)
 
 /* MPI_File_write_shared */
-static int file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
+int bmpi_f_file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+int bmpi_f_file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
     int rc = PMPI_File_write_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
     return rc;
@@ -7412,7 +8534,7 @@ static int file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = file_write_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
 BMPI_F77_NAMES(file_write_shared, FILE_WRITE_SHARED)
 
@@ -7438,7 +8560,8 @@ void mpi_pcontrol_f08_(const MPI_Fint *level, MPI_Fint *ierr)
 }
 
 /* MPI_Attr_delete */
-static int attr_delete_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm, const MPI_Fint *keyval)
+static int attr_delete_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
+                            const MPI_Fint *keyval)
 {
     (void)s;
     int rc = PMPI_Attr_delete(*comm, *keyval);
@@ -7450,16 +8573,11 @@ void pmpi_attr_delete_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *i
     *ierr = attr_delete_glue(&bmpi_f77_sentinels, comm, keyval);
 }
 BMPI_F77_NAMES(attr_delete, ATTR_DELETE)
-void mpi_attr_delete_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *ierr);
-void mpi_attr_delete_f08_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Fint *ierr)
-{
-    int rc = attr_delete_glue(&bmpi_f08_sentinels, comm, keyval);
-    if (ierr)
-        *ierr = rc;
-}
 
 /* MPI_Info_get */
-static int info_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value, MPI_Fint *flag, size_t key_len, size_t value_len)
+static int info_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key,
+                         const MPI_Fint *valuelen, char *value, MPI_Fint *flag, size_t key_len,
+                         size_t value_len)
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
@@ -7490,7 +8608,9 @@ void mpi_info_get_f08_(const MPI_Fint *info, const char *key, const MPI_Fint *va
 }
 
 /* MPI_Info_get_valuelen */
-static int info_get_valuelen_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, size_t key_len)
+static int info_get_valuelen_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
+                                  const char *key, MPI_Fint *valuelen, MPI_Fint *flag,
+                                  size_t key_len)
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
@@ -7530,16 +8650,10 @@ void pmpi_keyval_free_(MPI_Fint *keyval, MPI_Fint *ierr)
     *ierr = keyval_free_glue(&bmpi_f77_sentinels, keyval);
 }
 BMPI_F77_NAMES(keyval_free, KEYVAL_FREE)
-void mpi_keyval_free_f08_(MPI_Fint *keyval, MPI_Fint *ierr);
-void mpi_keyval_free_f08_(MPI_Fint *keyval, MPI_Fint *ierr)
-{
-    int rc = keyval_free_glue(&bmpi_f08_sentinels, keyval);
-    if (ierr)
-        *ierr = rc;
-}
 
 /* MPI_Status_f082f */
-static int status_f082f_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *f08_status, MPI_Fint *f_status)
+static int status_f082f_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *f08_status,
+                             MPI_Fint *f_status)
 {
     (void)s;
     int rc = PMPI_Status_f082f((const MPI_F08_status *)f08_status, (MPI_Fint *)f_status);
@@ -7560,7 +8674,8 @@ void mpi_status_f082f_f08_(const MPI_Fint *f08_status, MPI_Fint *f_status, MPI_F
 }
 
 /* MPI_Status_f2f08 */
-static int status_f2f08_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *f_status, MPI_Fint *f08_status)
+static int status_f2f08_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *f_status,
+                             MPI_Fint *f08_status)
 {
     (void)s;
     int rc = PMPI_Status_f2f08((const MPI_Fint *)f_status, (MPI_F08_status *)f08_status);
@@ -7581,7 +8696,8 @@ void mpi_status_f2f08_f08_(const MPI_Fint *f_status, MPI_Fint *f08_status, MPI_F
 }
 
 /* MPI_Type_create_f90_complex */
-static int type_create_f90_complex_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype)
+static int type_create_f90_complex_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *p,
+                                        const MPI_Fint *r, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_f90_complex(*p, *r, newtype);
@@ -7602,7 +8718,8 @@ void mpi_type_create_f90_complex_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_
 }
 
 /* MPI_Type_create_f90_integer */
-static int type_create_f90_integer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *r, MPI_Fint *newtype)
+static int type_create_f90_integer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *r,
+                                        MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_f90_integer(*r, newtype);
@@ -7623,7 +8740,8 @@ void mpi_type_create_f90_integer_f08_(const MPI_Fint *r, MPI_Fint *newtype, MPI_
 }
 
 /* MPI_Type_create_f90_real */
-static int type_create_f90_real_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype)
+static int type_create_f90_real_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *p,
+                                     const MPI_Fint *r, MPI_Fint *newtype)
 {
     (void)s;
     int rc = PMPI_Type_create_f90_real(*p, *r, newtype);
@@ -7644,7 +8762,8 @@ void mpi_type_create_f90_real_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fin
 }
 
 /* MPI_Type_match_size */
-static int type_match_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype)
+static int type_match_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *typeclass,
+                                const MPI_Fint *size, MPI_Fint *datatype)
 {
     (void)s;
     int rc = PMPI_Type_match_size(*typeclass, *size, datatype);

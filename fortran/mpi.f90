@@ -325,6 +325,7 @@ MODULE mpi
         END SUBROUTINE MPI_Buffer_attach
         SUBROUTINE MPI_Buffer_detach(buffer_addr, size, ierror)
             IMPLICIT NONE
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
             TYPE(*), DIMENSION(*) :: buffer_addr
             INTEGER :: size
             INTEGER, INTENT(OUT) :: ierror
@@ -354,6 +355,7 @@ MODULE mpi
         SUBROUTINE MPI_Comm_detach_buffer(comm, buffer_addr, size, ierror)
             IMPLICIT NONE
             INTEGER, INTENT(IN) :: comm
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
             TYPE(*), DIMENSION(*) :: buffer_addr
             INTEGER :: size
             INTEGER, INTENT(OUT) :: ierror
@@ -694,6 +696,7 @@ MODULE mpi
         SUBROUTINE MPI_Session_detach_buffer(session, buffer_addr, size, ierror)
             IMPLICIT NONE
             INTEGER, INTENT(IN) :: session
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
             TYPE(*), DIMENSION(*) :: buffer_addr
             INTEGER :: size
             INTEGER, INTENT(OUT) :: ierror
@@ -1778,7 +1781,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Op_commutative
         SUBROUTINE MPI_Op_create(user_fn, commute, op, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             EXTERNAL :: user_fn
             LOGICAL, INTENT(IN) :: commute
@@ -2841,7 +2843,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Comm_call_errhandler
         SUBROUTINE MPI_Comm_create_errhandler(comm_errhandler_fn, errhandler, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             EXTERNAL :: comm_errhandler_fn
             INTEGER :: errhandler
@@ -2884,7 +2885,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_call_errhandler
         SUBROUTINE MPI_File_create_errhandler(file_errhandler_fn, errhandler, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             EXTERNAL :: file_errhandler_fn
             INTEGER :: errhandler
@@ -2953,7 +2953,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Session_call_errhandler
         SUBROUTINE MPI_Session_create_errhandler(session_errhandler_fn, errhandler, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             EXTERNAL :: session_errhandler_fn
             INTEGER :: errhandler
@@ -2978,7 +2977,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Win_call_errhandler
         SUBROUTINE MPI_Win_create_errhandler(win_errhandler_fn, errhandler, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             EXTERNAL :: win_errhandler_fn
             INTEGER :: errhandler
@@ -4168,7 +4166,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Attr_delete
         SUBROUTINE MPI_Attr_get(comm, keyval, attribute_val, flag, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             INTEGER, INTENT(IN) :: comm
             INTEGER, INTENT(IN) :: keyval
@@ -4177,7 +4174,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Attr_get
         SUBROUTINE MPI_Attr_put(comm, keyval, attribute_val, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             INTEGER, INTENT(IN) :: comm
             INTEGER, INTENT(IN) :: keyval
@@ -4202,7 +4198,6 @@ MODULE mpi
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Info_get_valuelen
         SUBROUTINE MPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state, ierror)
-            IMPORT :: MPI_ADDRESS_KIND
             IMPLICIT NONE
             EXTERNAL :: copy_fn
             EXTERNAL :: delete_fn

@@ -8,16 +8,24 @@ EXTRA_DIST += test/fortran/check-gen-fortran.sh test/fortran/fgen_mpif.sh \
 check_PROGRAMS += test/fortran/fgen_fstatus
 test_fortran_fgen_fstatus_LDADD = libbmpi.la
 if BMPI_FORTRAN
-# Compiled as the contract's build-tree wrapper would: mpif.h from the
-# source tree's include/, the .mod files from the build tree's fortran/.
-fgen_test_fcflags = -I$(top_srcdir)/include -I$(top_builddir)/fortran
+# Compiled as the contract's build-tree wrapper would (AM_FCFLAGS of
+# fortran/fgen.mk): mpif.h from the source tree's include/, the .mod files
+# from the build tree's fortran/.
 check_PROGRAMS += test/fortran/fgen_mpif test/fortran/fgen_mpi
 test_fortran_fgen_mpif_SOURCES = test/fortran/fgen_mpif.f90
-test_fortran_fgen_mpif_FCFLAGS = -ffixed-form $(fgen_test_fcflags)
+test_fortran_fgen_mpif_FCFLAGS = -ffixed-form $(AM_FCFLAGS)
 test_fortran_fgen_mpif_LDADD = libbmpifort.la libbmpi.la
 test_fortran_fgen_mpi_SOURCES = test/fortran/fgen_mpi.f90
-test_fortran_fgen_mpi_FCFLAGS = $(fgen_test_fcflags)
 test_fortran_fgen_mpi_LDADD = libbmpifort.la libbmpi.la
-test/fortran/test_fortran_fgen_mpi-fgen_mpi.$(OBJEXT): fortran/mpi.mod
+test/fortran/fgen_mpi.$(OBJEXT): fortran/mpi.mod
 TESTS += test/fortran/fgen_mpif.sh
+endif
+# fgen_f08.sh: `use mpi_f08`, which needs the choice-buffer routines.
+EXTRA_DIST += test/fortran/fgen_f08.sh
+if BMPI_F08TS
+check_PROGRAMS += test/fortran/fgen_f08
+test_fortran_fgen_f08_SOURCES = test/fortran/fgen_f08.f90
+test_fortran_fgen_f08_LDADD = libbmpifort.la libbmpi.la
+test/fortran/fgen_f08.$(OBJEXT): fortran/mpi_f08.mod
+TESTS += test/fortran/fgen_f08.sh
 endif
