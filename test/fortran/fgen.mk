@@ -4,7 +4,7 @@
 # fgen_fstatus.sh (C): the conversions refuse MPI_F_STATUS_IGNORE and friends.
 TESTS += test/fortran/check-gen-fortran.sh test/fortran/fgen_fstatus.sh
 EXTRA_DIST += test/fortran/check-gen-fortran.sh test/fortran/fgen_mpif.sh \
-	test/fortran/fgen_fstatus.sh
+	test/fortran/fgen_fstatus.sh docs/fortran.md fortran/README.md
 check_PROGRAMS += test/fortran/fgen_fstatus
 test_fortran_fgen_fstatus_LDADD = libbmpi.la
 if BMPI_FORTRAN
