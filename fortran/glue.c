@@ -23,8 +23,10 @@ int bmpi_f_bsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
     int rc = PMPI_Bsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
 }
-void pmpi_bsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_bsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_bsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_bsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_bsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
@@ -41,10 +43,15 @@ int bmpi_f_bsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
     int rc = PMPI_Bsend_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_bsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_bsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_bsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_bsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_bsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_bsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm,
+                                   request);
 }
 BMPI_F77_NAMES(bsend_init, BSEND_INIT)
 
@@ -156,8 +163,10 @@ int bmpi_f_comm_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_F
     int rc = PMPI_Comm_attach_buffer(*comm, bmpi_f_buf(s, buffer), *size);
     return rc;
 }
-void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size, MPI_Fint *ierr);
-void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size, MPI_Fint *ierr)
+void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size,
+                              MPI_Fint *ierr);
+void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size,
+                              MPI_Fint *ierr)
 {
     *ierr = bmpi_f_comm_attach_buffer_glue(&bmpi_f77_sentinels, comm, buffer, size);
 }
@@ -172,14 +181,18 @@ static int comm_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_F
     int rc = PMPI_Comm_detach_buffer(*comm, &buffer_addr_c, size);
     return rc;
 }
-void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr);
-void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr)
+void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
+                              MPI_Fint *ierr);
+void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
+                              MPI_Fint *ierr)
 {
     *ierr = comm_detach_buffer_glue(&bmpi_f77_sentinels, comm, buffer_addr, size);
 }
 BMPI_F77_NAMES(comm_detach_buffer, COMM_DETACH_BUFFER)
-void mpi_comm_detach_buffer_f08_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr);
-void mpi_comm_detach_buffer_f08_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr)
+void mpi_comm_detach_buffer_f08_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
+                                 MPI_Fint *ierr);
+void mpi_comm_detach_buffer_f08_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
+                                 MPI_Fint *ierr)
 {
     int rc = comm_detach_buffer_glue(&bmpi_f08_sentinels, comm, buffer_addr, size);
     if (ierr)
@@ -233,17 +246,21 @@ void mpi_comm_iflush_buffer_f08_(const MPI_Fint *comm, MPI_Fint *request, MPI_Fi
 static int get_count_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
                           const MPI_Fint *datatype, MPI_Fint *count)
 {
-    int rc = PMPI_Get_count(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, *datatype, count);
+    int rc = PMPI_Get_count(bmpi_f_status(s, status), *datatype, count);
     return rc;
 }
-void pmpi_get_count_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr);
-void pmpi_get_count_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr)
+void pmpi_get_count_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                     MPI_Fint *ierr);
+void pmpi_get_count_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                     MPI_Fint *ierr)
 {
     *ierr = get_count_glue(&bmpi_f77_sentinels, status, datatype, count);
 }
 BMPI_F77_NAMES(get_count, GET_COUNT)
-void mpi_get_count_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr);
-void mpi_get_count_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr)
+void mpi_get_count_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                        MPI_Fint *ierr);
+void mpi_get_count_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                        MPI_Fint *ierr)
 {
     int rc = get_count_glue(&bmpi_f08_sentinels, status, datatype, count);
     if (ierr)
@@ -261,8 +278,10 @@ int bmpi_f_ibsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
     int rc = PMPI_Ibsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_ibsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ibsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ibsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                  const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ibsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                  const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_ibsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
@@ -274,20 +293,24 @@ static int improbe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source
                         MPI_Fint *message, MPI_Fint *status)
 {
     int flag_c = 0;
-    int rc = PMPI_Improbe(*source, *tag, *comm, &flag_c, message, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Improbe(*source, *tag, *comm, &flag_c, message, bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_improbe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_improbe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_improbe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                   MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_improbe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                   MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = improbe_glue(&bmpi_f77_sentinels, source, tag, comm, flag, message, status);
 }
 BMPI_F77_NAMES(improbe, IMPROBE)
-void mpi_improbe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_improbe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_improbe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
+void mpi_improbe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
     int rc = improbe_glue(&bmpi_f08_sentinels, source, tag, comm, flag, message, status);
     if (ierr)
@@ -303,8 +326,10 @@ int bmpi_f_imrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
     int rc = PMPI_Imrecv(bmpi_f_buf(s, buf), *count, *datatype, message, request);
     return rc;
 }
-void pmpi_imrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_imrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_imrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message,
+                  MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_imrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message,
+                  MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_imrecv_glue(&bmpi_f77_sentinels, buf, count, datatype, message, request);
 }
@@ -315,20 +340,24 @@ static int iprobe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source,
                        const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status)
 {
     int flag_c = 0;
-    int rc = PMPI_Iprobe(*source, *tag, *comm, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Iprobe(*source, *tag, *comm, &flag_c, bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_iprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_iprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_iprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag,
+                  MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_iprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag,
+                  MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = iprobe_glue(&bmpi_f77_sentinels, source, tag, comm, flag, status);
 }
 BMPI_F77_NAMES(iprobe, IPROBE)
-void mpi_iprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_iprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_iprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
+void mpi_iprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
     int rc = iprobe_glue(&bmpi_f08_sentinels, source, tag, comm, flag, status);
     if (ierr)
@@ -346,10 +375,13 @@ int bmpi_f_irecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
     int rc = PMPI_Irecv(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm, request);
     return rc;
 }
-void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_irecv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, request);
+    *ierr = bmpi_f_irecv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm,
+                              request);
 }
 BMPI_F77_NAMES(irecv, IRECV)
 
@@ -364,8 +396,10 @@ int bmpi_f_irsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
     int rc = PMPI_Irsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_irsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_irsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_irsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                  const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_irsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                  const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_irsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
@@ -382,8 +416,10 @@ int bmpi_f_isend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
     int rc = PMPI_Isend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_isend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_isend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_isend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_isend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_isend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
@@ -401,13 +437,24 @@ int bmpi_f_isendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag,
                           const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Isendrecv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, *dest, *sendtag, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm, request);
+    int rc = PMPI_Isendrecv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, *dest, *sendtag,
+                            bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm,
+                            request);
     return rc;
 }
-void pmpi_isendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_isendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_isendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                     const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf,
+                     const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source,
+                     const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request,
+                     MPI_Fint *ierr);
+void pmpi_isendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                     const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf,
+                     const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source,
+                     const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request,
+                     MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_isendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+    *ierr = bmpi_f_isendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag,
+                                  recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 }
 BMPI_F77_NAMES(isendrecv, ISENDRECV)
 
@@ -423,13 +470,21 @@ int bmpi_f_isendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf,
                                   const MPI_Fint *source, const MPI_Fint *recvtag,
                                   const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Isendrecv_replace(bmpi_f_buf(s, buf), *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request);
+    int rc = PMPI_Isendrecv_replace(bmpi_f_buf(s, buf), *count, *datatype, *dest, *sendtag, *source,
+                                    *recvtag, *comm, request);
     return rc;
 }
-void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                             const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source,
+                             const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request,
+                             MPI_Fint *ierr);
+void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                             const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source,
+                             const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request,
+                             MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_isendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+    *ierr = bmpi_f_isendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag,
+                                          source, recvtag, comm, request);
 }
 BMPI_F77_NAMES(isendrecv_replace, ISENDRECV_REPLACE)
 
@@ -444,8 +499,10 @@ int bmpi_f_issend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fi
     int rc = PMPI_Issend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_issend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_issend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_issend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                  const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_issend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                  const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_issend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
 }
@@ -456,17 +513,21 @@ static int mprobe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source,
                        const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message,
                        MPI_Fint *status)
 {
-    int rc = PMPI_Mprobe(*source, *tag, *comm, message, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Mprobe(*source, *tag, *comm, message, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_mprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_mprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_mprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                  MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_mprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                  MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = mprobe_glue(&bmpi_f77_sentinels, source, tag, comm, message, status);
 }
 BMPI_F77_NAMES(mprobe, MPROBE)
-void mpi_mprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_mprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_mprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
+void mpi_mprobe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
     int rc = mprobe_glue(&bmpi_f08_sentinels, source, tag, comm, message, status);
     if (ierr)
@@ -479,11 +540,13 @@ int bmpi_f_mrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
 int bmpi_f_mrecv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint *count,
                       const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status)
 {
-    int rc = PMPI_Mrecv(bmpi_f_buf(s, buf), *count, *datatype, message, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Mrecv(bmpi_f_buf(s, buf), *count, *datatype, message, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_mrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_mrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_mrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message,
+                 MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_mrecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message,
+                 MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_mrecv_glue(&bmpi_f77_sentinels, buf, count, datatype, message, status);
 }
@@ -493,17 +556,21 @@ BMPI_F77_NAMES(mrecv, MRECV)
 static int probe_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *source, const MPI_Fint *tag,
                       const MPI_Fint *comm, MPI_Fint *status)
 {
-    int rc = PMPI_Probe(*source, *tag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Probe(*source, *tag, *comm, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_probe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_probe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_probe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                 MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_probe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                 MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = probe_glue(&bmpi_f77_sentinels, source, tag, comm, status);
 }
 BMPI_F77_NAMES(probe, PROBE)
-void mpi_probe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_probe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_probe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                    MPI_Fint *status, MPI_Fint *ierr);
+void mpi_probe_f08_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                    MPI_Fint *status, MPI_Fint *ierr)
 {
     int rc = probe_glue(&bmpi_f08_sentinels, source, tag, comm, status);
     if (ierr)
@@ -518,11 +585,14 @@ int bmpi_f_recv_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint
                      const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag,
                      const MPI_Fint *comm, MPI_Fint *status)
 {
-    int rc = PMPI_Recv(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Recv(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm,
+                       bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_recv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_recv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_recv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source,
+                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_recv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source,
+                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_recv_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, status);
 }
@@ -539,10 +609,15 @@ int bmpi_f_recv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI
     int rc = PMPI_Recv_init(bmpi_f_buf(s, buf), *count, *datatype, *source, *tag, *comm, request);
     return rc;
 }
-void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_recv_init_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm, request);
+    *ierr = bmpi_f_recv_init_glue(&bmpi_f77_sentinels, buf, count, datatype, source, tag, comm,
+                                  request);
 }
 BMPI_F77_NAMES(recv_init, RECV_INIT)
 
@@ -572,20 +647,24 @@ static int request_get_status_glue(const struct bmpi_f_sentinels *s, const MPI_F
                                    MPI_Fint *flag, MPI_Fint *status)
 {
     int flag_c = 0;
-    int rc = PMPI_Request_get_status(*request, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Request_get_status(*request, &flag_c, bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_request_get_status_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_request_get_status_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_request_get_status_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status,
+                              MPI_Fint *ierr);
+void pmpi_request_get_status_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status,
+                              MPI_Fint *ierr)
 {
     *ierr = request_get_status_glue(&bmpi_f77_sentinels, request, flag, status);
 }
 BMPI_F77_NAMES(request_get_status, REQUEST_GET_STATUS)
-void mpi_request_get_status_f08_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_request_get_status_f08_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_request_get_status_f08_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status,
+                                 MPI_Fint *ierr);
+void mpi_request_get_status_f08_(const MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status,
+                                 MPI_Fint *ierr)
 {
     int rc = request_get_status_glue(&bmpi_f08_sentinels, request, flag, status);
     if (ierr)
@@ -598,22 +677,29 @@ static int request_get_status_all_glue(const struct bmpi_f_sentinels *s, const M
                                        MPI_Fint *array_of_statuses)
 {
     int flag_c = 0;
-    int rc = PMPI_Request_get_status_all(*count, array_of_requests, &flag_c, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
+    int rc = PMPI_Request_get_status_all(*count, array_of_requests, &flag_c,
+                                         bmpi_f_statuses(s, array_of_statuses));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_request_get_status_all_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void pmpi_request_get_status_all_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void pmpi_request_get_status_all_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                  MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void pmpi_request_get_status_all_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                  MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    *ierr = request_get_status_all_glue(&bmpi_f77_sentinels, count, array_of_requests, flag, array_of_statuses);
+    *ierr = request_get_status_all_glue(&bmpi_f77_sentinels, count, array_of_requests, flag,
+                                        array_of_statuses);
 }
 BMPI_F77_NAMES(request_get_status_all, REQUEST_GET_STATUS_ALL)
-void mpi_request_get_status_all_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void mpi_request_get_status_all_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void mpi_request_get_status_all_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                     MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void mpi_request_get_status_all_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                     MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    int rc = request_get_status_all_glue(&bmpi_f08_sentinels, count, array_of_requests, flag, array_of_statuses);
+    int rc = request_get_status_all_glue(&bmpi_f08_sentinels, count, array_of_requests, flag,
+                                         array_of_statuses);
     if (ierr)
         *ierr = rc;
 }
@@ -624,22 +710,32 @@ static int request_get_status_any_glue(const struct bmpi_f_sentinels *s, const M
                                        MPI_Fint *flag, MPI_Fint *status)
 {
     int flag_c = 0;
-    int rc = PMPI_Request_get_status_any(*count, array_of_requests, index, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Request_get_status_any(*count, array_of_requests, index, &flag_c,
+                                         bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_request_get_status_any_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_request_get_status_any_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_request_get_status_any_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                  MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                                  MPI_Fint *ierr);
+void pmpi_request_get_status_any_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                  MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = request_get_status_any_glue(&bmpi_f77_sentinels, count, array_of_requests, index, flag, status);
+    *ierr = request_get_status_any_glue(&bmpi_f77_sentinels, count, array_of_requests, index, flag,
+                                        status);
 }
 BMPI_F77_NAMES(request_get_status_any, REQUEST_GET_STATUS_ANY)
-void mpi_request_get_status_any_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_request_get_status_any_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_request_get_status_any_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                     MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                                     MPI_Fint *ierr);
+void mpi_request_get_status_any_f08_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
+                                     MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                                     MPI_Fint *ierr)
 {
-    int rc = request_get_status_any_glue(&bmpi_f08_sentinels, count, array_of_requests, index, flag, status);
+    int rc = request_get_status_any_glue(&bmpi_f08_sentinels, count, array_of_requests, index, flag,
+                                         status);
     if (ierr)
         *ierr = rc;
 }
@@ -649,19 +745,30 @@ static int request_get_status_some_glue(const struct bmpi_f_sentinels *s, const 
                                         const MPI_Fint *array_of_requests, MPI_Fint *outcount,
                                         MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
-    int rc = PMPI_Request_get_status_some(*incount, array_of_requests, outcount, array_of_indices, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
+    int rc = PMPI_Request_get_status_some(*incount, array_of_requests, outcount, array_of_indices,
+                                          bmpi_f_statuses(s, array_of_statuses));
     return rc;
 }
-void pmpi_request_get_status_some_(const MPI_Fint *incount, const MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void pmpi_request_get_status_some_(const MPI_Fint *incount, const MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void pmpi_request_get_status_some_(const MPI_Fint *incount, const MPI_Fint *array_of_requests,
+                                   MPI_Fint *outcount, MPI_Fint *array_of_indices,
+                                   MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void pmpi_request_get_status_some_(const MPI_Fint *incount, const MPI_Fint *array_of_requests,
+                                   MPI_Fint *outcount, MPI_Fint *array_of_indices,
+                                   MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    *ierr = request_get_status_some_glue(&bmpi_f77_sentinels, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    *ierr = request_get_status_some_glue(&bmpi_f77_sentinels, incount, array_of_requests, outcount,
+                                         array_of_indices, array_of_statuses);
 }
 BMPI_F77_NAMES(request_get_status_some, REQUEST_GET_STATUS_SOME)
-void mpi_request_get_status_some_f08_(const MPI_Fint *incount, const MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void mpi_request_get_status_some_f08_(const MPI_Fint *incount, const MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void mpi_request_get_status_some_f08_(const MPI_Fint *incount, const MPI_Fint *array_of_requests,
+                                      MPI_Fint *outcount, MPI_Fint *array_of_indices,
+                                      MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void mpi_request_get_status_some_f08_(const MPI_Fint *incount, const MPI_Fint *array_of_requests,
+                                      MPI_Fint *outcount, MPI_Fint *array_of_indices,
+                                      MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    int rc = request_get_status_some_glue(&bmpi_f08_sentinels, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int rc = request_get_status_some_glue(&bmpi_f08_sentinels, incount, array_of_requests, outcount,
+                                          array_of_indices, array_of_statuses);
     if (ierr)
         *ierr = rc;
 }
@@ -677,8 +784,10 @@ int bmpi_f_rsend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
     int rc = PMPI_Rsend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
 }
-void pmpi_rsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_rsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_rsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_rsend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_rsend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
@@ -695,10 +804,15 @@ int bmpi_f_rsend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
     int rc = PMPI_Rsend_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_rsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_rsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_rsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_rsend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_rsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_rsend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm,
+                                   request);
 }
 BMPI_F77_NAMES(rsend_init, RSEND_INIT)
 
@@ -713,8 +827,10 @@ int bmpi_f_send_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fint
     int rc = PMPI_Send(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
 }
-void pmpi_send_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_send_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_send_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_send_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_send_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
@@ -731,10 +847,15 @@ int bmpi_f_send_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI
     int rc = PMPI_Send_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_send_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_send_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_send_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_send_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_send_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_send_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm,
+                                  request);
 }
 BMPI_F77_NAMES(send_init, SEND_INIT)
 
@@ -750,13 +871,23 @@ int bmpi_f_sendrecv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
                          const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm,
                          MPI_Fint *status)
 {
-    int rc = PMPI_Sendrecv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, *dest, *sendtag, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Sendrecv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, *dest, *sendtag,
+                           bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm,
+                           bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_sendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_sendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_sendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf,
+                    const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source,
+                    const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status,
+                    MPI_Fint *ierr);
+void pmpi_sendrecv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf,
+                    const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source,
+                    const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_sendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    *ierr = bmpi_f_sendrecv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, dest, sendtag,
+                                 recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 }
 BMPI_F77_NAMES(sendrecv, SENDRECV)
 
@@ -770,13 +901,21 @@ int bmpi_f_sendrecv_replace_glue(const struct bmpi_f_sentinels *s, void *buf, co
                                  const MPI_Fint *sendtag, const MPI_Fint *source,
                                  const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status)
 {
-    int rc = PMPI_Sendrecv_replace(bmpi_f_buf(s, buf), *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Sendrecv_replace(bmpi_f_buf(s, buf), *count, *datatype, *dest, *sendtag, *source,
+                                   *recvtag, *comm, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_sendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_sendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_sendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                            const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source,
+                            const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status,
+                            MPI_Fint *ierr);
+void pmpi_sendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                            const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source,
+                            const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status,
+                            MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_sendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    *ierr = bmpi_f_sendrecv_replace_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, sendtag,
+                                         source, recvtag, comm, status);
 }
 BMPI_F77_NAMES(sendrecv_replace, SENDRECV_REPLACE)
 
@@ -789,8 +928,10 @@ int bmpi_f_session_attach_buffer_glue(const struct bmpi_f_sentinels *s, const MP
     int rc = PMPI_Session_attach_buffer(*session, bmpi_f_buf(s, buffer), *size);
     return rc;
 }
-void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size, MPI_Fint *ierr);
-void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size, MPI_Fint *ierr)
+void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size,
+                                 MPI_Fint *ierr);
+void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size,
+                                 MPI_Fint *ierr)
 {
     *ierr = bmpi_f_session_attach_buffer_glue(&bmpi_f77_sentinels, session, buffer, size);
 }
@@ -805,14 +946,18 @@ static int session_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MP
     int rc = PMPI_Session_detach_buffer(*session, &buffer_addr_c, size);
     return rc;
 }
-void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr);
-void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr)
+void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size,
+                                 MPI_Fint *ierr);
+void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size,
+                                 MPI_Fint *ierr)
 {
     *ierr = session_detach_buffer_glue(&bmpi_f77_sentinels, session, buffer_addr, size);
 }
 BMPI_F77_NAMES(session_detach_buffer, SESSION_DETACH_BUFFER)
-void mpi_session_detach_buffer_f08_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr);
-void mpi_session_detach_buffer_f08_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr)
+void mpi_session_detach_buffer_f08_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size,
+                                    MPI_Fint *ierr);
+void mpi_session_detach_buffer_f08_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size,
+                                    MPI_Fint *ierr)
 {
     int rc = session_detach_buffer_glue(&bmpi_f08_sentinels, session, buffer_addr, size);
     if (ierr)
@@ -873,8 +1018,10 @@ int bmpi_f_ssend_glue(const struct bmpi_f_sentinels *s, void *buf, const MPI_Fin
     int rc = PMPI_Ssend(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm);
     return rc;
 }
-void pmpi_ssend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_ssend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_ssend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_ssend_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
+                 const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_ssend_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm);
 }
@@ -891,10 +1038,15 @@ int bmpi_f_ssend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
     int rc = PMPI_Ssend_init(bmpi_f_buf(s, buf), *count, *datatype, *dest, *tag, *comm, request);
     return rc;
 }
-void pmpi_ssend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ssend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ssend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ssend_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ssend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm, request);
+    *ierr = bmpi_f_ssend_init_glue(&bmpi_f77_sentinels, buf, count, datatype, dest, tag, comm,
+                                   request);
 }
 BMPI_F77_NAMES(ssend_init, SSEND_INIT)
 
@@ -945,7 +1097,7 @@ void mpi_startall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_F
 static int status_get_error_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                  MPI_Fint *error)
 {
-    int rc = PMPI_Status_get_error(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, error);
+    int rc = PMPI_Status_get_error(bmpi_f_status(s, status), error);
     return rc;
 }
 void pmpi_status_get_error_(MPI_Fint *status, MPI_Fint *error, MPI_Fint *ierr);
@@ -966,7 +1118,7 @@ void mpi_status_get_error_f08_(MPI_Fint *status, MPI_Fint *error, MPI_Fint *ierr
 static int status_get_source_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                   MPI_Fint *source)
 {
-    int rc = PMPI_Status_get_source(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, source);
+    int rc = PMPI_Status_get_source(bmpi_f_status(s, status), source);
     return rc;
 }
 void pmpi_status_get_source_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ierr);
@@ -986,7 +1138,7 @@ void mpi_status_get_source_f08_(MPI_Fint *status, MPI_Fint *source, MPI_Fint *ie
 /* MPI_Status_get_tag */
 static int status_get_tag_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status, MPI_Fint *tag)
 {
-    int rc = PMPI_Status_get_tag(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, tag);
+    int rc = PMPI_Status_get_tag(bmpi_f_status(s, status), tag);
     return rc;
 }
 void pmpi_status_get_tag_(MPI_Fint *status, MPI_Fint *tag, MPI_Fint *ierr);
@@ -1008,7 +1160,7 @@ static int test_glue(const struct bmpi_f_sentinels *s, MPI_Fint *request, MPI_Fi
                      MPI_Fint *status)
 {
     int flag_c = 0;
-    int rc = PMPI_Test(request, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Test(request, &flag_c, bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
@@ -1033,7 +1185,7 @@ static int test_cancelled_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
                                MPI_Fint *flag)
 {
     int flag_c = 0;
-    int rc = PMPI_Test_cancelled(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, &flag_c);
+    int rc = PMPI_Test_cancelled(bmpi_f_status(s, status), &flag_c);
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
@@ -1058,20 +1210,25 @@ static int testall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
                         MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses)
 {
     int flag_c = 0;
-    int rc = PMPI_Testall(*count, array_of_requests, &flag_c, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
+    int rc = PMPI_Testall(*count, array_of_requests, &flag_c,
+                          bmpi_f_statuses(s, array_of_statuses));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_testall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void pmpi_testall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void pmpi_testall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag,
+                   MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void pmpi_testall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag,
+                   MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
     *ierr = testall_glue(&bmpi_f77_sentinels, count, array_of_requests, flag, array_of_statuses);
 }
 BMPI_F77_NAMES(testall, TESTALL)
-void mpi_testall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void mpi_testall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void mpi_testall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag,
+                      MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void mpi_testall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag,
+                      MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
     int rc = testall_glue(&bmpi_f08_sentinels, count, array_of_requests, flag, array_of_statuses);
     if (ierr)
@@ -1084,20 +1241,24 @@ static int testany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
                         MPI_Fint *status)
 {
     int flag_c = 0;
-    int rc = PMPI_Testany(*count, array_of_requests, indx, &flag_c, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Testany(*count, array_of_requests, indx, &flag_c, bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     return rc;
 }
-void pmpi_testany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_testany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_testany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                   MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_testany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                   MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = testany_glue(&bmpi_f77_sentinels, count, array_of_requests, indx, flag, status);
 }
 BMPI_F77_NAMES(testany, TESTANY)
-void mpi_testany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_testany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_testany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                      MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
+void mpi_testany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                      MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
     int rc = testany_glue(&bmpi_f08_sentinels, count, array_of_requests, indx, flag, status);
     if (ierr)
@@ -1109,19 +1270,26 @@ static int testsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incou
                          MPI_Fint *array_of_requests, MPI_Fint *outcount,
                          MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
-    int rc = PMPI_Testsome(*incount, array_of_requests, outcount, array_of_indices, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
+    int rc = PMPI_Testsome(*incount, array_of_requests, outcount, array_of_indices,
+                           bmpi_f_statuses(s, array_of_statuses));
     return rc;
 }
-void pmpi_testsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void pmpi_testsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void pmpi_testsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                    MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void pmpi_testsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                    MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    *ierr = testsome_glue(&bmpi_f77_sentinels, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    *ierr = testsome_glue(&bmpi_f77_sentinels, incount, array_of_requests, outcount,
+                          array_of_indices, array_of_statuses);
 }
 BMPI_F77_NAMES(testsome, TESTSOME)
-void mpi_testsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void mpi_testsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void mpi_testsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                       MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void mpi_testsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                       MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    int rc = testsome_glue(&bmpi_f08_sentinels, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int rc = testsome_glue(&bmpi_f08_sentinels, incount, array_of_requests, outcount,
+                           array_of_indices, array_of_statuses);
     if (ierr)
         *ierr = rc;
 }
@@ -1129,7 +1297,7 @@ void mpi_testsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI
 /* MPI_Wait */
 static int wait_glue(const struct bmpi_f_sentinels *s, MPI_Fint *request, MPI_Fint *status)
 {
-    int rc = PMPI_Wait(request, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Wait(request, bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr);
@@ -1150,17 +1318,21 @@ void mpi_wait_f08_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 static int waitall_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
                         MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses)
 {
-    int rc = PMPI_Waitall(*count, array_of_requests, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
+    int rc = PMPI_Waitall(*count, array_of_requests, bmpi_f_statuses(s, array_of_statuses));
     return rc;
 }
-void pmpi_waitall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void pmpi_waitall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void pmpi_waitall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses,
+                   MPI_Fint *ierr);
+void pmpi_waitall_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses,
+                   MPI_Fint *ierr)
 {
     *ierr = waitall_glue(&bmpi_f77_sentinels, count, array_of_requests, array_of_statuses);
 }
 BMPI_F77_NAMES(waitall, WAITALL)
-void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests,
+                      MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests,
+                      MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
     int rc = waitall_glue(&bmpi_f08_sentinels, count, array_of_requests, array_of_statuses);
     if (ierr)
@@ -1171,17 +1343,21 @@ void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fi
 static int waitany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
                         MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status)
 {
-    int rc = PMPI_Waitany(*count, array_of_requests, indx, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_Waitany(*count, array_of_requests, indx, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_waitany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_waitany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_waitany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                   MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_waitany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                   MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = waitany_glue(&bmpi_f77_sentinels, count, array_of_requests, indx, status);
 }
 BMPI_F77_NAMES(waitany, WAITANY)
-void mpi_waitany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status, MPI_Fint *ierr);
-void mpi_waitany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status, MPI_Fint *ierr)
+void mpi_waitany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                      MPI_Fint *status, MPI_Fint *ierr);
+void mpi_waitany_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
+                      MPI_Fint *status, MPI_Fint *ierr)
 {
     int rc = waitany_glue(&bmpi_f08_sentinels, count, array_of_requests, indx, status);
     if (ierr)
@@ -1193,19 +1369,26 @@ static int waitsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incou
                          MPI_Fint *array_of_requests, MPI_Fint *outcount,
                          MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
-    int rc = PMPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices, array_of_statuses == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)array_of_statuses);
+    int rc = PMPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices,
+                           bmpi_f_statuses(s, array_of_statuses));
     return rc;
 }
-void pmpi_waitsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void pmpi_waitsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void pmpi_waitsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                    MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void pmpi_waitsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                    MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    *ierr = waitsome_glue(&bmpi_f77_sentinels, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    *ierr = waitsome_glue(&bmpi_f77_sentinels, incount, array_of_requests, outcount,
+                          array_of_indices, array_of_statuses);
 }
 BMPI_F77_NAMES(waitsome, WAITSOME)
-void mpi_waitsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
-void mpi_waitsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+void mpi_waitsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                       MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr);
+void mpi_waitsome_f08_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
+                       MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
-    int rc = waitsome_glue(&bmpi_f08_sentinels, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    int rc = waitsome_glue(&bmpi_f08_sentinels, incount, array_of_requests, outcount,
+                           array_of_indices, array_of_statuses);
     if (ierr)
         *ierr = rc;
 }
@@ -1222,14 +1405,18 @@ static int parrived_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *reque
     }
     return rc;
 }
-void pmpi_parrived_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr);
-void pmpi_parrived_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr)
+void pmpi_parrived_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag,
+                    MPI_Fint *ierr);
+void pmpi_parrived_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag,
+                    MPI_Fint *ierr)
 {
     *ierr = parrived_glue(&bmpi_f77_sentinels, request, partition, flag);
 }
 BMPI_F77_NAMES(parrived, PARRIVED)
-void mpi_parrived_f08_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr);
-void mpi_parrived_f08_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag, MPI_Fint *ierr)
+void mpi_parrived_f08_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag,
+                       MPI_Fint *ierr);
+void mpi_parrived_f08_(const MPI_Fint *request, const MPI_Fint *partition, MPI_Fint *flag,
+                       MPI_Fint *ierr)
 {
     int rc = parrived_glue(&bmpi_f08_sentinels, request, partition, flag);
     if (ierr)
@@ -1266,14 +1453,18 @@ static int pready_list_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *le
     int rc = PMPI_Pready_list(*length, array_of_partitions, *request);
     return rc;
 }
-void pmpi_pready_list_(const MPI_Fint *length, MPI_Fint *array_of_partitions, const MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_pready_list_(const MPI_Fint *length, MPI_Fint *array_of_partitions, const MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_pready_list_(const MPI_Fint *length, MPI_Fint *array_of_partitions,
+                       const MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_pready_list_(const MPI_Fint *length, MPI_Fint *array_of_partitions,
+                       const MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = pready_list_glue(&bmpi_f77_sentinels, length, array_of_partitions, request);
 }
 BMPI_F77_NAMES(pready_list, PREADY_LIST)
-void mpi_pready_list_f08_(const MPI_Fint *length, MPI_Fint *array_of_partitions, const MPI_Fint *request, MPI_Fint *ierr);
-void mpi_pready_list_f08_(const MPI_Fint *length, MPI_Fint *array_of_partitions, const MPI_Fint *request, MPI_Fint *ierr)
+void mpi_pready_list_f08_(const MPI_Fint *length, MPI_Fint *array_of_partitions,
+                          const MPI_Fint *request, MPI_Fint *ierr);
+void mpi_pready_list_f08_(const MPI_Fint *length, MPI_Fint *array_of_partitions,
+                          const MPI_Fint *request, MPI_Fint *ierr)
 {
     int rc = pready_list_glue(&bmpi_f08_sentinels, length, array_of_partitions, request);
     if (ierr)
@@ -1288,14 +1479,18 @@ static int pready_range_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *p
     int rc = PMPI_Pready_range(*partition_low, *partition_high, *request);
     return rc;
 }
-void pmpi_pready_range_(const MPI_Fint *partition_low, const MPI_Fint *partition_high, const MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_pready_range_(const MPI_Fint *partition_low, const MPI_Fint *partition_high, const MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_pready_range_(const MPI_Fint *partition_low, const MPI_Fint *partition_high,
+                        const MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_pready_range_(const MPI_Fint *partition_low, const MPI_Fint *partition_high,
+                        const MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = pready_range_glue(&bmpi_f77_sentinels, partition_low, partition_high, request);
 }
 BMPI_F77_NAMES(pready_range, PREADY_RANGE)
-void mpi_pready_range_f08_(const MPI_Fint *partition_low, const MPI_Fint *partition_high, const MPI_Fint *request, MPI_Fint *ierr);
-void mpi_pready_range_f08_(const MPI_Fint *partition_low, const MPI_Fint *partition_high, const MPI_Fint *request, MPI_Fint *ierr)
+void mpi_pready_range_f08_(const MPI_Fint *partition_low, const MPI_Fint *partition_high,
+                           const MPI_Fint *request, MPI_Fint *ierr);
+void mpi_pready_range_f08_(const MPI_Fint *partition_low, const MPI_Fint *partition_high,
+                           const MPI_Fint *request, MPI_Fint *ierr)
 {
     int rc = pready_range_glue(&bmpi_f08_sentinels, partition_low, partition_high, request);
     if (ierr)
@@ -1312,13 +1507,20 @@ int bmpi_f_precv_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
                            const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info,
                            MPI_Fint *request)
 {
-    int rc = PMPI_Precv_init(bmpi_f_buf(s, buf), *partitions, *count, *datatype, *dest, *tag, *comm, *info, request);
+    int rc = PMPI_Precv_init(bmpi_f_buf(s, buf), *partitions, *count, *datatype, *dest, *tag, *comm,
+                             *info, request);
     return rc;
 }
-void pmpi_precv_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_precv_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_precv_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                      MPI_Fint *ierr);
+void pmpi_precv_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_precv_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag, comm, info, request);
+    *ierr = bmpi_f_precv_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag,
+                                   comm, info, request);
 }
 BMPI_F77_NAMES(precv_init, PRECV_INIT)
 
@@ -1332,13 +1534,20 @@ int bmpi_f_psend_init_glue(const struct bmpi_f_sentinels *s, void *buf, const MP
                            const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info,
                            MPI_Fint *request)
 {
-    int rc = PMPI_Psend_init(bmpi_f_buf(s, buf), *partitions, *count, *datatype, *dest, *tag, *comm, *info, request);
+    int rc = PMPI_Psend_init(bmpi_f_buf(s, buf), *partitions, *count, *datatype, *dest, *tag, *comm,
+                             *info, request);
     return rc;
 }
-void pmpi_psend_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_psend_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_psend_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                      MPI_Fint *ierr);
+void pmpi_psend_init_(void *buf, const MPI_Fint *partitions, const MPI_Count *count,
+                      const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag,
+                      const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_psend_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag, comm, info, request);
+    *ierr = bmpi_f_psend_init_glue(&bmpi_f77_sentinels, buf, partitions, count, datatype, dest, tag,
+                                   comm, info, request);
 }
 BMPI_F77_NAMES(psend_init, PSEND_INIT)
 
@@ -1398,17 +1607,21 @@ BMPI_F77_NAMES(get_address, GET_ADDRESS)
 static int get_elements_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
                              const MPI_Fint *datatype, MPI_Fint *count)
 {
-    int rc = PMPI_Get_elements(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, *datatype, count);
+    int rc = PMPI_Get_elements(bmpi_f_status(s, status), *datatype, count);
     return rc;
 }
-void pmpi_get_elements_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr);
-void pmpi_get_elements_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr)
+void pmpi_get_elements_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                        MPI_Fint *ierr);
+void pmpi_get_elements_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                        MPI_Fint *ierr)
 {
     *ierr = get_elements_glue(&bmpi_f77_sentinels, status, datatype, count);
 }
 BMPI_F77_NAMES(get_elements, GET_ELEMENTS)
-void mpi_get_elements_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr);
-void mpi_get_elements_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr)
+void mpi_get_elements_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                           MPI_Fint *ierr);
+void mpi_get_elements_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count,
+                           MPI_Fint *ierr)
 {
     int rc = get_elements_glue(&bmpi_f08_sentinels, status, datatype, count);
     if (ierr)
@@ -1419,17 +1632,21 @@ void mpi_get_elements_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI
 static int get_elements_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *status,
                                const MPI_Fint *datatype, MPI_Count *count)
 {
-    int rc = PMPI_Get_elements_x(status == s->status_ignore ? MPI_STATUS_IGNORE : (const MPI_Status *)status, *datatype, count);
+    int rc = PMPI_Get_elements_x(bmpi_f_status(s, status), *datatype, count);
     return rc;
 }
-void pmpi_get_elements_x_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierr);
-void pmpi_get_elements_x_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierr)
+void pmpi_get_elements_x_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count,
+                          MPI_Fint *ierr);
+void pmpi_get_elements_x_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count,
+                          MPI_Fint *ierr)
 {
     *ierr = get_elements_x_glue(&bmpi_f77_sentinels, status, datatype, count);
 }
 BMPI_F77_NAMES(get_elements_x, GET_ELEMENTS_X)
-void mpi_get_elements_x_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierr);
-void mpi_get_elements_x_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierr)
+void mpi_get_elements_x_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count,
+                             MPI_Fint *ierr);
+void mpi_get_elements_x_f08_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Count *count,
+                             MPI_Fint *ierr)
 {
     int rc = get_elements_x_glue(&bmpi_f08_sentinels, status, datatype, count);
     if (ierr)
@@ -1444,13 +1661,17 @@ int bmpi_f_pack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_Fi
                      const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize,
                      MPI_Fint *position, const MPI_Fint *comm)
 {
-    int rc = PMPI_Pack(bmpi_f_buf(s, inbuf), *incount, *datatype, bmpi_f_buf(s, outbuf), *outsize, position, *comm);
+    int rc = PMPI_Pack(bmpi_f_buf(s, inbuf), *incount, *datatype, bmpi_f_buf(s, outbuf), *outsize,
+                       position, *comm);
     return rc;
 }
-void pmpi_pack_(void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_pack_(void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_pack_(void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf,
+                const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_pack_(void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf,
+                const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_pack_glue(&bmpi_f77_sentinels, inbuf, incount, datatype, outbuf, outsize, position, comm);
+    *ierr = bmpi_f_pack_glue(&bmpi_f77_sentinels, inbuf, incount, datatype, outbuf, outsize,
+                             position, comm);
 }
 BMPI_F77_NAMES(pack, PACK)
 
@@ -1463,15 +1684,24 @@ int bmpi_f_pack_external_glue(const struct bmpi_f_sentinels *s, const char *data
                               const MPI_Aint *outsize, MPI_Aint *position, size_t datarep_len)
 {
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
-    int rc = datarep_c ? PMPI_Pack_external(datarep_c, bmpi_f_buf(s, inbuf), *incount, *datatype, bmpi_f_buf(s, outbuf), *outsize, position)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Pack_external");
+    int rc;
+    if (datarep_c)
+        rc = PMPI_Pack_external(datarep_c, bmpi_f_buf(s, inbuf), *incount, *datatype,
+                                bmpi_f_buf(s, outbuf), *outsize, position);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Pack_external");
     free(datarep_c);
     return rc;
 }
-void pmpi_pack_external_(const char *datarep, void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierr, size_t datarep_len);
-void pmpi_pack_external_(const char *datarep, void *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierr, size_t datarep_len)
+void pmpi_pack_external_(const char *datarep, void *inbuf, const MPI_Fint *incount,
+                         const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize,
+                         MPI_Aint *position, MPI_Fint *ierr, size_t datarep_len);
+void pmpi_pack_external_(const char *datarep, void *inbuf, const MPI_Fint *incount,
+                         const MPI_Fint *datatype, void *outbuf, const MPI_Aint *outsize,
+                         MPI_Aint *position, MPI_Fint *ierr, size_t datarep_len)
 {
-    *ierr = bmpi_f_pack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, incount, datatype, outbuf, outsize, position, datarep_len);
+    *ierr = bmpi_f_pack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, incount, datatype,
+                                      outbuf, outsize, position, datarep_len);
 }
 BMPI_F77_NAMES(pack_external, PACK_EXTERNAL)
 
@@ -1482,21 +1712,34 @@ static int pack_external_size_glue(const struct bmpi_f_sentinels *s, const char 
 {
     (void)s;
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
-    int rc = datarep_c ? PMPI_Pack_external_size(datarep_c, *incount, *datatype, size)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Pack_external_size");
+    int rc;
+    if (datarep_c)
+        rc = PMPI_Pack_external_size(datarep_c, *incount, *datatype, size);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Pack_external_size");
     free(datarep_c);
     return rc;
 }
-void pmpi_pack_external_size_(const char *datarep, const MPI_Fint *incount, const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr, size_t datarep_len);
-void pmpi_pack_external_size_(const char *datarep, const MPI_Fint *incount, const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr, size_t datarep_len)
+void pmpi_pack_external_size_(const char *datarep, const MPI_Fint *incount,
+                              const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr,
+                              size_t datarep_len);
+void pmpi_pack_external_size_(const char *datarep, const MPI_Fint *incount,
+                              const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr,
+                              size_t datarep_len)
 {
-    *ierr = pack_external_size_glue(&bmpi_f77_sentinels, datarep, incount, datatype, size, datarep_len);
+    *ierr = pack_external_size_glue(&bmpi_f77_sentinels, datarep, incount, datatype, size,
+                                    datarep_len);
 }
 BMPI_F77_NAMES(pack_external_size, PACK_EXTERNAL_SIZE)
-void mpi_pack_external_size_f08_(const char *datarep, const MPI_Fint *incount, const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr, size_t datarep_len);
-void mpi_pack_external_size_f08_(const char *datarep, const MPI_Fint *incount, const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr, size_t datarep_len)
+void mpi_pack_external_size_f08_(const char *datarep, const MPI_Fint *incount,
+                                 const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr,
+                                 size_t datarep_len);
+void mpi_pack_external_size_f08_(const char *datarep, const MPI_Fint *incount,
+                                 const MPI_Fint *datatype, MPI_Aint *size, MPI_Fint *ierr,
+                                 size_t datarep_len)
 {
-    int rc = pack_external_size_glue(&bmpi_f08_sentinels, datarep, incount, datatype, size, datarep_len);
+    int rc = pack_external_size_glue(&bmpi_f08_sentinels, datarep, incount, datatype, size,
+                                     datarep_len);
     if (ierr)
         *ierr = rc;
 }
@@ -1509,14 +1752,18 @@ static int pack_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *inco
     int rc = PMPI_Pack_size(*incount, *datatype, *comm, size);
     return rc;
 }
-void pmpi_pack_size_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr);
-void pmpi_pack_size_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
+void pmpi_pack_size_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm,
+                     MPI_Fint *size, MPI_Fint *ierr);
+void pmpi_pack_size_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm,
+                     MPI_Fint *size, MPI_Fint *ierr)
 {
     *ierr = pack_size_glue(&bmpi_f77_sentinels, incount, datatype, comm, size);
 }
 BMPI_F77_NAMES(pack_size, PACK_SIZE)
-void mpi_pack_size_f08_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr);
-void mpi_pack_size_f08_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
+void mpi_pack_size_f08_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm,
+                        MPI_Fint *size, MPI_Fint *ierr);
+void mpi_pack_size_f08_(const MPI_Fint *incount, const MPI_Fint *datatype, const MPI_Fint *comm,
+                        MPI_Fint *size, MPI_Fint *ierr)
 {
     int rc = pack_size_glue(&bmpi_f08_sentinels, incount, datatype, comm, size);
     if (ierr)
@@ -1552,14 +1799,18 @@ static int type_contiguous_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     int rc = PMPI_Type_contiguous(*count, *oldtype, newtype);
     return rc;
 }
-void pmpi_type_contiguous_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_contiguous_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_contiguous_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                           MPI_Fint *ierr);
+void pmpi_type_contiguous_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                           MPI_Fint *ierr)
 {
     *ierr = type_contiguous_glue(&bmpi_f77_sentinels, count, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_contiguous, TYPE_CONTIGUOUS)
-void mpi_type_contiguous_f08_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_contiguous_f08_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_contiguous_f08_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                              MPI_Fint *ierr);
+void mpi_type_contiguous_f08_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                              MPI_Fint *ierr)
 {
     int rc = type_contiguous_glue(&bmpi_f08_sentinels, count, oldtype, newtype);
     if (ierr)
@@ -1576,19 +1827,40 @@ static int type_create_darray_glue(const struct bmpi_f_sentinels *s, const MPI_F
                                    MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, *oldtype, newtype);
+    int rc = PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs,
+                                     array_of_dargs, array_of_psizes, *order, *oldtype, newtype);
     return rc;
 }
-void pmpi_type_create_darray_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims, const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs, const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_darray_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims, const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs, const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_darray_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims,
+                              const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs,
+                              const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes,
+                              const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                              MPI_Fint *ierr);
+void pmpi_type_create_darray_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims,
+                              const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs,
+                              const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes,
+                              const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                              MPI_Fint *ierr)
 {
-    *ierr = type_create_darray_glue(&bmpi_f77_sentinels, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
+    *ierr = type_create_darray_glue(&bmpi_f77_sentinels, size, rank, ndims, array_of_gsizes,
+                                    array_of_distribs, array_of_dargs, array_of_psizes, order,
+                                    oldtype, newtype);
 }
 BMPI_F77_NAMES(type_create_darray, TYPE_CREATE_DARRAY)
-void mpi_type_create_darray_f08_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims, const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs, const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_darray_f08_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims, const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs, const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_darray_f08_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims,
+                                 const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs,
+                                 const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes,
+                                 const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                                 MPI_Fint *ierr);
+void mpi_type_create_darray_f08_(const MPI_Fint *size, const MPI_Fint *rank, const MPI_Fint *ndims,
+                                 const MPI_Fint *array_of_gsizes, const MPI_Fint *array_of_distribs,
+                                 const MPI_Fint *array_of_dargs, const MPI_Fint *array_of_psizes,
+                                 const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                                 MPI_Fint *ierr)
 {
-    int rc = type_create_darray_glue(&bmpi_f08_sentinels, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
+    int rc = type_create_darray_glue(&bmpi_f08_sentinels, size, rank, ndims, array_of_gsizes,
+                                     array_of_distribs, array_of_dargs, array_of_psizes, order,
+                                     oldtype, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1600,19 +1872,30 @@ static int type_create_hindexed_glue(const struct bmpi_f_sentinels *s, const MPI
                                      const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, *oldtype, newtype);
+    int rc = PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements,
+                                       *oldtype, newtype);
     return rc;
 }
-void pmpi_type_create_hindexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_hindexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_hindexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                                const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype,
+                                MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_create_hindexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                                const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype,
+                                MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    *ierr = type_create_hindexed_glue(&bmpi_f77_sentinels, count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+    *ierr = type_create_hindexed_glue(&bmpi_f77_sentinels, count, array_of_blocklengths,
+                                      array_of_displacements, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_create_hindexed, TYPE_CREATE_HINDEXED)
-void mpi_type_create_hindexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_hindexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_hindexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                                   const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype,
+                                   MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_create_hindexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                                   const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype,
+                                   MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_create_hindexed_glue(&bmpi_f08_sentinels, count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+    int rc = type_create_hindexed_glue(&bmpi_f08_sentinels, count, array_of_blocklengths,
+                                       array_of_displacements, oldtype, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1624,19 +1907,31 @@ static int type_create_hindexed_block_glue(const struct bmpi_f_sentinels *s, con
                                            const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, *oldtype, newtype);
+    int rc = PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, *oldtype,
+                                             newtype);
     return rc;
 }
-void pmpi_type_create_hindexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_hindexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_hindexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                      const MPI_Aint *array_of_displacements,
+                                      const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_create_hindexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                      const MPI_Aint *array_of_displacements,
+                                      const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    *ierr = type_create_hindexed_block_glue(&bmpi_f77_sentinels, count, blocklength, array_of_displacements, oldtype, newtype);
+    *ierr = type_create_hindexed_block_glue(&bmpi_f77_sentinels, count, blocklength,
+                                            array_of_displacements, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_create_hindexed_block, TYPE_CREATE_HINDEXED_BLOCK)
-void mpi_type_create_hindexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_hindexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_hindexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                         const MPI_Aint *array_of_displacements,
+                                         const MPI_Fint *oldtype, MPI_Fint *newtype,
+                                         MPI_Fint *ierr);
+void mpi_type_create_hindexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                         const MPI_Aint *array_of_displacements,
+                                         const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_create_hindexed_block_glue(&bmpi_f08_sentinels, count, blocklength, array_of_displacements, oldtype, newtype);
+    int rc = type_create_hindexed_block_glue(&bmpi_f08_sentinels, count, blocklength,
+                                             array_of_displacements, oldtype, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1650,16 +1945,26 @@ static int type_create_hvector_glue(const struct bmpi_f_sentinels *s, const MPI_
     int rc = PMPI_Type_create_hvector(*count, *blocklength, *stride, *oldtype, newtype);
     return rc;
 }
-void pmpi_type_create_hvector_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_hvector_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_hvector_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                               const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                               MPI_Fint *ierr);
+void pmpi_type_create_hvector_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                               const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                               MPI_Fint *ierr)
 {
-    *ierr = type_create_hvector_glue(&bmpi_f77_sentinels, count, blocklength, stride, oldtype, newtype);
+    *ierr = type_create_hvector_glue(&bmpi_f77_sentinels, count, blocklength, stride, oldtype,
+                                     newtype);
 }
 BMPI_F77_NAMES(type_create_hvector, TYPE_CREATE_HVECTOR)
-void mpi_type_create_hvector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_hvector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Aint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_hvector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                  const MPI_Aint *stride, const MPI_Fint *oldtype,
+                                  MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_create_hvector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                  const MPI_Aint *stride, const MPI_Fint *oldtype,
+                                  MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_create_hvector_glue(&bmpi_f08_sentinels, count, blocklength, stride, oldtype, newtype);
+    int rc = type_create_hvector_glue(&bmpi_f08_sentinels, count, blocklength, stride, oldtype,
+                                      newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1671,19 +1976,30 @@ static int type_create_indexed_block_glue(const struct bmpi_f_sentinels *s, cons
                                           const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, *oldtype, newtype);
+    int rc = PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, *oldtype,
+                                            newtype);
     return rc;
 }
-void pmpi_type_create_indexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_indexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_indexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                     const MPI_Fint *array_of_displacements,
+                                     const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_create_indexed_block_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                     const MPI_Fint *array_of_displacements,
+                                     const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    *ierr = type_create_indexed_block_glue(&bmpi_f77_sentinels, count, blocklength, array_of_displacements, oldtype, newtype);
+    *ierr = type_create_indexed_block_glue(&bmpi_f77_sentinels, count, blocklength,
+                                           array_of_displacements, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_create_indexed_block, TYPE_CREATE_INDEXED_BLOCK)
-void mpi_type_create_indexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_indexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_indexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                        const MPI_Fint *array_of_displacements,
+                                        const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_create_indexed_block_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                                        const MPI_Fint *array_of_displacements,
+                                        const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_create_indexed_block_glue(&bmpi_f08_sentinels, count, blocklength, array_of_displacements, oldtype, newtype);
+    int rc = type_create_indexed_block_glue(&bmpi_f08_sentinels, count, blocklength,
+                                            array_of_displacements, oldtype, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1696,14 +2012,18 @@ static int type_create_resized_glue(const struct bmpi_f_sentinels *s, const MPI_
     int rc = PMPI_Type_create_resized(*oldtype, *lb, *extent, newtype);
     return rc;
 }
-void pmpi_type_create_resized_(const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_resized_(const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_resized_(const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent,
+                               MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_create_resized_(const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent,
+                               MPI_Fint *newtype, MPI_Fint *ierr)
 {
     *ierr = type_create_resized_glue(&bmpi_f77_sentinels, oldtype, lb, extent, newtype);
 }
 BMPI_F77_NAMES(type_create_resized, TYPE_CREATE_RESIZED)
-void mpi_type_create_resized_f08_(const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_resized_f08_(const MPI_Fint *oldtype, const MPI_Aint *lb, const MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_resized_f08_(const MPI_Fint *oldtype, const MPI_Aint *lb,
+                                  const MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_create_resized_f08_(const MPI_Fint *oldtype, const MPI_Aint *lb,
+                                  const MPI_Aint *extent, MPI_Fint *newtype, MPI_Fint *ierr)
 {
     int rc = type_create_resized_glue(&bmpi_f08_sentinels, oldtype, lb, extent, newtype);
     if (ierr)
@@ -1717,19 +2037,30 @@ static int type_create_struct_glue(const struct bmpi_f_sentinels *s, const MPI_F
                                    const MPI_Fint *array_of_types, MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+    int rc = PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements,
+                                     array_of_types, newtype);
     return rc;
 }
-void pmpi_type_create_struct_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_struct_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_struct_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                              const MPI_Aint *array_of_displacements,
+                              const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_create_struct_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                              const MPI_Aint *array_of_displacements,
+                              const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    *ierr = type_create_struct_glue(&bmpi_f77_sentinels, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+    *ierr = type_create_struct_glue(&bmpi_f77_sentinels, count, array_of_blocklengths,
+                                    array_of_displacements, array_of_types, newtype);
 }
 BMPI_F77_NAMES(type_create_struct, TYPE_CREATE_STRUCT)
-void mpi_type_create_struct_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_struct_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Aint *array_of_displacements, const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_struct_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                                 const MPI_Aint *array_of_displacements,
+                                 const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_create_struct_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                                 const MPI_Aint *array_of_displacements,
+                                 const MPI_Fint *array_of_types, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_create_struct_glue(&bmpi_f08_sentinels, count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+    int rc = type_create_struct_glue(&bmpi_f08_sentinels, count, array_of_blocklengths,
+                                     array_of_displacements, array_of_types, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1742,19 +2073,34 @@ static int type_create_subarray_glue(const struct bmpi_f_sentinels *s, const MPI
                                      const MPI_Fint *oldtype, MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, *oldtype, newtype);
+    int rc = PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts,
+                                       *order, *oldtype, newtype);
     return rc;
 }
-void pmpi_type_create_subarray_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes, const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_subarray_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes, const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_subarray_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes,
+                                const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts,
+                                const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                                MPI_Fint *ierr);
+void pmpi_type_create_subarray_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes,
+                                const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts,
+                                const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                                MPI_Fint *ierr)
 {
-    *ierr = type_create_subarray_glue(&bmpi_f77_sentinels, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
+    *ierr = type_create_subarray_glue(&bmpi_f77_sentinels, ndims, array_of_sizes, array_of_subsizes,
+                                      array_of_starts, order, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_create_subarray, TYPE_CREATE_SUBARRAY)
-void mpi_type_create_subarray_f08_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes, const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_subarray_f08_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes, const MPI_Fint *array_of_subsizes, const MPI_Fint *array_of_starts, const MPI_Fint *order, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_subarray_f08_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes,
+                                   const MPI_Fint *array_of_subsizes,
+                                   const MPI_Fint *array_of_starts, const MPI_Fint *order,
+                                   const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_create_subarray_f08_(const MPI_Fint *ndims, const MPI_Fint *array_of_sizes,
+                                   const MPI_Fint *array_of_subsizes,
+                                   const MPI_Fint *array_of_starts, const MPI_Fint *order,
+                                   const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_create_subarray_glue(&bmpi_f08_sentinels, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
+    int rc = type_create_subarray_glue(&bmpi_f08_sentinels, ndims, array_of_sizes,
+                                       array_of_subsizes, array_of_starts, order, oldtype, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -1809,19 +2155,36 @@ static int type_get_contents_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
                                   MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes)
 {
     (void)s;
-    int rc = PMPI_Type_get_contents(*datatype, *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
+    int rc = PMPI_Type_get_contents(*datatype, *max_integers, *max_addresses, *max_datatypes,
+                                    array_of_integers, array_of_addresses, array_of_datatypes);
     return rc;
 }
-void pmpi_type_get_contents_(const MPI_Fint *datatype, const MPI_Fint *max_integers, const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierr);
-void pmpi_type_get_contents_(const MPI_Fint *datatype, const MPI_Fint *max_integers, const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierr)
+void pmpi_type_get_contents_(const MPI_Fint *datatype, const MPI_Fint *max_integers,
+                             const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes,
+                             MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses,
+                             MPI_Fint *array_of_datatypes, MPI_Fint *ierr);
+void pmpi_type_get_contents_(const MPI_Fint *datatype, const MPI_Fint *max_integers,
+                             const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes,
+                             MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses,
+                             MPI_Fint *array_of_datatypes, MPI_Fint *ierr)
 {
-    *ierr = type_get_contents_glue(&bmpi_f77_sentinels, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
+    *ierr = type_get_contents_glue(&bmpi_f77_sentinels, datatype, max_integers, max_addresses,
+                                   max_datatypes, array_of_integers, array_of_addresses,
+                                   array_of_datatypes);
 }
 BMPI_F77_NAMES(type_get_contents, TYPE_GET_CONTENTS)
-void mpi_type_get_contents_f08_(const MPI_Fint *datatype, const MPI_Fint *max_integers, const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierr);
-void mpi_type_get_contents_f08_(const MPI_Fint *datatype, const MPI_Fint *max_integers, const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes, MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses, MPI_Fint *array_of_datatypes, MPI_Fint *ierr)
+void mpi_type_get_contents_f08_(const MPI_Fint *datatype, const MPI_Fint *max_integers,
+                                const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes,
+                                MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses,
+                                MPI_Fint *array_of_datatypes, MPI_Fint *ierr);
+void mpi_type_get_contents_f08_(const MPI_Fint *datatype, const MPI_Fint *max_integers,
+                                const MPI_Fint *max_addresses, const MPI_Fint *max_datatypes,
+                                MPI_Fint *array_of_integers, MPI_Aint *array_of_addresses,
+                                MPI_Fint *array_of_datatypes, MPI_Fint *ierr)
 {
-    int rc = type_get_contents_glue(&bmpi_f08_sentinels, datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
+    int rc = type_get_contents_glue(&bmpi_f08_sentinels, datatype, max_integers, max_addresses,
+                                    max_datatypes, array_of_integers, array_of_addresses,
+                                    array_of_datatypes);
     if (ierr)
         *ierr = rc;
 }
@@ -1832,19 +2195,30 @@ static int type_get_envelope_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
                                   MPI_Fint *num_datatypes, MPI_Fint *combiner)
 {
     (void)s;
-    int rc = PMPI_Type_get_envelope(*datatype, num_integers, num_addresses, num_datatypes, combiner);
+    int rc = PMPI_Type_get_envelope(*datatype, num_integers, num_addresses, num_datatypes,
+                                    combiner);
     return rc;
 }
-void pmpi_type_get_envelope_(const MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierr);
-void pmpi_type_get_envelope_(const MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierr)
+void pmpi_type_get_envelope_(const MPI_Fint *datatype, MPI_Fint *num_integers,
+                             MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner,
+                             MPI_Fint *ierr);
+void pmpi_type_get_envelope_(const MPI_Fint *datatype, MPI_Fint *num_integers,
+                             MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner,
+                             MPI_Fint *ierr)
 {
-    *ierr = type_get_envelope_glue(&bmpi_f77_sentinels, datatype, num_integers, num_addresses, num_datatypes, combiner);
+    *ierr = type_get_envelope_glue(&bmpi_f77_sentinels, datatype, num_integers, num_addresses,
+                                   num_datatypes, combiner);
 }
 BMPI_F77_NAMES(type_get_envelope, TYPE_GET_ENVELOPE)
-void mpi_type_get_envelope_f08_(const MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierr);
-void mpi_type_get_envelope_f08_(const MPI_Fint *datatype, MPI_Fint *num_integers, MPI_Fint *num_addresses, MPI_Fint *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierr)
+void mpi_type_get_envelope_f08_(const MPI_Fint *datatype, MPI_Fint *num_integers,
+                                MPI_Fint *num_addresses, MPI_Fint *num_datatypes,
+                                MPI_Fint *combiner, MPI_Fint *ierr);
+void mpi_type_get_envelope_f08_(const MPI_Fint *datatype, MPI_Fint *num_integers,
+                                MPI_Fint *num_addresses, MPI_Fint *num_datatypes,
+                                MPI_Fint *combiner, MPI_Fint *ierr)
 {
-    int rc = type_get_envelope_glue(&bmpi_f08_sentinels, datatype, num_integers, num_addresses, num_datatypes, combiner);
+    int rc = type_get_envelope_glue(&bmpi_f08_sentinels, datatype, num_integers, num_addresses,
+                                    num_datatypes, combiner);
     if (ierr)
         *ierr = rc;
 }
@@ -1857,14 +2231,17 @@ static int type_get_extent_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     int rc = PMPI_Type_get_extent(*datatype, lb, extent);
     return rc;
 }
-void pmpi_type_get_extent_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierr);
+void pmpi_type_get_extent_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent,
+                           MPI_Fint *ierr);
 void pmpi_type_get_extent_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierr)
 {
     *ierr = type_get_extent_glue(&bmpi_f77_sentinels, datatype, lb, extent);
 }
 BMPI_F77_NAMES(type_get_extent, TYPE_GET_EXTENT)
-void mpi_type_get_extent_f08_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierr);
-void mpi_type_get_extent_f08_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierr)
+void mpi_type_get_extent_f08_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent,
+                              MPI_Fint *ierr);
+void mpi_type_get_extent_f08_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent,
+                              MPI_Fint *ierr)
 {
     int rc = type_get_extent_glue(&bmpi_f08_sentinels, datatype, lb, extent);
     if (ierr)
@@ -1879,14 +2256,18 @@ static int type_get_extent_x_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
     int rc = PMPI_Type_get_extent_x(*datatype, lb, extent);
     return rc;
 }
-void pmpi_type_get_extent_x_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierr);
-void pmpi_type_get_extent_x_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierr)
+void pmpi_type_get_extent_x_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent,
+                             MPI_Fint *ierr);
+void pmpi_type_get_extent_x_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent,
+                             MPI_Fint *ierr)
 {
     *ierr = type_get_extent_x_glue(&bmpi_f77_sentinels, datatype, lb, extent);
 }
 BMPI_F77_NAMES(type_get_extent_x, TYPE_GET_EXTENT_X)
-void mpi_type_get_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierr);
-void mpi_type_get_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent, MPI_Fint *ierr)
+void mpi_type_get_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent,
+                                MPI_Fint *ierr);
+void mpi_type_get_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *lb, MPI_Count *extent,
+                                MPI_Fint *ierr)
 {
     int rc = type_get_extent_x_glue(&bmpi_f08_sentinels, datatype, lb, extent);
     if (ierr)
@@ -1901,14 +2282,18 @@ static int type_get_true_extent_glue(const struct bmpi_f_sentinels *s, const MPI
     int rc = PMPI_Type_get_true_extent(*datatype, true_lb, true_extent);
     return rc;
 }
-void pmpi_type_get_true_extent_(const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierr);
-void pmpi_type_get_true_extent_(const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierr)
+void pmpi_type_get_true_extent_(const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent,
+                                MPI_Fint *ierr);
+void pmpi_type_get_true_extent_(const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent,
+                                MPI_Fint *ierr)
 {
     *ierr = type_get_true_extent_glue(&bmpi_f77_sentinels, datatype, true_lb, true_extent);
 }
 BMPI_F77_NAMES(type_get_true_extent, TYPE_GET_TRUE_EXTENT)
-void mpi_type_get_true_extent_f08_(const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierr);
-void mpi_type_get_true_extent_f08_(const MPI_Fint *datatype, MPI_Aint *true_lb, MPI_Aint *true_extent, MPI_Fint *ierr)
+void mpi_type_get_true_extent_f08_(const MPI_Fint *datatype, MPI_Aint *true_lb,
+                                   MPI_Aint *true_extent, MPI_Fint *ierr);
+void mpi_type_get_true_extent_f08_(const MPI_Fint *datatype, MPI_Aint *true_lb,
+                                   MPI_Aint *true_extent, MPI_Fint *ierr)
 {
     int rc = type_get_true_extent_glue(&bmpi_f08_sentinels, datatype, true_lb, true_extent);
     if (ierr)
@@ -1923,14 +2308,18 @@ static int type_get_true_extent_x_glue(const struct bmpi_f_sentinels *s, const M
     int rc = PMPI_Type_get_true_extent_x(*datatype, true_lb, true_extent);
     return rc;
 }
-void pmpi_type_get_true_extent_x_(const MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierr);
-void pmpi_type_get_true_extent_x_(const MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierr)
+void pmpi_type_get_true_extent_x_(const MPI_Fint *datatype, MPI_Count *true_lb,
+                                  MPI_Count *true_extent, MPI_Fint *ierr);
+void pmpi_type_get_true_extent_x_(const MPI_Fint *datatype, MPI_Count *true_lb,
+                                  MPI_Count *true_extent, MPI_Fint *ierr)
 {
     *ierr = type_get_true_extent_x_glue(&bmpi_f77_sentinels, datatype, true_lb, true_extent);
 }
 BMPI_F77_NAMES(type_get_true_extent_x, TYPE_GET_TRUE_EXTENT_X)
-void mpi_type_get_true_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierr);
-void mpi_type_get_true_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *true_lb, MPI_Count *true_extent, MPI_Fint *ierr)
+void mpi_type_get_true_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *true_lb,
+                                     MPI_Count *true_extent, MPI_Fint *ierr);
+void mpi_type_get_true_extent_x_f08_(const MPI_Fint *datatype, MPI_Count *true_lb,
+                                     MPI_Count *true_extent, MPI_Fint *ierr)
 {
     int rc = type_get_true_extent_x_glue(&bmpi_f08_sentinels, datatype, true_lb, true_extent);
     if (ierr)
@@ -1944,19 +2333,30 @@ static int type_indexed_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *c
                              MPI_Fint *newtype)
 {
     (void)s;
-    int rc = PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, *oldtype, newtype);
+    int rc = PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, *oldtype,
+                               newtype);
     return rc;
 }
-void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                        const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype,
+                        MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                        const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype,
+                        MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    *ierr = type_indexed_glue(&bmpi_f77_sentinels, count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+    *ierr = type_indexed_glue(&bmpi_f77_sentinels, count, array_of_blocklengths,
+                              array_of_displacements, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_indexed, TYPE_INDEXED)
-void mpi_type_indexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_indexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_indexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                           const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype,
+                           MPI_Fint *newtype, MPI_Fint *ierr);
+void mpi_type_indexed_f08_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths,
+                           const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype,
+                           MPI_Fint *newtype, MPI_Fint *ierr)
 {
-    int rc = type_indexed_glue(&bmpi_f08_sentinels, count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+    int rc = type_indexed_glue(&bmpi_f08_sentinels, count, array_of_blocklengths,
+                               array_of_displacements, oldtype, newtype);
     if (ierr)
         *ierr = rc;
 }
@@ -2014,14 +2414,20 @@ static int type_vector_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *co
     int rc = PMPI_Type_vector(*count, *blocklength, *stride, *oldtype, newtype);
     return rc;
 }
-void pmpi_type_vector_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_vector_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_vector_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride,
+                       const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
+void pmpi_type_vector_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride,
+                       const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
 {
     *ierr = type_vector_glue(&bmpi_f77_sentinels, count, blocklength, stride, oldtype, newtype);
 }
 BMPI_F77_NAMES(type_vector, TYPE_VECTOR)
-void mpi_type_vector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_vector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength, const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_vector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                          const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                          MPI_Fint *ierr);
+void mpi_type_vector_f08_(const MPI_Fint *count, const MPI_Fint *blocklength,
+                          const MPI_Fint *stride, const MPI_Fint *oldtype, MPI_Fint *newtype,
+                          MPI_Fint *ierr)
 {
     int rc = type_vector_glue(&bmpi_f08_sentinels, count, blocklength, stride, oldtype, newtype);
     if (ierr)
@@ -2036,13 +2442,19 @@ int bmpi_f_unpack_glue(const struct bmpi_f_sentinels *s, void *inbuf, const MPI_
                        MPI_Fint *position, void *outbuf, const MPI_Fint *outcount,
                        const MPI_Fint *datatype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Unpack(bmpi_f_buf(s, inbuf), *insize, position, bmpi_f_buf(s, outbuf), *outcount, *datatype, *comm);
+    int rc = PMPI_Unpack(bmpi_f_buf(s, inbuf), *insize, position, bmpi_f_buf(s, outbuf), *outcount,
+                         *datatype, *comm);
     return rc;
 }
-void pmpi_unpack_(void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_unpack_(void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_unpack_(void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf,
+                  const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm,
+                  MPI_Fint *ierr);
+void pmpi_unpack_(void *inbuf, const MPI_Fint *insize, MPI_Fint *position, void *outbuf,
+                  const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm,
+                  MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_unpack_glue(&bmpi_f77_sentinels, inbuf, insize, position, outbuf, outcount, datatype, comm);
+    *ierr = bmpi_f_unpack_glue(&bmpi_f77_sentinels, inbuf, insize, position, outbuf, outcount,
+                               datatype, comm);
 }
 BMPI_F77_NAMES(unpack, UNPACK)
 
@@ -2057,33 +2469,49 @@ int bmpi_f_unpack_external_glue(const struct bmpi_f_sentinels *s, const char *da
                                 size_t datarep_len)
 {
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
-    int rc = datarep_c ? PMPI_Unpack_external(datarep_c, bmpi_f_buf(s, inbuf), *insize, position, bmpi_f_buf(s, outbuf), *outcount, *datatype)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Unpack_external");
+    int rc;
+    if (datarep_c)
+        rc = PMPI_Unpack_external(datarep_c, bmpi_f_buf(s, inbuf), *insize, position,
+                                  bmpi_f_buf(s, outbuf), *outcount, *datatype);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Unpack_external");
     free(datarep_c);
     return rc;
 }
-void pmpi_unpack_external_(const char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, MPI_Fint *ierr, size_t datarep_len);
-void pmpi_unpack_external_(const char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position, void *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, MPI_Fint *ierr, size_t datarep_len)
+void pmpi_unpack_external_(const char *datarep, void *inbuf, const MPI_Aint *insize,
+                           MPI_Aint *position, void *outbuf, const MPI_Fint *outcount,
+                           const MPI_Fint *datatype, MPI_Fint *ierr, size_t datarep_len);
+void pmpi_unpack_external_(const char *datarep, void *inbuf, const MPI_Aint *insize,
+                           MPI_Aint *position, void *outbuf, const MPI_Fint *outcount,
+                           const MPI_Fint *datatype, MPI_Fint *ierr, size_t datarep_len)
 {
-    *ierr = bmpi_f_unpack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, insize, position, outbuf, outcount, datatype, datarep_len);
+    *ierr = bmpi_f_unpack_external_glue(&bmpi_f77_sentinels, datarep, inbuf, insize, position,
+                                        outbuf, outcount, datatype, datarep_len);
 }
 BMPI_F77_NAMES(unpack_external, UNPACK_EXTERNAL)
 
 /* MPI_Allgather */
 int bmpi_f_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
-                          const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm);
+                          const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                          const MPI_Fint *comm);
 int bmpi_f_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
                           const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
+    int rc = PMPI_Allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                            *recvcount, *recvtype, *comm);
     return rc;
 }
-void pmpi_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                     void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                     const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                     void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                     const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(allgather, ALLGATHER)
 
@@ -2097,13 +2525,22 @@ int bmpi_f_allgather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                                const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                                const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Allgather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
+    int rc = PMPI_Allgather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                 bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info,
+                                 request);
     return rc;
 }
-void pmpi_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                          void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                          const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                          MPI_Fint *ierr);
+void pmpi_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                          void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                          const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                          MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(allgather_init, ALLGATHER_INIT)
 
@@ -2117,13 +2554,19 @@ int bmpi_f_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                            const MPI_Fint *recvcounts, const MPI_Fint *displs,
                            const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm);
+    int rc = PMPI_Allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                             recvcounts, displs, *recvtype, *comm);
     return rc;
 }
-void pmpi_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                      void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                      const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                      void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                      const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    *ierr = bmpi_f_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcounts, displs, recvtype, comm);
 }
 BMPI_F77_NAMES(allgatherv, ALLGATHERV)
 
@@ -2139,13 +2582,22 @@ int bmpi_f_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                                 const MPI_Fint *recvtype, const MPI_Fint *comm,
                                 const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Allgatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, *info, request);
+    int rc = PMPI_Allgatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                  bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm,
+                                  *info, request);
     return rc;
 }
-void pmpi_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                           void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                           const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info,
+                           MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                           void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                           const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info,
+                           MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    *ierr = bmpi_f_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                        recvcounts, displs, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(allgatherv_init, ALLGATHERV_INIT)
 
@@ -2157,11 +2609,14 @@ int bmpi_f_allreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void 
                           const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                           const MPI_Fint *comm)
 {
-    int rc = PMPI_Allreduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm);
+    int rc = PMPI_Allreduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                            *comm);
     return rc;
 }
-void pmpi_allreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_allreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_allreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_allreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_allreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
 }
@@ -2175,13 +2630,19 @@ int bmpi_f_allreduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
                                const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                                const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Allreduce_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, *info, request);
+    int rc = PMPI_Allreduce_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype,
+                                 *op, *comm, *info, request);
     return rc;
 }
-void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                          const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                          const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_allreduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    *ierr = bmpi_f_allreduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op,
+                                       comm, info, request);
 }
 BMPI_F77_NAMES(allreduce_init, ALLREDUCE_INIT)
 
@@ -2193,13 +2654,19 @@ int bmpi_f_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
                          const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
+    int rc = PMPI_Alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                           *recvcount, *recvtype, *comm);
     return rc;
 }
-void pmpi_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                    const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                    const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                 recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(alltoall, ALLTOALL)
 
@@ -2213,13 +2680,22 @@ int bmpi_f_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                               const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                               const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Alltoall_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
+    int rc = PMPI_Alltoall_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info,
+                                request);
     return rc;
 }
-void pmpi_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                         const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                         MPI_Fint *ierr);
+void pmpi_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                         const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                         MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(alltoall_init, ALLTOALL_INIT)
 
@@ -2233,13 +2709,21 @@ int bmpi_f_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
                           const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm);
+    int rc = PMPI_Alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype,
+                            bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm);
     return rc;
 }
-void pmpi_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                     const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                     const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                     MPI_Fint *ierr);
+void pmpi_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                     const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                     const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                     MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    *ierr = bmpi_f_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype,
+                                  recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 BMPI_F77_NAMES(alltoallv, ALLTOALLV)
 
@@ -2255,13 +2739,22 @@ int bmpi_f_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                                const MPI_Fint *rdispls, const MPI_Fint *recvtype,
                                const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Alltoallv_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, *info, request);
+    int rc = PMPI_Alltoallv_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype,
+                                 bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm,
+                                 *info, request);
     return rc;
 }
-void pmpi_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                          const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                          const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    *ierr = bmpi_f_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype,
+                                       recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(alltoallv_init, ALLTOALLV_INIT)
 
@@ -2275,13 +2768,21 @@ int bmpi_f_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
                           const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm)
 {
-    int rc = PMPI_Alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm);
+    int rc = PMPI_Alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes,
+                            bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm);
     return rc;
 }
-void pmpi_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                     const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                     const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                     MPI_Fint *ierr);
+void pmpi_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                     const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                     const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                     MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    *ierr = bmpi_f_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes,
+                                  recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 BMPI_F77_NAMES(alltoallw, ALLTOALLW)
 
@@ -2297,13 +2798,23 @@ int bmpi_f_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                                const MPI_Fint *rdispls, const MPI_Fint *recvtypes,
                                const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Alltoallw_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, *info, request);
+    int rc = PMPI_Alltoallw_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes,
+                                 bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm,
+                                 *info, request);
     return rc;
 }
-void pmpi_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                          const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                          const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                          const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    *ierr = bmpi_f_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes,
+                                       recvbuf, recvcounts, rdispls, recvtypes, comm, info,
+                                       request);
 }
 BMPI_F77_NAMES(alltoallw_init, ALLTOALLW_INIT)
 
@@ -2336,14 +2847,18 @@ static int barrier_init_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *c
     int rc = PMPI_Barrier_init(*comm, *info, request);
     return rc;
 }
-void pmpi_barrier_init_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_barrier_init_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_barrier_init_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                        MPI_Fint *ierr);
+void pmpi_barrier_init_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                        MPI_Fint *ierr)
 {
     *ierr = barrier_init_glue(&bmpi_f77_sentinels, comm, info, request);
 }
 BMPI_F77_NAMES(barrier_init, BARRIER_INIT)
-void mpi_barrier_init_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void mpi_barrier_init_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void mpi_barrier_init_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                           MPI_Fint *ierr);
+void mpi_barrier_init_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                           MPI_Fint *ierr)
 {
     int rc = barrier_init_glue(&bmpi_f08_sentinels, comm, info, request);
     if (ierr)
@@ -2359,8 +2874,10 @@ int bmpi_f_bcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI_
     int rc = PMPI_Bcast(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm);
     return rc;
 }
-void pmpi_bcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_bcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_bcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
+                 const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_bcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
+                 const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_bcast_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm);
 }
@@ -2374,13 +2891,19 @@ int bmpi_f_bcast_init_glue(const struct bmpi_f_sentinels *s, void *buffer, const
                            const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm,
                            const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Bcast_init(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm, *info, request);
+    int rc = PMPI_Bcast_init(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm, *info,
+                             request);
     return rc;
 }
-void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                      MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                      MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_bcast_init_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, info, request);
+    *ierr = bmpi_f_bcast_init_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, info,
+                                   request);
 }
 BMPI_F77_NAMES(bcast_init, BCAST_INIT)
 
@@ -2392,11 +2915,14 @@ int bmpi_f_exscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *re
                        const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                        const MPI_Fint *comm)
 {
-    int rc = PMPI_Exscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm);
+    int rc = PMPI_Exscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                         *comm);
     return rc;
 }
-void pmpi_exscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_exscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_exscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                  const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_exscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                  const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_exscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
 }
@@ -2410,13 +2936,19 @@ int bmpi_f_exscan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, voi
                             const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                             const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Exscan_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, *info, request);
+    int rc = PMPI_Exscan_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype,
+                              *op, *comm, *info, request);
     return rc;
 }
-void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                       const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                       const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_exscan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    *ierr = bmpi_f_exscan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op,
+                                    comm, info, request);
 }
 BMPI_F77_NAMES(exscan_init, EXSCAN_INIT)
 
@@ -2428,13 +2960,19 @@ int bmpi_f_gather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const MP
                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
 {
-    int rc = PMPI_Gather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
+    int rc = PMPI_Gather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                         *recvcount, *recvtype, *root, *comm);
     return rc;
 }
-void pmpi_gather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_gather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_gather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                  const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root,
+                  const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_gather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
+                  const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root,
+                  const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_gather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    *ierr = bmpi_f_gather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, root, comm);
 }
 BMPI_F77_NAMES(gather, GATHER)
 
@@ -2450,13 +2988,21 @@ int bmpi_f_gather_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                             const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
                             MPI_Fint *request)
 {
-    int rc = PMPI_Gather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info, request);
+    int rc = PMPI_Gather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                              *recvcount, *recvtype, *root, *comm, *info, request);
     return rc;
 }
-void pmpi_gather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_gather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_gather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                       void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                       const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                       MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_gather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                       void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                       const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                       MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_gather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_gather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(gather_init, GATHER_INIT)
 
@@ -2470,13 +3016,21 @@ int bmpi_f_gatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const M
                         const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root,
                         const MPI_Fint *comm)
 {
-    int rc = PMPI_Gatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm);
+    int rc = PMPI_Gatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                          recvcounts, displs, *recvtype, *root, *comm);
     return rc;
 }
-void pmpi_gatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_gatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_gatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                   void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                   const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                   MPI_Fint *ierr);
+void pmpi_gatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                   void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                   const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                   MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_gatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    *ierr = bmpi_f_gatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                recvcounts, displs, recvtype, root, comm);
 }
 BMPI_F77_NAMES(gatherv, GATHERV)
 
@@ -2492,13 +3046,22 @@ int bmpi_f_gatherv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                              const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
                              const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Gatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm, *info, request);
+    int rc = PMPI_Gatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                               bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm,
+                               *info, request);
     return rc;
 }
-void pmpi_gatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_gatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_gatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                        void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                        const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_gatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                        void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                        const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                        const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_gatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_gatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcounts, displs, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(gatherv_init, GATHERV_INIT)
 
@@ -2512,13 +3075,19 @@ int bmpi_f_iallgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                            const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                            const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Iallgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
+    int rc = PMPI_Iallgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                             *recvcount, *recvtype, *comm, request);
     return rc;
 }
-void pmpi_iallgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iallgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iallgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                      void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                      const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_iallgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                      void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                      const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iallgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_iallgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(iallgather, IALLGATHER)
 
@@ -2532,13 +3101,21 @@ int bmpi_f_iallgatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                             const MPI_Fint *recvcounts, const MPI_Fint *displs,
                             const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Iallgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, request);
+    int rc = PMPI_Iallgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                              recvcounts, displs, *recvtype, *comm, request);
     return rc;
 }
-void pmpi_iallgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iallgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iallgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                       void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                       const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request,
+                       MPI_Fint *ierr);
+void pmpi_iallgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                       void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                       const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request,
+                       MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iallgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    *ierr = bmpi_f_iallgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcounts, displs, recvtype, comm, request);
 }
 BMPI_F77_NAMES(iallgatherv, IALLGATHERV)
 
@@ -2550,13 +3127,17 @@ int bmpi_f_iallreduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void
                            const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                            const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Iallreduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, request);
+    int rc = PMPI_Iallreduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                             *comm, request);
     return rc;
 }
-void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                      const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iallreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
+    *ierr = bmpi_f_iallreduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm,
+                                   request);
 }
 BMPI_F77_NAMES(iallreduce, IALLREDUCE)
 
@@ -2570,13 +3151,19 @@ int bmpi_f_ialltoall_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm,
                           MPI_Fint *request)
 {
-    int rc = PMPI_Ialltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
+    int rc = PMPI_Ialltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                            *recvcount, *recvtype, *comm, request);
     return rc;
 }
-void pmpi_ialltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ialltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ialltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                     void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                     const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ialltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                     void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                     const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ialltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_ialltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ialltoall, IALLTOALL)
 
@@ -2592,13 +3179,22 @@ int bmpi_f_ialltoallv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                            const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
                            MPI_Fint *request)
 {
-    int rc = PMPI_Ialltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, request);
+    int rc = PMPI_Ialltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype,
+                             bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm,
+                             request);
     return rc;
 }
-void pmpi_ialltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ialltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ialltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                      const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                      const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ialltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                      const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                      const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ialltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    *ierr = bmpi_f_ialltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype,
+                                   recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ialltoallv, IALLTOALLV)
 
@@ -2614,13 +3210,22 @@ int bmpi_f_ialltoallw_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                            const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
                            MPI_Fint *request)
 {
-    int rc = PMPI_Ialltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, request);
+    int rc = PMPI_Ialltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes,
+                             bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm,
+                             request);
     return rc;
 }
-void pmpi_ialltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ialltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ialltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                      const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                      const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ialltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                      const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                      const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,
+                      MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ialltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    *ierr = bmpi_f_ialltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes,
+                                   recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 BMPI_F77_NAMES(ialltoallw, IALLTOALLW)
 
@@ -2656,8 +3261,10 @@ int bmpi_f_ibcast_glue(const struct bmpi_f_sentinels *s, void *buffer, const MPI
     int rc = PMPI_Ibcast(bmpi_f_buf(s, buffer), *count, *datatype, *root, *comm, request);
     return rc;
 }
-void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
+                  const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
+                  const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_ibcast_glue(&bmpi_f77_sentinels, buffer, count, datatype, root, comm, request);
 }
@@ -2671,13 +3278,17 @@ int bmpi_f_iexscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *r
                         const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                         const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Iexscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, request);
+    int rc = PMPI_Iexscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                          *comm, request);
     return rc;
 }
-void pmpi_iexscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iexscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iexscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                   const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_iexscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                   const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iexscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
+    *ierr = bmpi_f_iexscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm,
+                                request);
 }
 BMPI_F77_NAMES(iexscan, IEXSCAN)
 
@@ -2691,13 +3302,19 @@ int bmpi_f_igather_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const M
                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
                         MPI_Fint *request)
 {
-    int rc = PMPI_Igather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
+    int rc = PMPI_Igather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                          *recvcount, *recvtype, *root, *comm, request);
     return rc;
 }
-void pmpi_igather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_igather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_igather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                   void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                   const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_igather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                   void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                   const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_igather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    *ierr = bmpi_f_igather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                recvcount, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(igather, IGATHER)
 
@@ -2711,13 +3328,21 @@ int bmpi_f_igatherv_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
                          const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root,
                          const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Igatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *root, *comm, request);
+    int rc = PMPI_Igatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                           recvcounts, displs, *recvtype, *root, *comm, request);
     return rc;
 }
-void pmpi_igatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_igatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_igatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                    const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_igatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                    const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                    MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_igatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    *ierr = bmpi_f_igatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                 recvcounts, displs, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(igatherv, IGATHERV)
 
@@ -2729,13 +3354,19 @@ int bmpi_f_ireduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *r
                         const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                         const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Ireduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *root, *comm, request);
+    int rc = PMPI_Ireduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                          *root, *comm, request);
     return rc;
 }
-void pmpi_ireduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ireduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ireduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                   const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ireduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                   const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm,
+                   MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ireduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    *ierr = bmpi_f_ireduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root,
+                                comm, request);
 }
 BMPI_F77_NAMES(ireduce, IREDUCE)
 
@@ -2747,13 +3378,19 @@ int bmpi_f_ireduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                                 const MPI_Fint *recvcounts, const MPI_Fint *datatype,
                                 const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Ireduce_scatter(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts, *datatype, *op, *comm, request);
+    int rc = PMPI_Ireduce_scatter(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts,
+                                  *datatype, *op, *comm, request);
     return rc;
 }
-void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts,
+                           const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                           MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts,
+                           const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                           MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ireduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    *ierr = bmpi_f_ireduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype,
+                                        op, comm, request);
 }
 BMPI_F77_NAMES(ireduce_scatter, IREDUCE_SCATTER)
 
@@ -2767,13 +3404,19 @@ int bmpi_f_ireduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *se
                                       const MPI_Fint *datatype, const MPI_Fint *op,
                                       const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Ireduce_scatter_block(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount, *datatype, *op, *comm, request);
+    int rc = PMPI_Ireduce_scatter_block(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount,
+                                        *datatype, *op, *comm, request);
     return rc;
 }
-void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                 const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                                 MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                 const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                                 MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ireduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    *ierr = bmpi_f_ireduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount,
+                                              datatype, op, comm, request);
 }
 BMPI_F77_NAMES(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK)
 
@@ -2785,13 +3428,17 @@ int bmpi_f_iscan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *rec
                       const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                       const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Iscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, request);
+    int rc = PMPI_Iscan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                        *comm, request);
     return rc;
 }
-void pmpi_iscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                 const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_iscan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                 const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, request);
+    *ierr = bmpi_f_iscan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm,
+                              request);
 }
 BMPI_F77_NAMES(iscan, ISCAN)
 
@@ -2805,13 +3452,19 @@ int bmpi_f_iscatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const 
                          const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
                          MPI_Fint *request)
 {
-    int rc = PMPI_Iscatter(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
+    int rc = PMPI_Iscatter(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                           *recvcount, *recvtype, *root, *comm, request);
     return rc;
 }
-void pmpi_iscatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iscatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iscatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                    const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_iscatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                    void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                    const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iscatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    *ierr = bmpi_f_iscatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                 recvcount, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(iscatter, ISCATTER)
 
@@ -2827,13 +3480,21 @@ int bmpi_f_iscatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
                           MPI_Fint *request)
 {
-    int rc = PMPI_Iscatterv(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
+    int rc = PMPI_Iscatterv(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype,
+                            bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, request);
     return rc;
 }
-void pmpi_iscatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_iscatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_iscatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                     const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                     const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_iscatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                     const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                     const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                     MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_iscatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    *ierr = bmpi_f_iscatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype,
+                                  recvbuf, recvcount, recvtype, root, comm, request);
 }
 BMPI_F77_NAMES(iscatterv, ISCATTERV)
 
@@ -2892,13 +3553,17 @@ int bmpi_f_reduce_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *re
                        const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                        const MPI_Fint *root, const MPI_Fint *comm)
 {
-    int rc = PMPI_Reduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *root, *comm);
+    int rc = PMPI_Reduce(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                         *root, *comm);
     return rc;
 }
-void pmpi_reduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_reduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_reduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                  const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_reduce_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                  const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_reduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm);
+    *ierr = bmpi_f_reduce_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root,
+                               comm);
 }
 BMPI_F77_NAMES(reduce, REDUCE)
 
@@ -2912,13 +3577,21 @@ int bmpi_f_reduce_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, voi
                             const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
                             MPI_Fint *request)
 {
-    int rc = PMPI_Reduce_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *root, *comm, *info, request);
+    int rc = PMPI_Reduce_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype,
+                              *op, *root, *comm, *info, request);
     return rc;
 }
-void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root,
+                       const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                       MPI_Fint *ierr);
+void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root,
+                       const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                       MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_reduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+    *ierr = bmpi_f_reduce_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op,
+                                    root, comm, info, request);
 }
 BMPI_F77_NAMES(reduce_init, REDUCE_INIT)
 
@@ -2928,11 +3601,14 @@ int bmpi_f_reduce_local_glue(const struct bmpi_f_sentinels *s, void *inbuf, void
 int bmpi_f_reduce_local_glue(const struct bmpi_f_sentinels *s, void *inbuf, void *inoutbuf,
                              const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op)
 {
-    int rc = PMPI_Reduce_local(bmpi_f_buf(s, inbuf), bmpi_f_buf(s, inoutbuf), *count, *datatype, *op);
+    int rc = PMPI_Reduce_local(bmpi_f_buf(s, inbuf), bmpi_f_buf(s, inoutbuf), *count, *datatype,
+                               *op);
     return rc;
 }
-void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierr);
-void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierr)
+void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const MPI_Fint *count,
+                        const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierr);
+void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const MPI_Fint *count,
+                        const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_reduce_local_glue(&bmpi_f77_sentinels, inbuf, inoutbuf, count, datatype, op);
 }
@@ -2946,13 +3622,19 @@ int bmpi_f_reduce_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, 
                                const MPI_Fint *recvcounts, const MPI_Fint *datatype,
                                const MPI_Fint *op, const MPI_Fint *comm)
 {
-    int rc = PMPI_Reduce_scatter(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts, *datatype, *op, *comm);
+    int rc = PMPI_Reduce_scatter(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts,
+                                 *datatype, *op, *comm);
     return rc;
 }
-void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                          MPI_Fint *ierr);
+void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts,
+                          const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                          MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_reduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    *ierr = bmpi_f_reduce_scatter_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype,
+                                       op, comm);
 }
 BMPI_F77_NAMES(reduce_scatter, REDUCE_SCATTER)
 
@@ -2964,13 +3646,19 @@ int bmpi_f_reduce_scatter_block_glue(const struct bmpi_f_sentinels *s, void *sen
                                      const MPI_Fint *recvcount, const MPI_Fint *datatype,
                                      const MPI_Fint *op, const MPI_Fint *comm)
 {
-    int rc = PMPI_Reduce_scatter_block(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount, *datatype, *op, *comm);
+    int rc = PMPI_Reduce_scatter_block(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount,
+                                       *datatype, *op, *comm);
     return rc;
 }
-void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                                MPI_Fint *ierr);
+void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                                MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_reduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    *ierr = bmpi_f_reduce_scatter_block_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount,
+                                             datatype, op, comm);
 }
 BMPI_F77_NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
 
@@ -2986,13 +3674,21 @@ int bmpi_f_reduce_scatter_block_init_glue(const struct bmpi_f_sentinels *s, void
                                           const MPI_Fint *comm, const MPI_Fint *info,
                                           MPI_Fint *request)
 {
-    int rc = PMPI_Reduce_scatter_block_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *recvcount, *datatype, *op, *comm, *info, request);
+    int rc = PMPI_Reduce_scatter_block_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf),
+                                            *recvcount, *datatype, *op, *comm, *info, request);
     return rc;
 }
-void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                     const MPI_Fint *datatype, const MPI_Fint *op,
+                                     const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                     MPI_Fint *ierr);
+void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcount,
+                                     const MPI_Fint *datatype, const MPI_Fint *op,
+                                     const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                     MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_reduce_scatter_block_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+    *ierr = bmpi_f_reduce_scatter_block_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcount,
+                                                  datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(reduce_scatter_block_init, REDUCE_SCATTER_BLOCK_INIT)
 
@@ -3006,13 +3702,19 @@ int bmpi_f_reduce_scatter_init_glue(const struct bmpi_f_sentinels *s, void *send
                                     const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info,
                                     MPI_Fint *request)
 {
-    int rc = PMPI_Reduce_scatter_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts, *datatype, *op, *comm, *info, request);
+    int rc = PMPI_Reduce_scatter_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), recvcounts,
+                                      *datatype, *op, *comm, *info, request);
     return rc;
 }
-void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                               const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                               const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_reduce_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+    *ierr = bmpi_f_reduce_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, recvcounts,
+                                            datatype, op, comm, info, request);
 }
 BMPI_F77_NAMES(reduce_scatter_init, REDUCE_SCATTER_INIT)
 
@@ -3024,11 +3726,14 @@ int bmpi_f_scan_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void *recv
                      const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                      const MPI_Fint *comm)
 {
-    int rc = PMPI_Scan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm);
+    int rc = PMPI_Scan(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                       *comm);
     return rc;
 }
-void pmpi_scan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_scan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_scan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_scan_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_scan_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm);
 }
@@ -3042,13 +3747,19 @@ int bmpi_f_scan_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf, void 
                           const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op,
                           const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Scan_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op, *comm, *info, request);
+    int rc = PMPI_Scan_init(bmpi_f_buf(s, sendbuf), bmpi_f_buf(s, recvbuf), *count, *datatype, *op,
+                            *comm, *info, request);
     return rc;
 }
-void pmpi_scan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_scan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_scan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info,
+                     MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_scan_init_(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info,
+                     MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_scan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    *ierr = bmpi_f_scan_init_glue(&bmpi_f77_sentinels, sendbuf, recvbuf, count, datatype, op, comm,
+                                  info, request);
 }
 BMPI_F77_NAMES(scan_init, SCAN_INIT)
 
@@ -3060,13 +3771,19 @@ int bmpi_f_scatter_glue(const struct bmpi_f_sentinels *s, void *sendbuf, const M
                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
 {
-    int rc = PMPI_Scatter(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
+    int rc = PMPI_Scatter(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf),
+                          *recvcount, *recvtype, *root, *comm);
     return rc;
 }
-void pmpi_scatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_scatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_scatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                   void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                   const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_scatter_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                   void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                   const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_scatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    *ierr = bmpi_f_scatter_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                recvcount, recvtype, root, comm);
 }
 BMPI_F77_NAMES(scatter, SCATTER)
 
@@ -3082,13 +3799,22 @@ int bmpi_f_scatter_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                              const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
                              MPI_Fint *request)
 {
-    int rc = PMPI_Scatter_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info, request);
+    int rc = PMPI_Scatter_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                               bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info,
+                               request);
     return rc;
 }
-void pmpi_scatter_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_scatter_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_scatter_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                        void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                        const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                        MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_scatter_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                        void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                        const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info,
+                        MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_scatter_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(scatter_init, SCATTER_INIT)
 
@@ -3102,13 +3828,21 @@ int bmpi_f_scatterv_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                          const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
                          const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm)
 {
-    int rc = PMPI_Scatterv(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
+    int rc = PMPI_Scatterv(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype,
+                           bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm);
     return rc;
 }
-void pmpi_scatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_scatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_scatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                    const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                    const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                    MPI_Fint *ierr);
+void pmpi_scatterv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                    const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                    const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                    MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_scatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    *ierr = bmpi_f_scatterv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype,
+                                 recvbuf, recvcount, recvtype, root, comm);
 }
 BMPI_F77_NAMES(scatterv, SCATTERV)
 
@@ -3124,13 +3858,22 @@ int bmpi_f_scatterv_init_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                               const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
                               const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Scatterv_init(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info, request);
+    int rc = PMPI_Scatterv_init(bmpi_f_buf(s, sendbuf), sendcounts, displs, *sendtype,
+                                bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *root, *comm, *info,
+                                request);
     return rc;
 }
-void pmpi_scatterv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_scatterv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_scatterv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                         const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_scatterv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs,
+                         const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                         const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm,
+                         const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_scatterv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+    *ierr = bmpi_f_scatterv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, displs, sendtype,
+                                      recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 BMPI_F77_NAMES(scatterv_init, SCATTERV_INIT)
 
@@ -3142,14 +3885,18 @@ static int type_get_value_index_glue(const struct bmpi_f_sentinels *s, const MPI
     int rc = PMPI_Type_get_value_index(*value_type, *index_type, pair_type);
     return rc;
 }
-void pmpi_type_get_value_index_(const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierr);
-void pmpi_type_get_value_index_(const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierr)
+void pmpi_type_get_value_index_(const MPI_Fint *value_type, const MPI_Fint *index_type,
+                                MPI_Fint *pair_type, MPI_Fint *ierr);
+void pmpi_type_get_value_index_(const MPI_Fint *value_type, const MPI_Fint *index_type,
+                                MPI_Fint *pair_type, MPI_Fint *ierr)
 {
     *ierr = type_get_value_index_glue(&bmpi_f77_sentinels, value_type, index_type, pair_type);
 }
 BMPI_F77_NAMES(type_get_value_index, TYPE_GET_VALUE_INDEX)
-void mpi_type_get_value_index_f08_(const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierr);
-void mpi_type_get_value_index_f08_(const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierr)
+void mpi_type_get_value_index_f08_(const MPI_Fint *value_type, const MPI_Fint *index_type,
+                                   MPI_Fint *pair_type, MPI_Fint *ierr);
+void mpi_type_get_value_index_f08_(const MPI_Fint *value_type, const MPI_Fint *index_type,
+                                   MPI_Fint *pair_type, MPI_Fint *ierr)
 {
     int rc = type_get_value_index_glue(&bmpi_f08_sentinels, value_type, index_type, pair_type);
     if (ierr)
@@ -3164,14 +3911,18 @@ static int comm_compare_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *c
     int rc = PMPI_Comm_compare(*comm1, *comm2, result);
     return rc;
 }
-void pmpi_comm_compare_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierr);
-void pmpi_comm_compare_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierr)
+void pmpi_comm_compare_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result,
+                        MPI_Fint *ierr);
+void pmpi_comm_compare_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result,
+                        MPI_Fint *ierr)
 {
     *ierr = comm_compare_glue(&bmpi_f77_sentinels, comm1, comm2, result);
 }
 BMPI_F77_NAMES(comm_compare, COMM_COMPARE)
-void mpi_comm_compare_f08_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierr);
-void mpi_comm_compare_f08_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result, MPI_Fint *ierr)
+void mpi_comm_compare_f08_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result,
+                           MPI_Fint *ierr);
+void mpi_comm_compare_f08_(const MPI_Fint *comm1, const MPI_Fint *comm2, MPI_Fint *result,
+                           MPI_Fint *ierr)
 {
     int rc = comm_compare_glue(&bmpi_f08_sentinels, comm1, comm2, result);
     if (ierr)
@@ -3186,14 +3937,18 @@ static int comm_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *co
     int rc = PMPI_Comm_create(*comm, *group, newcomm);
     return rc;
 }
-void pmpi_comm_create_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr);
-void pmpi_comm_create_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
+void pmpi_comm_create_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm,
+                       MPI_Fint *ierr);
+void pmpi_comm_create_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm,
+                       MPI_Fint *ierr)
 {
     *ierr = comm_create_glue(&bmpi_f77_sentinels, comm, group, newcomm);
 }
 BMPI_F77_NAMES(comm_create, COMM_CREATE)
-void mpi_comm_create_f08_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr);
-void mpi_comm_create_f08_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
+void mpi_comm_create_f08_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm,
+                          MPI_Fint *ierr);
+void mpi_comm_create_f08_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *newcomm,
+                          MPI_Fint *ierr)
 {
     int rc = comm_create_glue(&bmpi_f08_sentinels, comm, group, newcomm);
     if (ierr)
@@ -3208,21 +3963,34 @@ static int comm_create_from_group_glue(const struct bmpi_f_sentinels *s, const M
 {
     (void)s;
     char *stringtag_c = bmpi_f_str_in(stringtag, stringtag_len);
-    int rc = stringtag_c ? PMPI_Comm_create_from_group(*group, stringtag_c, *info, *errhandler, newcomm)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Comm_create_from_group");
+    int rc;
+    if (stringtag_c)
+        rc = PMPI_Comm_create_from_group(*group, stringtag_c, *info, *errhandler, newcomm);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Comm_create_from_group");
     free(stringtag_c);
     return rc;
 }
-void pmpi_comm_create_from_group_(const MPI_Fint *group, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len);
-void pmpi_comm_create_from_group_(const MPI_Fint *group, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len)
+void pmpi_comm_create_from_group_(const MPI_Fint *group, const char *stringtag,
+                                  const MPI_Fint *info, const MPI_Fint *errhandler,
+                                  MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len);
+void pmpi_comm_create_from_group_(const MPI_Fint *group, const char *stringtag,
+                                  const MPI_Fint *info, const MPI_Fint *errhandler,
+                                  MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len)
 {
-    *ierr = comm_create_from_group_glue(&bmpi_f77_sentinels, group, stringtag, info, errhandler, newcomm, stringtag_len);
+    *ierr = comm_create_from_group_glue(&bmpi_f77_sentinels, group, stringtag, info, errhandler,
+                                        newcomm, stringtag_len);
 }
 BMPI_F77_NAMES(comm_create_from_group, COMM_CREATE_FROM_GROUP)
-void mpi_comm_create_from_group_f08_(const MPI_Fint *group, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len);
-void mpi_comm_create_from_group_f08_(const MPI_Fint *group, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len)
+void mpi_comm_create_from_group_f08_(const MPI_Fint *group, const char *stringtag,
+                                     const MPI_Fint *info, const MPI_Fint *errhandler,
+                                     MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len);
+void mpi_comm_create_from_group_f08_(const MPI_Fint *group, const char *stringtag,
+                                     const MPI_Fint *info, const MPI_Fint *errhandler,
+                                     MPI_Fint *newcomm, MPI_Fint *ierr, size_t stringtag_len)
 {
-    int rc = comm_create_from_group_glue(&bmpi_f08_sentinels, group, stringtag, info, errhandler, newcomm, stringtag_len);
+    int rc = comm_create_from_group_glue(&bmpi_f08_sentinels, group, stringtag, info, errhandler,
+                                         newcomm, stringtag_len);
     if (ierr)
         *ierr = rc;
 }
@@ -3235,14 +4003,18 @@ static int comm_create_group_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
     int rc = PMPI_Comm_create_group(*comm, *group, *tag, newcomm);
     return rc;
 }
-void pmpi_comm_create_group_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr);
-void pmpi_comm_create_group_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+void pmpi_comm_create_group_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag,
+                             MPI_Fint *newcomm, MPI_Fint *ierr);
+void pmpi_comm_create_group_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag,
+                             MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     *ierr = comm_create_group_glue(&bmpi_f77_sentinels, comm, group, tag, newcomm);
 }
 BMPI_F77_NAMES(comm_create_group, COMM_CREATE_GROUP)
-void mpi_comm_create_group_f08_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr);
-void mpi_comm_create_group_f08_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+void mpi_comm_create_group_f08_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag,
+                                MPI_Fint *newcomm, MPI_Fint *ierr);
+void mpi_comm_create_group_f08_(const MPI_Fint *comm, const MPI_Fint *group, const MPI_Fint *tag,
+                                MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     int rc = comm_create_group_glue(&bmpi_f08_sentinels, comm, group, tag, newcomm);
     if (ierr)
@@ -3300,14 +4072,18 @@ static int comm_dup_with_info_glue(const struct bmpi_f_sentinels *s, const MPI_F
     int rc = PMPI_Comm_dup_with_info(*comm, *info, newcomm);
     return rc;
 }
-void pmpi_comm_dup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr);
-void pmpi_comm_dup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+void pmpi_comm_dup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                              MPI_Fint *ierr);
+void pmpi_comm_dup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                              MPI_Fint *ierr)
 {
     *ierr = comm_dup_with_info_glue(&bmpi_f77_sentinels, comm, info, newcomm);
 }
 BMPI_F77_NAMES(comm_dup_with_info, COMM_DUP_WITH_INFO)
-void mpi_comm_dup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr);
-void mpi_comm_dup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+void mpi_comm_dup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                                 MPI_Fint *ierr);
+void mpi_comm_dup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                                 MPI_Fint *ierr)
 {
     int rc = comm_dup_with_info_glue(&bmpi_f08_sentinels, comm, info, newcomm);
     if (ierr)
@@ -3383,23 +4159,30 @@ static int comm_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
                               char *comm_name, MPI_Fint *resultlen, size_t comm_name_len)
 {
     (void)s;
-    char *comm_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME, comm_name_len);
-    int rc = comm_name_c ? PMPI_Comm_get_name(*comm, comm_name_c, resultlen)
-                : bmpi_f_nomem(*comm, "MPI_Comm_get_name");
+    char *comm_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME);
+    int rc;
+    if (comm_name_c)
+        rc = PMPI_Comm_get_name(*comm, comm_name_c, resultlen);
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_Comm_get_name");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(comm_name, comm_name_len, comm_name_c);
     }
     free(comm_name_c);
     return rc;
 }
-void pmpi_comm_get_name_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t comm_name_len);
-void pmpi_comm_get_name_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t comm_name_len)
+void pmpi_comm_get_name_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierr,
+                         size_t comm_name_len);
+void pmpi_comm_get_name_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierr,
+                         size_t comm_name_len)
 {
     *ierr = comm_get_name_glue(&bmpi_f77_sentinels, comm, comm_name, resultlen, comm_name_len);
 }
 BMPI_F77_NAMES(comm_get_name, COMM_GET_NAME)
-void mpi_comm_get_name_f08_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t comm_name_len);
-void mpi_comm_get_name_f08_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t comm_name_len)
+void mpi_comm_get_name_f08_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen,
+                            MPI_Fint *ierr, size_t comm_name_len);
+void mpi_comm_get_name_f08_(const MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen,
+                            MPI_Fint *ierr, size_t comm_name_len)
 {
     int rc = comm_get_name_glue(&bmpi_f08_sentinels, comm, comm_name, resultlen, comm_name_len);
     if (ierr)
@@ -3457,14 +4240,18 @@ static int comm_idup_with_info_glue(const struct bmpi_f_sentinels *s, const MPI_
     int rc = PMPI_Comm_idup_with_info(*comm, *info, newcomm, request);
     return rc;
 }
-void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                               MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                               MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = comm_idup_with_info_glue(&bmpi_f77_sentinels, comm, info, newcomm, request);
 }
 BMPI_F77_NAMES(comm_idup_with_info, COMM_IDUP_WITH_INFO)
-void mpi_comm_idup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr);
-void mpi_comm_idup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+void mpi_comm_idup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                                  MPI_Fint *request, MPI_Fint *ierr);
+void mpi_comm_idup_with_info_f08_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm,
+                                  MPI_Fint *request, MPI_Fint *ierr)
 {
     int rc = comm_idup_with_info_glue(&bmpi_f08_sentinels, comm, info, newcomm, request);
     if (ierr)
@@ -3564,19 +4351,26 @@ static int comm_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 {
     (void)s;
     char *comm_name_c = bmpi_f_str_in(comm_name, comm_name_len);
-    int rc = comm_name_c ? PMPI_Comm_set_name(*comm, comm_name_c)
-                : bmpi_f_nomem(*comm, "MPI_Comm_set_name");
+    int rc;
+    if (comm_name_c)
+        rc = PMPI_Comm_set_name(*comm, comm_name_c);
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_Comm_set_name");
     free(comm_name_c);
     return rc;
 }
-void pmpi_comm_set_name_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr, size_t comm_name_len);
-void pmpi_comm_set_name_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr, size_t comm_name_len)
+void pmpi_comm_set_name_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr,
+                         size_t comm_name_len);
+void pmpi_comm_set_name_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr,
+                         size_t comm_name_len)
 {
     *ierr = comm_set_name_glue(&bmpi_f77_sentinels, comm, comm_name, comm_name_len);
 }
 BMPI_F77_NAMES(comm_set_name, COMM_SET_NAME)
-void mpi_comm_set_name_f08_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr, size_t comm_name_len);
-void mpi_comm_set_name_f08_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr, size_t comm_name_len)
+void mpi_comm_set_name_f08_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr,
+                            size_t comm_name_len);
+void mpi_comm_set_name_f08_(const MPI_Fint *comm, const char *comm_name, MPI_Fint *ierr,
+                            size_t comm_name_len)
 {
     int rc = comm_set_name_glue(&bmpi_f08_sentinels, comm, comm_name, comm_name_len);
     if (ierr)
@@ -3612,14 +4406,18 @@ static int comm_split_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *com
     int rc = PMPI_Comm_split(*comm, *color, *key, newcomm);
     return rc;
 }
-void pmpi_comm_split_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr);
-void pmpi_comm_split_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
+void pmpi_comm_split_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key,
+                      MPI_Fint *newcomm, MPI_Fint *ierr);
+void pmpi_comm_split_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key,
+                      MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     *ierr = comm_split_glue(&bmpi_f77_sentinels, comm, color, key, newcomm);
 }
 BMPI_F77_NAMES(comm_split, COMM_SPLIT)
-void mpi_comm_split_f08_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr);
-void mpi_comm_split_f08_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
+void mpi_comm_split_f08_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key,
+                         MPI_Fint *newcomm, MPI_Fint *ierr);
+void mpi_comm_split_f08_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fint *key,
+                         MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     int rc = comm_split_glue(&bmpi_f08_sentinels, comm, color, key, newcomm);
     if (ierr)
@@ -3635,14 +4433,18 @@ static int comm_split_type_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     int rc = PMPI_Comm_split_type(*comm, *split_type, *key, *info, newcomm);
     return rc;
 }
-void pmpi_comm_split_type_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr);
-void pmpi_comm_split_type_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+void pmpi_comm_split_type_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key,
+                           const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr);
+void pmpi_comm_split_type_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key,
+                           const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     *ierr = comm_split_type_glue(&bmpi_f77_sentinels, comm, split_type, key, info, newcomm);
 }
 BMPI_F77_NAMES(comm_split_type, COMM_SPLIT_TYPE)
-void mpi_comm_split_type_f08_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr);
-void mpi_comm_split_type_f08_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+void mpi_comm_split_type_f08_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key,
+                              const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr);
+void mpi_comm_split_type_f08_(const MPI_Fint *comm, const MPI_Fint *split_type, const MPI_Fint *key,
+                              const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
     int rc = comm_split_type_glue(&bmpi_f08_sentinels, comm, split_type, key, info, newcomm);
     if (ierr)
@@ -3683,14 +4485,18 @@ static int group_compare_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
     int rc = PMPI_Group_compare(*group1, *group2, result);
     return rc;
 }
-void pmpi_group_compare_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierr);
-void pmpi_group_compare_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierr)
+void pmpi_group_compare_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result,
+                         MPI_Fint *ierr);
+void pmpi_group_compare_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result,
+                         MPI_Fint *ierr)
 {
     *ierr = group_compare_glue(&bmpi_f77_sentinels, group1, group2, result);
 }
 BMPI_F77_NAMES(group_compare, GROUP_COMPARE)
-void mpi_group_compare_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierr);
-void mpi_group_compare_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierr)
+void mpi_group_compare_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result,
+                            MPI_Fint *ierr);
+void mpi_group_compare_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *result,
+                            MPI_Fint *ierr)
 {
     int rc = group_compare_glue(&bmpi_f08_sentinels, group1, group2, result);
     if (ierr)
@@ -3705,14 +4511,18 @@ static int group_difference_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
     int rc = PMPI_Group_difference(*group1, *group2, newgroup);
     return rc;
 }
-void pmpi_group_difference_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_difference_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_difference_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                            MPI_Fint *ierr);
+void pmpi_group_difference_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                            MPI_Fint *ierr)
 {
     *ierr = group_difference_glue(&bmpi_f77_sentinels, group1, group2, newgroup);
 }
 BMPI_F77_NAMES(group_difference, GROUP_DIFFERENCE)
-void mpi_group_difference_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_difference_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_difference_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                               MPI_Fint *ierr);
+void mpi_group_difference_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                               MPI_Fint *ierr)
 {
     int rc = group_difference_glue(&bmpi_f08_sentinels, group1, group2, newgroup);
     if (ierr)
@@ -3727,14 +4537,18 @@ static int group_excl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *gro
     int rc = PMPI_Group_excl(*group, *n, ranks, newgroup);
     return rc;
 }
-void pmpi_group_excl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_excl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_excl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                      MPI_Fint *newgroup, MPI_Fint *ierr);
+void pmpi_group_excl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                      MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     *ierr = group_excl_glue(&bmpi_f77_sentinels, group, n, ranks, newgroup);
 }
 BMPI_F77_NAMES(group_excl, GROUP_EXCL)
-void mpi_group_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                         MPI_Fint *newgroup, MPI_Fint *ierr);
+void mpi_group_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                         MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     int rc = group_excl_glue(&bmpi_f08_sentinels, group, n, ranks, newgroup);
     if (ierr)
@@ -3769,21 +4583,30 @@ static int group_from_session_pset_glue(const struct bmpi_f_sentinels *s, const 
 {
     (void)s;
     char *pset_name_c = bmpi_f_str_in(pset_name, pset_name_len);
-    int rc = pset_name_c ? PMPI_Group_from_session_pset(*session, pset_name_c, newgroup)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Group_from_session_pset");
+    int rc;
+    if (pset_name_c)
+        rc = PMPI_Group_from_session_pset(*session, pset_name_c, newgroup);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Group_from_session_pset");
     free(pset_name_c);
     return rc;
 }
-void pmpi_group_from_session_pset_(const MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len);
-void pmpi_group_from_session_pset_(const MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len)
+void pmpi_group_from_session_pset_(const MPI_Fint *session, const char *pset_name,
+                                   MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len);
+void pmpi_group_from_session_pset_(const MPI_Fint *session, const char *pset_name,
+                                   MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len)
 {
-    *ierr = group_from_session_pset_glue(&bmpi_f77_sentinels, session, pset_name, newgroup, pset_name_len);
+    *ierr = group_from_session_pset_glue(&bmpi_f77_sentinels, session, pset_name, newgroup,
+                                         pset_name_len);
 }
 BMPI_F77_NAMES(group_from_session_pset, GROUP_FROM_SESSION_PSET)
-void mpi_group_from_session_pset_f08_(const MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len);
-void mpi_group_from_session_pset_f08_(const MPI_Fint *session, const char *pset_name, MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len)
+void mpi_group_from_session_pset_f08_(const MPI_Fint *session, const char *pset_name,
+                                      MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len);
+void mpi_group_from_session_pset_f08_(const MPI_Fint *session, const char *pset_name,
+                                      MPI_Fint *newgroup, MPI_Fint *ierr, size_t pset_name_len)
 {
-    int rc = group_from_session_pset_glue(&bmpi_f08_sentinels, session, pset_name, newgroup, pset_name_len);
+    int rc = group_from_session_pset_glue(&bmpi_f08_sentinels, session, pset_name, newgroup,
+                                          pset_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -3796,14 +4619,18 @@ static int group_incl_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *gro
     int rc = PMPI_Group_incl(*group, *n, ranks, newgroup);
     return rc;
 }
-void pmpi_group_incl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_incl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_incl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                      MPI_Fint *newgroup, MPI_Fint *ierr);
+void pmpi_group_incl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                      MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     *ierr = group_incl_glue(&bmpi_f77_sentinels, group, n, ranks, newgroup);
 }
 BMPI_F77_NAMES(group_incl, GROUP_INCL)
-void mpi_group_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                         MPI_Fint *newgroup, MPI_Fint *ierr);
+void mpi_group_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *ranks,
+                         MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     int rc = group_incl_glue(&bmpi_f08_sentinels, group, n, ranks, newgroup);
     if (ierr)
@@ -3818,14 +4645,18 @@ static int group_intersection_glue(const struct bmpi_f_sentinels *s, const MPI_F
     int rc = PMPI_Group_intersection(*group1, *group2, newgroup);
     return rc;
 }
-void pmpi_group_intersection_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_intersection_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_intersection_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                              MPI_Fint *ierr);
+void pmpi_group_intersection_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                              MPI_Fint *ierr)
 {
     *ierr = group_intersection_glue(&bmpi_f77_sentinels, group1, group2, newgroup);
 }
 BMPI_F77_NAMES(group_intersection, GROUP_INTERSECTION)
-void mpi_group_intersection_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_intersection_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_intersection_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                                 MPI_Fint *ierr);
+void mpi_group_intersection_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                                 MPI_Fint *ierr)
 {
     int rc = group_intersection_glue(&bmpi_f08_sentinels, group1, group2, newgroup);
     if (ierr)
@@ -3840,14 +4671,18 @@ static int group_range_excl_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
     int rc = PMPI_Group_range_excl(*group, *n, (int (*)[3])ranges, newgroup);
     return rc;
 }
-void pmpi_group_range_excl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_range_excl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_range_excl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                            MPI_Fint *newgroup, MPI_Fint *ierr);
+void pmpi_group_range_excl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                            MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     *ierr = group_range_excl_glue(&bmpi_f77_sentinels, group, n, ranges, newgroup);
 }
 BMPI_F77_NAMES(group_range_excl, GROUP_RANGE_EXCL)
-void mpi_group_range_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_range_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_range_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                               MPI_Fint *newgroup, MPI_Fint *ierr);
+void mpi_group_range_excl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                               MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     int rc = group_range_excl_glue(&bmpi_f08_sentinels, group, n, ranges, newgroup);
     if (ierr)
@@ -3862,14 +4697,18 @@ static int group_range_incl_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
     int rc = PMPI_Group_range_incl(*group, *n, (int (*)[3])ranges, newgroup);
     return rc;
 }
-void pmpi_group_range_incl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_range_incl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_range_incl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                            MPI_Fint *newgroup, MPI_Fint *ierr);
+void pmpi_group_range_incl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                            MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     *ierr = group_range_incl_glue(&bmpi_f77_sentinels, group, n, ranges, newgroup);
 }
 BMPI_F77_NAMES(group_range_incl, GROUP_RANGE_INCL)
-void mpi_group_range_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_range_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_range_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                               MPI_Fint *newgroup, MPI_Fint *ierr);
+void mpi_group_range_incl_f08_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint *ranges,
+                               MPI_Fint *newgroup, MPI_Fint *ierr)
 {
     int rc = group_range_incl_glue(&bmpi_f08_sentinels, group, n, ranges, newgroup);
     if (ierr)
@@ -3927,14 +4766,20 @@ static int group_translate_ranks_glue(const struct bmpi_f_sentinels *s, const MP
     int rc = PMPI_Group_translate_ranks(*group1, *n, ranks1, *group2, ranks2);
     return rc;
 }
-void pmpi_group_translate_ranks_(const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1, const MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierr);
-void pmpi_group_translate_ranks_(const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1, const MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierr)
+void pmpi_group_translate_ranks_(const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1,
+                                 const MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierr);
+void pmpi_group_translate_ranks_(const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1,
+                                 const MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierr)
 {
     *ierr = group_translate_ranks_glue(&bmpi_f77_sentinels, group1, n, ranks1, group2, ranks2);
 }
 BMPI_F77_NAMES(group_translate_ranks, GROUP_TRANSLATE_RANKS)
-void mpi_group_translate_ranks_f08_(const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1, const MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierr);
-void mpi_group_translate_ranks_f08_(const MPI_Fint *group1, const MPI_Fint *n, const MPI_Fint *ranks1, const MPI_Fint *group2, MPI_Fint *ranks2, MPI_Fint *ierr)
+void mpi_group_translate_ranks_f08_(const MPI_Fint *group1, const MPI_Fint *n,
+                                    const MPI_Fint *ranks1, const MPI_Fint *group2,
+                                    MPI_Fint *ranks2, MPI_Fint *ierr);
+void mpi_group_translate_ranks_f08_(const MPI_Fint *group1, const MPI_Fint *n,
+                                    const MPI_Fint *ranks1, const MPI_Fint *group2,
+                                    MPI_Fint *ranks2, MPI_Fint *ierr)
 {
     int rc = group_translate_ranks_glue(&bmpi_f08_sentinels, group1, n, ranks1, group2, ranks2);
     if (ierr)
@@ -3949,14 +4794,18 @@ static int group_union_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *gr
     int rc = PMPI_Group_union(*group1, *group2, newgroup);
     return rc;
 }
-void pmpi_group_union_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr);
-void pmpi_group_union_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+void pmpi_group_union_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                       MPI_Fint *ierr);
+void pmpi_group_union_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                       MPI_Fint *ierr)
 {
     *ierr = group_union_glue(&bmpi_f77_sentinels, group1, group2, newgroup);
 }
 BMPI_F77_NAMES(group_union, GROUP_UNION)
-void mpi_group_union_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr);
-void mpi_group_union_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup, MPI_Fint *ierr)
+void mpi_group_union_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                          MPI_Fint *ierr);
+void mpi_group_union_f08_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint *newgroup,
+                          MPI_Fint *ierr)
 {
     int rc = group_union_glue(&bmpi_f08_sentinels, group1, group2, newgroup);
     if (ierr)
@@ -3970,19 +4819,30 @@ static int intercomm_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
                                  MPI_Fint *newintercomm)
 {
     (void)s;
-    int rc = PMPI_Intercomm_create(*local_comm, *local_leader, *peer_comm, *remote_leader, *tag, newintercomm);
+    int rc = PMPI_Intercomm_create(*local_comm, *local_leader, *peer_comm, *remote_leader, *tag,
+                                   newintercomm);
     return rc;
 }
-void pmpi_intercomm_create_(const MPI_Fint *local_comm, const MPI_Fint *local_leader, const MPI_Fint *peer_comm, const MPI_Fint *remote_leader, const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr);
-void pmpi_intercomm_create_(const MPI_Fint *local_comm, const MPI_Fint *local_leader, const MPI_Fint *peer_comm, const MPI_Fint *remote_leader, const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr)
+void pmpi_intercomm_create_(const MPI_Fint *local_comm, const MPI_Fint *local_leader,
+                            const MPI_Fint *peer_comm, const MPI_Fint *remote_leader,
+                            const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr);
+void pmpi_intercomm_create_(const MPI_Fint *local_comm, const MPI_Fint *local_leader,
+                            const MPI_Fint *peer_comm, const MPI_Fint *remote_leader,
+                            const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr)
 {
-    *ierr = intercomm_create_glue(&bmpi_f77_sentinels, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+    *ierr = intercomm_create_glue(&bmpi_f77_sentinels, local_comm, local_leader, peer_comm,
+                                  remote_leader, tag, newintercomm);
 }
 BMPI_F77_NAMES(intercomm_create, INTERCOMM_CREATE)
-void mpi_intercomm_create_f08_(const MPI_Fint *local_comm, const MPI_Fint *local_leader, const MPI_Fint *peer_comm, const MPI_Fint *remote_leader, const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr);
-void mpi_intercomm_create_f08_(const MPI_Fint *local_comm, const MPI_Fint *local_leader, const MPI_Fint *peer_comm, const MPI_Fint *remote_leader, const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr)
+void mpi_intercomm_create_f08_(const MPI_Fint *local_comm, const MPI_Fint *local_leader,
+                               const MPI_Fint *peer_comm, const MPI_Fint *remote_leader,
+                               const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr);
+void mpi_intercomm_create_f08_(const MPI_Fint *local_comm, const MPI_Fint *local_leader,
+                               const MPI_Fint *peer_comm, const MPI_Fint *remote_leader,
+                               const MPI_Fint *tag, MPI_Fint *newintercomm, MPI_Fint *ierr)
 {
-    int rc = intercomm_create_glue(&bmpi_f08_sentinels, local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+    int rc = intercomm_create_glue(&bmpi_f08_sentinels, local_comm, local_leader, peer_comm,
+                                   remote_leader, tag, newintercomm);
     if (ierr)
         *ierr = rc;
 }
@@ -3998,21 +4858,50 @@ static int intercomm_create_from_groups_glue(const struct bmpi_f_sentinels *s,
 {
     (void)s;
     char *stringtag_c = bmpi_f_str_in(stringtag, stringtag_len);
-    int rc = stringtag_c ? PMPI_Intercomm_create_from_groups(*local_group, *local_leader, *remote_group, *remote_leader, stringtag_c, *info, *errhandler, newintercomm)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Intercomm_create_from_groups");
+    int rc;
+    if (stringtag_c)
+        rc = PMPI_Intercomm_create_from_groups(*local_group, *local_leader, *remote_group,
+                                               *remote_leader, stringtag_c, *info, *errhandler,
+                                               newintercomm);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Intercomm_create_from_groups");
     free(stringtag_c);
     return rc;
 }
-void pmpi_intercomm_create_from_groups_(const MPI_Fint *local_group, const MPI_Fint *local_leader, const MPI_Fint *remote_group, const MPI_Fint *remote_leader, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, size_t stringtag_len);
-void pmpi_intercomm_create_from_groups_(const MPI_Fint *local_group, const MPI_Fint *local_leader, const MPI_Fint *remote_group, const MPI_Fint *remote_leader, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, size_t stringtag_len)
+void pmpi_intercomm_create_from_groups_(const MPI_Fint *local_group, const MPI_Fint *local_leader,
+                                        const MPI_Fint *remote_group, const MPI_Fint *remote_leader,
+                                        const char *stringtag, const MPI_Fint *info,
+                                        const MPI_Fint *errhandler, MPI_Fint *newintercomm,
+                                        MPI_Fint *ierr, size_t stringtag_len);
+void pmpi_intercomm_create_from_groups_(const MPI_Fint *local_group, const MPI_Fint *local_leader,
+                                        const MPI_Fint *remote_group, const MPI_Fint *remote_leader,
+                                        const char *stringtag, const MPI_Fint *info,
+                                        const MPI_Fint *errhandler, MPI_Fint *newintercomm,
+                                        MPI_Fint *ierr, size_t stringtag_len)
 {
-    *ierr = intercomm_create_from_groups_glue(&bmpi_f77_sentinels, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, stringtag_len);
+    *ierr = intercomm_create_from_groups_glue(&bmpi_f77_sentinels, local_group, local_leader,
+                                              remote_group, remote_leader, stringtag, info,
+                                              errhandler, newintercomm, stringtag_len);
 }
 BMPI_F77_NAMES(intercomm_create_from_groups, INTERCOMM_CREATE_FROM_GROUPS)
-void mpi_intercomm_create_from_groups_f08_(const MPI_Fint *local_group, const MPI_Fint *local_leader, const MPI_Fint *remote_group, const MPI_Fint *remote_leader, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, size_t stringtag_len);
-void mpi_intercomm_create_from_groups_f08_(const MPI_Fint *local_group, const MPI_Fint *local_leader, const MPI_Fint *remote_group, const MPI_Fint *remote_leader, const char *stringtag, const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *newintercomm, MPI_Fint *ierr, size_t stringtag_len)
+void mpi_intercomm_create_from_groups_f08_(const MPI_Fint *local_group,
+                                           const MPI_Fint *local_leader,
+                                           const MPI_Fint *remote_group,
+                                           const MPI_Fint *remote_leader, const char *stringtag,
+                                           const MPI_Fint *info, const MPI_Fint *errhandler,
+                                           MPI_Fint *newintercomm, MPI_Fint *ierr,
+                                           size_t stringtag_len);
+void mpi_intercomm_create_from_groups_f08_(const MPI_Fint *local_group,
+                                           const MPI_Fint *local_leader,
+                                           const MPI_Fint *remote_group,
+                                           const MPI_Fint *remote_leader, const char *stringtag,
+                                           const MPI_Fint *info, const MPI_Fint *errhandler,
+                                           MPI_Fint *newintercomm, MPI_Fint *ierr,
+                                           size_t stringtag_len)
 {
-    int rc = intercomm_create_from_groups_glue(&bmpi_f08_sentinels, local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, stringtag_len);
+    int rc = intercomm_create_from_groups_glue(&bmpi_f08_sentinels, local_group, local_leader,
+                                               remote_group, remote_leader, stringtag, info,
+                                               errhandler, newintercomm, stringtag_len);
     if (ierr)
         *ierr = rc;
 }
@@ -4025,14 +4914,18 @@ static int intercomm_merge_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     int rc = PMPI_Intercomm_merge(*intercomm, (*high != 0), newintracomm);
     return rc;
 }
-void pmpi_intercomm_merge_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr);
-void pmpi_intercomm_merge_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr)
+void pmpi_intercomm_merge_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm,
+                           MPI_Fint *ierr);
+void pmpi_intercomm_merge_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm,
+                           MPI_Fint *ierr)
 {
     *ierr = intercomm_merge_glue(&bmpi_f77_sentinels, intercomm, high, newintracomm);
 }
 BMPI_F77_NAMES(intercomm_merge, INTERCOMM_MERGE)
-void mpi_intercomm_merge_f08_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr);
-void mpi_intercomm_merge_f08_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_Fint *newintracomm, MPI_Fint *ierr)
+void mpi_intercomm_merge_f08_(const MPI_Fint *intercomm, const MPI_Fint *high,
+                              MPI_Fint *newintracomm, MPI_Fint *ierr);
+void mpi_intercomm_merge_f08_(const MPI_Fint *intercomm, const MPI_Fint *high,
+                              MPI_Fint *newintracomm, MPI_Fint *ierr)
 {
     int rc = intercomm_merge_glue(&bmpi_f08_sentinels, intercomm, high, newintracomm);
     if (ierr)
@@ -4053,8 +4946,10 @@ void pmpi_type_delete_attr_(const MPI_Fint *datatype, const MPI_Fint *type_keyva
     *ierr = type_delete_attr_glue(&bmpi_f77_sentinels, datatype, type_keyval);
 }
 BMPI_F77_NAMES(type_delete_attr, TYPE_DELETE_ATTR)
-void mpi_type_delete_attr_f08_(const MPI_Fint *datatype, const MPI_Fint *type_keyval, MPI_Fint *ierr);
-void mpi_type_delete_attr_f08_(const MPI_Fint *datatype, const MPI_Fint *type_keyval, MPI_Fint *ierr)
+void mpi_type_delete_attr_f08_(const MPI_Fint *datatype, const MPI_Fint *type_keyval,
+                               MPI_Fint *ierr);
+void mpi_type_delete_attr_f08_(const MPI_Fint *datatype, const MPI_Fint *type_keyval,
+                               MPI_Fint *ierr)
 {
     int rc = type_delete_attr_glue(&bmpi_f08_sentinels, datatype, type_keyval);
     if (ierr)
@@ -4087,23 +4982,30 @@ static int type_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
                               char *type_name, MPI_Fint *resultlen, size_t type_name_len)
 {
     (void)s;
-    char *type_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME, type_name_len);
-    int rc = type_name_c ? PMPI_Type_get_name(*datatype, type_name_c, resultlen)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Type_get_name");
+    char *type_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME);
+    int rc;
+    if (type_name_c)
+        rc = PMPI_Type_get_name(*datatype, type_name_c, resultlen);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Type_get_name");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(type_name, type_name_len, type_name_c);
     }
     free(type_name_c);
     return rc;
 }
-void pmpi_type_get_name_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t type_name_len);
-void pmpi_type_get_name_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t type_name_len)
+void pmpi_type_get_name_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen,
+                         MPI_Fint *ierr, size_t type_name_len);
+void pmpi_type_get_name_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen,
+                         MPI_Fint *ierr, size_t type_name_len)
 {
     *ierr = type_get_name_glue(&bmpi_f77_sentinels, datatype, type_name, resultlen, type_name_len);
 }
 BMPI_F77_NAMES(type_get_name, TYPE_GET_NAME)
-void mpi_type_get_name_f08_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t type_name_len);
-void mpi_type_get_name_f08_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t type_name_len)
+void mpi_type_get_name_f08_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen,
+                            MPI_Fint *ierr, size_t type_name_len);
+void mpi_type_get_name_f08_(const MPI_Fint *datatype, char *type_name, MPI_Fint *resultlen,
+                            MPI_Fint *ierr, size_t type_name_len)
 {
     int rc = type_get_name_glue(&bmpi_f08_sentinels, datatype, type_name, resultlen, type_name_len);
     if (ierr)
@@ -4116,19 +5018,26 @@ static int type_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 {
     (void)s;
     char *type_name_c = bmpi_f_str_in(type_name, type_name_len);
-    int rc = type_name_c ? PMPI_Type_set_name(*datatype, type_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Type_set_name");
+    int rc;
+    if (type_name_c)
+        rc = PMPI_Type_set_name(*datatype, type_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Type_set_name");
     free(type_name_c);
     return rc;
 }
-void pmpi_type_set_name_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr, size_t type_name_len);
-void pmpi_type_set_name_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr, size_t type_name_len)
+void pmpi_type_set_name_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr,
+                         size_t type_name_len);
+void pmpi_type_set_name_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr,
+                         size_t type_name_len)
 {
     *ierr = type_set_name_glue(&bmpi_f77_sentinels, datatype, type_name, type_name_len);
 }
 BMPI_F77_NAMES(type_set_name, TYPE_SET_NAME)
-void mpi_type_set_name_f08_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr, size_t type_name_len);
-void mpi_type_set_name_f08_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr, size_t type_name_len)
+void mpi_type_set_name_f08_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr,
+                            size_t type_name_len);
+void mpi_type_set_name_f08_(const MPI_Fint *datatype, const char *type_name, MPI_Fint *ierr,
+                            size_t type_name_len)
 {
     int rc = type_set_name_glue(&bmpi_f08_sentinels, datatype, type_name, type_name_len);
     if (ierr)
@@ -4183,23 +5092,30 @@ static int win_get_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *w
                              MPI_Fint *resultlen, size_t win_name_len)
 {
     (void)s;
-    char *win_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME, win_name_len);
-    int rc = win_name_c ? PMPI_Win_get_name(*win, win_name_c, resultlen)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Win_get_name");
+    char *win_name_c = bmpi_f_str_buf(MPI_MAX_OBJECT_NAME);
+    int rc;
+    if (win_name_c)
+        rc = PMPI_Win_get_name(*win, win_name_c, resultlen);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Win_get_name");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(win_name, win_name_len, win_name_c);
     }
     free(win_name_c);
     return rc;
 }
-void pmpi_win_get_name_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t win_name_len);
-void pmpi_win_get_name_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t win_name_len)
+void pmpi_win_get_name_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr,
+                        size_t win_name_len);
+void pmpi_win_get_name_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr,
+                        size_t win_name_len)
 {
     *ierr = win_get_name_glue(&bmpi_f77_sentinels, win, win_name, resultlen, win_name_len);
 }
 BMPI_F77_NAMES(win_get_name, WIN_GET_NAME)
-void mpi_win_get_name_f08_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t win_name_len);
-void mpi_win_get_name_f08_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr, size_t win_name_len)
+void mpi_win_get_name_f08_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr,
+                           size_t win_name_len);
+void mpi_win_get_name_f08_(const MPI_Fint *win, char *win_name, MPI_Fint *resultlen, MPI_Fint *ierr,
+                           size_t win_name_len)
 {
     int rc = win_get_name_glue(&bmpi_f08_sentinels, win, win_name, resultlen, win_name_len);
     if (ierr)
@@ -4212,19 +5128,26 @@ static int win_set_name_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *w
 {
     (void)s;
     char *win_name_c = bmpi_f_str_in(win_name, win_name_len);
-    int rc = win_name_c ? PMPI_Win_set_name(*win, win_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Win_set_name");
+    int rc;
+    if (win_name_c)
+        rc = PMPI_Win_set_name(*win, win_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Win_set_name");
     free(win_name_c);
     return rc;
 }
-void pmpi_win_set_name_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr, size_t win_name_len);
-void pmpi_win_set_name_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr, size_t win_name_len)
+void pmpi_win_set_name_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr,
+                        size_t win_name_len);
+void pmpi_win_set_name_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr,
+                        size_t win_name_len)
 {
     *ierr = win_set_name_glue(&bmpi_f77_sentinels, win, win_name, win_name_len);
 }
 BMPI_F77_NAMES(win_set_name, WIN_SET_NAME)
-void mpi_win_set_name_f08_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr, size_t win_name_len);
-void mpi_win_set_name_f08_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr, size_t win_name_len)
+void mpi_win_set_name_f08_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr,
+                           size_t win_name_len);
+void mpi_win_set_name_f08_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierr,
+                           size_t win_name_len)
 {
     int rc = win_set_name_glue(&bmpi_f08_sentinels, win, win_name, win_name_len);
     if (ierr)
@@ -4239,14 +5162,18 @@ static int cart_coords_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *co
     int rc = PMPI_Cart_coords(*comm, *rank, *maxdims, coords);
     return rc;
 }
-void pmpi_cart_coords_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierr);
-void pmpi_cart_coords_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierr)
+void pmpi_cart_coords_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims,
+                       MPI_Fint *coords, MPI_Fint *ierr);
+void pmpi_cart_coords_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims,
+                       MPI_Fint *coords, MPI_Fint *ierr)
 {
     *ierr = cart_coords_glue(&bmpi_f77_sentinels, comm, rank, maxdims, coords);
 }
 BMPI_F77_NAMES(cart_coords, CART_COORDS)
-void mpi_cart_coords_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierr);
-void mpi_cart_coords_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierr)
+void mpi_cart_coords_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims,
+                          MPI_Fint *coords, MPI_Fint *ierr);
+void mpi_cart_coords_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims,
+                          MPI_Fint *coords, MPI_Fint *ierr)
 {
     int rc = cart_coords_glue(&bmpi_f08_sentinels, comm, rank, maxdims, coords);
     if (ierr)
@@ -4259,22 +5186,29 @@ static int cart_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *co
                             const MPI_Fint *reorder, MPI_Fint *comm_cart)
 {
     (void)s;
-    int *periods_c = bmpi_f_logicals_in(periods, *ndims);
-    int rc = periods_c ? PMPI_Cart_create(*comm_old, *ndims, dims, periods_c, (*reorder != 0), comm_cart)
-                : bmpi_f_nomem(*comm_old, "MPI_Cart_create");
-    free(periods_c);
+    int rc = PMPI_Cart_create(*comm_old, *ndims, dims, periods, (*reorder != 0), comm_cart);
     return rc;
 }
-void pmpi_cart_create_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr);
-void pmpi_cart_create_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr)
+void pmpi_cart_create_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims,
+                       const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart,
+                       MPI_Fint *ierr);
+void pmpi_cart_create_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims,
+                       const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart,
+                       MPI_Fint *ierr)
 {
-    *ierr = cart_create_glue(&bmpi_f77_sentinels, comm_old, ndims, dims, periods, reorder, comm_cart);
+    *ierr = cart_create_glue(&bmpi_f77_sentinels, comm_old, ndims, dims, periods, reorder,
+                             comm_cart);
 }
 BMPI_F77_NAMES(cart_create, CART_CREATE)
-void mpi_cart_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr);
-void mpi_cart_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart, MPI_Fint *ierr)
+void mpi_cart_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims,
+                          const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart,
+                          MPI_Fint *ierr);
+void mpi_cart_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MPI_Fint *dims,
+                          const MPI_Fint *periods, const MPI_Fint *reorder, MPI_Fint *comm_cart,
+                          MPI_Fint *ierr)
 {
-    int rc = cart_create_glue(&bmpi_f08_sentinels, comm_old, ndims, dims, periods, reorder, comm_cart);
+    int rc = cart_create_glue(&bmpi_f08_sentinels, comm_old, ndims, dims, periods, reorder,
+                              comm_cart);
     if (ierr)
         *ierr = rc;
 }
@@ -4285,23 +5219,21 @@ static int cart_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
                          MPI_Fint *coords)
 {
     (void)s;
-    int *periods_c = bmpi_f_logicals_in(periods, *maxdims);
-    int rc = periods_c ? PMPI_Cart_get(*comm, *maxdims, dims, periods_c, coords)
-                : bmpi_f_nomem(*comm, "MPI_Cart_get");
-    if (rc == MPI_SUCCESS) {
-        bmpi_f_logicals_out(periods, periods_c, *maxdims);
-    }
-    free(periods_c);
+    int rc = PMPI_Cart_get(*comm, *maxdims, dims, periods, coords);
     return rc;
 }
-void pmpi_cart_get_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr);
-void pmpi_cart_get_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr)
+void pmpi_cart_get_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims,
+                    MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr);
+void pmpi_cart_get_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims,
+                    MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr)
 {
     *ierr = cart_get_glue(&bmpi_f77_sentinels, comm, maxdims, dims, periods, coords);
 }
 BMPI_F77_NAMES(cart_get, CART_GET)
-void mpi_cart_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr);
-void mpi_cart_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr)
+void mpi_cart_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims,
+                       MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr);
+void mpi_cart_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxdims, MPI_Fint *dims,
+                       MPI_Fint *periods, MPI_Fint *coords, MPI_Fint *ierr)
 {
     int rc = cart_get_glue(&bmpi_f08_sentinels, comm, maxdims, dims, periods, coords);
     if (ierr)
@@ -4314,20 +5246,21 @@ static int cart_map_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
                          MPI_Fint *newrank)
 {
     (void)s;
-    int *periods_c = bmpi_f_logicals_in(periods, *ndims);
-    int rc = periods_c ? PMPI_Cart_map(*comm, *ndims, dims, periods_c, newrank)
-                : bmpi_f_nomem(*comm, "MPI_Cart_map");
-    free(periods_c);
+    int rc = PMPI_Cart_map(*comm, *ndims, dims, periods, newrank);
     return rc;
 }
-void pmpi_cart_map_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr);
-void pmpi_cart_map_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr)
+void pmpi_cart_map_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims,
+                    const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr);
+void pmpi_cart_map_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims,
+                    const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr)
 {
     *ierr = cart_map_glue(&bmpi_f77_sentinels, comm, ndims, dims, periods, newrank);
 }
 BMPI_F77_NAMES(cart_map, CART_MAP)
-void mpi_cart_map_f08_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr);
-void mpi_cart_map_f08_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims, const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr)
+void mpi_cart_map_f08_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims,
+                       const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr);
+void mpi_cart_map_f08_(const MPI_Fint *comm, const MPI_Fint *ndims, const MPI_Fint *dims,
+                       const MPI_Fint *periods, MPI_Fint *newrank, MPI_Fint *ierr)
 {
     int rc = cart_map_glue(&bmpi_f08_sentinels, comm, ndims, dims, periods, newrank);
     if (ierr)
@@ -4348,8 +5281,10 @@ void pmpi_cart_rank_(const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *ran
     *ierr = cart_rank_glue(&bmpi_f77_sentinels, comm, coords, rank);
 }
 BMPI_F77_NAMES(cart_rank, CART_RANK)
-void mpi_cart_rank_f08_(const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierr);
-void mpi_cart_rank_f08_(const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *rank, MPI_Fint *ierr)
+void mpi_cart_rank_f08_(const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *rank,
+                        MPI_Fint *ierr);
+void mpi_cart_rank_f08_(const MPI_Fint *comm, const MPI_Fint *coords, MPI_Fint *rank,
+                        MPI_Fint *ierr)
 {
     int rc = cart_rank_glue(&bmpi_f08_sentinels, comm, coords, rank);
     if (ierr)
@@ -4365,14 +5300,18 @@ static int cart_shift_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *com
     int rc = PMPI_Cart_shift(*comm, *direction, *disp, rank_source, rank_dest);
     return rc;
 }
-void pmpi_cart_shift_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr);
-void pmpi_cart_shift_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr)
+void pmpi_cart_shift_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp,
+                      MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr);
+void pmpi_cart_shift_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp,
+                      MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr)
 {
     *ierr = cart_shift_glue(&bmpi_f77_sentinels, comm, direction, disp, rank_source, rank_dest);
 }
 BMPI_F77_NAMES(cart_shift, CART_SHIFT)
-void mpi_cart_shift_f08_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr);
-void mpi_cart_shift_f08_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp, MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr)
+void mpi_cart_shift_f08_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp,
+                         MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr);
+void mpi_cart_shift_f08_(const MPI_Fint *comm, const MPI_Fint *direction, const MPI_Fint *disp,
+                         MPI_Fint *rank_source, MPI_Fint *rank_dest, MPI_Fint *ierr)
 {
     int rc = cart_shift_glue(&bmpi_f08_sentinels, comm, direction, disp, rank_source, rank_dest);
     if (ierr)
@@ -4384,20 +5323,21 @@ static int cart_sub_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
                          const MPI_Fint *remain_dims, MPI_Fint *newcomm)
 {
     (void)s;
-    int *remain_dims_c = bmpi_f_logicals_in(remain_dims, bmpi_f_cartdim(*comm));
-    int rc = remain_dims_c ? PMPI_Cart_sub(*comm, remain_dims_c, newcomm)
-                : bmpi_f_nomem(*comm, "MPI_Cart_sub");
-    free(remain_dims_c);
+    int rc = PMPI_Cart_sub(*comm, remain_dims, newcomm);
     return rc;
 }
-void pmpi_cart_sub_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr);
-void pmpi_cart_sub_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr)
+void pmpi_cart_sub_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm,
+                    MPI_Fint *ierr);
+void pmpi_cart_sub_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm,
+                    MPI_Fint *ierr)
 {
     *ierr = cart_sub_glue(&bmpi_f77_sentinels, comm, remain_dims, newcomm);
 }
 BMPI_F77_NAMES(cart_sub, CART_SUB)
-void mpi_cart_sub_f08_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr);
-void mpi_cart_sub_f08_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr)
+void mpi_cart_sub_f08_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm,
+                       MPI_Fint *ierr);
+void mpi_cart_sub_f08_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint *newcomm,
+                       MPI_Fint *ierr)
 {
     int rc = cart_sub_glue(&bmpi_f08_sentinels, comm, remain_dims, newcomm);
     if (ierr)
@@ -4433,14 +5373,18 @@ static int dims_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *nn
     int rc = PMPI_Dims_create(*nnodes, *ndims, dims);
     return rc;
 }
-void pmpi_dims_create_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierr);
-void pmpi_dims_create_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierr)
+void pmpi_dims_create_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims,
+                       MPI_Fint *ierr);
+void pmpi_dims_create_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims,
+                       MPI_Fint *ierr)
 {
     *ierr = dims_create_glue(&bmpi_f77_sentinels, nnodes, ndims, dims);
 }
 BMPI_F77_NAMES(dims_create, DIMS_CREATE)
-void mpi_dims_create_f08_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierr);
-void mpi_dims_create_f08_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *ierr)
+void mpi_dims_create_f08_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims,
+                          MPI_Fint *ierr);
+void mpi_dims_create_f08_(const MPI_Fint *nnodes, const MPI_Fint *ndims, MPI_Fint *dims,
+                          MPI_Fint *ierr)
 {
     int rc = dims_create_glue(&bmpi_f08_sentinels, nnodes, ndims, dims);
     if (ierr)
@@ -4454,19 +5398,37 @@ static int dist_graph_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
                                   const MPI_Fint *weights, const MPI_Fint *info,
                                   const MPI_Fint *reorder, MPI_Fint *comm_dist_graph)
 {
-    int rc = PMPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations, bmpi_f_weights(s, weights), *info, (*reorder != 0), comm_dist_graph);
+    int rc = PMPI_Dist_graph_create(*comm_old, *n, sources, degrees, destinations,
+                                    bmpi_f_weights(s, weights), *info, (*reorder != 0),
+                                    comm_dist_graph);
     return rc;
 }
-void pmpi_dist_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources, const MPI_Fint *degrees, const MPI_Fint *destinations, const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr);
-void pmpi_dist_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources, const MPI_Fint *degrees, const MPI_Fint *destinations, const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
+void pmpi_dist_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources,
+                             const MPI_Fint *degrees, const MPI_Fint *destinations,
+                             const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder,
+                             MPI_Fint *comm_dist_graph, MPI_Fint *ierr);
+void pmpi_dist_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources,
+                             const MPI_Fint *degrees, const MPI_Fint *destinations,
+                             const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder,
+                             MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
 {
-    *ierr = dist_graph_create_glue(&bmpi_f77_sentinels, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+    *ierr = dist_graph_create_glue(&bmpi_f77_sentinels, comm_old, n, sources, degrees, destinations,
+                                   weights, info, reorder, comm_dist_graph);
 }
 BMPI_F77_NAMES(dist_graph_create, DIST_GRAPH_CREATE)
-void mpi_dist_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources, const MPI_Fint *degrees, const MPI_Fint *destinations, const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr);
-void mpi_dist_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *n, const MPI_Fint *sources, const MPI_Fint *degrees, const MPI_Fint *destinations, const MPI_Fint *weights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
+void mpi_dist_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *n,
+                                const MPI_Fint *sources, const MPI_Fint *degrees,
+                                const MPI_Fint *destinations, const MPI_Fint *weights,
+                                const MPI_Fint *info, const MPI_Fint *reorder,
+                                MPI_Fint *comm_dist_graph, MPI_Fint *ierr);
+void mpi_dist_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *n,
+                                const MPI_Fint *sources, const MPI_Fint *degrees,
+                                const MPI_Fint *destinations, const MPI_Fint *weights,
+                                const MPI_Fint *info, const MPI_Fint *reorder,
+                                MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
 {
-    int rc = dist_graph_create_glue(&bmpi_f08_sentinels, comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+    int rc = dist_graph_create_glue(&bmpi_f08_sentinels, comm_old, n, sources, degrees,
+                                    destinations, weights, info, reorder, comm_dist_graph);
     if (ierr)
         *ierr = rc;
 }
@@ -4479,19 +5441,46 @@ static int dist_graph_create_adjacent_glue(const struct bmpi_f_sentinels *s,
                                            const MPI_Fint *destweights, const MPI_Fint *info,
                                            const MPI_Fint *reorder, MPI_Fint *comm_dist_graph)
 {
-    int rc = PMPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources, bmpi_f_weights(s, sourceweights), *outdegree, destinations, bmpi_f_weights(s, destweights), *info, (*reorder != 0), comm_dist_graph);
+    int rc = PMPI_Dist_graph_create_adjacent(*comm_old, *indegree, sources,
+                                             bmpi_f_weights(s, sourceweights), *outdegree,
+                                             destinations, bmpi_f_weights(s, destweights), *info,
+                                             (*reorder != 0), comm_dist_graph);
     return rc;
 }
-void pmpi_dist_graph_create_adjacent_(const MPI_Fint *comm_old, const MPI_Fint *indegree, const MPI_Fint *sources, const MPI_Fint *sourceweights, const MPI_Fint *outdegree, const MPI_Fint *destinations, const MPI_Fint *destweights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr);
-void pmpi_dist_graph_create_adjacent_(const MPI_Fint *comm_old, const MPI_Fint *indegree, const MPI_Fint *sources, const MPI_Fint *sourceweights, const MPI_Fint *outdegree, const MPI_Fint *destinations, const MPI_Fint *destweights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
+void pmpi_dist_graph_create_adjacent_(const MPI_Fint *comm_old, const MPI_Fint *indegree,
+                                      const MPI_Fint *sources, const MPI_Fint *sourceweights,
+                                      const MPI_Fint *outdegree, const MPI_Fint *destinations,
+                                      const MPI_Fint *destweights, const MPI_Fint *info,
+                                      const MPI_Fint *reorder, MPI_Fint *comm_dist_graph,
+                                      MPI_Fint *ierr);
+void pmpi_dist_graph_create_adjacent_(const MPI_Fint *comm_old, const MPI_Fint *indegree,
+                                      const MPI_Fint *sources, const MPI_Fint *sourceweights,
+                                      const MPI_Fint *outdegree, const MPI_Fint *destinations,
+                                      const MPI_Fint *destweights, const MPI_Fint *info,
+                                      const MPI_Fint *reorder, MPI_Fint *comm_dist_graph,
+                                      MPI_Fint *ierr)
 {
-    *ierr = dist_graph_create_adjacent_glue(&bmpi_f77_sentinels, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+    *ierr = dist_graph_create_adjacent_glue(&bmpi_f77_sentinels, comm_old, indegree, sources,
+                                            sourceweights, outdegree, destinations, destweights,
+                                            info, reorder, comm_dist_graph);
 }
 BMPI_F77_NAMES(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT)
-void mpi_dist_graph_create_adjacent_f08_(const MPI_Fint *comm_old, const MPI_Fint *indegree, const MPI_Fint *sources, const MPI_Fint *sourceweights, const MPI_Fint *outdegree, const MPI_Fint *destinations, const MPI_Fint *destweights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr);
-void mpi_dist_graph_create_adjacent_f08_(const MPI_Fint *comm_old, const MPI_Fint *indegree, const MPI_Fint *sources, const MPI_Fint *sourceweights, const MPI_Fint *outdegree, const MPI_Fint *destinations, const MPI_Fint *destweights, const MPI_Fint *info, const MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierr)
+void mpi_dist_graph_create_adjacent_f08_(const MPI_Fint *comm_old, const MPI_Fint *indegree,
+                                         const MPI_Fint *sources, const MPI_Fint *sourceweights,
+                                         const MPI_Fint *outdegree, const MPI_Fint *destinations,
+                                         const MPI_Fint *destweights, const MPI_Fint *info,
+                                         const MPI_Fint *reorder, MPI_Fint *comm_dist_graph,
+                                         MPI_Fint *ierr);
+void mpi_dist_graph_create_adjacent_f08_(const MPI_Fint *comm_old, const MPI_Fint *indegree,
+                                         const MPI_Fint *sources, const MPI_Fint *sourceweights,
+                                         const MPI_Fint *outdegree, const MPI_Fint *destinations,
+                                         const MPI_Fint *destweights, const MPI_Fint *info,
+                                         const MPI_Fint *reorder, MPI_Fint *comm_dist_graph,
+                                         MPI_Fint *ierr)
 {
-    int rc = dist_graph_create_adjacent_glue(&bmpi_f08_sentinels, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+    int rc = dist_graph_create_adjacent_glue(&bmpi_f08_sentinels, comm_old, indegree, sources,
+                                             sourceweights, outdegree, destinations, destweights,
+                                             info, reorder, comm_dist_graph);
     if (ierr)
         *ierr = rc;
 }
@@ -4502,19 +5491,35 @@ static int dist_graph_neighbors_glue(const struct bmpi_f_sentinels *s, const MPI
                                      MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree,
                                      MPI_Fint *destinations, MPI_Fint *destweights)
 {
-    int rc = PMPI_Dist_graph_neighbors(*comm, *maxindegree, sources, bmpi_f_weights(s, sourceweights), *maxoutdegree, destinations, bmpi_f_weights(s, destweights));
+    int rc = PMPI_Dist_graph_neighbors(*comm, *maxindegree, sources,
+                                       bmpi_f_weights(s, sourceweights), *maxoutdegree,
+                                       destinations, bmpi_f_weights(s, destweights));
     return rc;
 }
-void pmpi_dist_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierr);
-void pmpi_dist_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierr)
+void pmpi_dist_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *maxindegree,
+                                MPI_Fint *sources, MPI_Fint *sourceweights,
+                                const MPI_Fint *maxoutdegree, MPI_Fint *destinations,
+                                MPI_Fint *destweights, MPI_Fint *ierr);
+void pmpi_dist_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *maxindegree,
+                                MPI_Fint *sources, MPI_Fint *sourceweights,
+                                const MPI_Fint *maxoutdegree, MPI_Fint *destinations,
+                                MPI_Fint *destweights, MPI_Fint *ierr)
 {
-    *ierr = dist_graph_neighbors_glue(&bmpi_f77_sentinels, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
+    *ierr = dist_graph_neighbors_glue(&bmpi_f77_sentinels, comm, maxindegree, sources,
+                                      sourceweights, maxoutdegree, destinations, destweights);
 }
 BMPI_F77_NAMES(dist_graph_neighbors, DIST_GRAPH_NEIGHBORS)
-void mpi_dist_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierr);
-void mpi_dist_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *maxindegree, MPI_Fint *sources, MPI_Fint *sourceweights, const MPI_Fint *maxoutdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierr)
+void mpi_dist_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *maxindegree,
+                                   MPI_Fint *sources, MPI_Fint *sourceweights,
+                                   const MPI_Fint *maxoutdegree, MPI_Fint *destinations,
+                                   MPI_Fint *destweights, MPI_Fint *ierr);
+void mpi_dist_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *maxindegree,
+                                   MPI_Fint *sources, MPI_Fint *sourceweights,
+                                   const MPI_Fint *maxoutdegree, MPI_Fint *destinations,
+                                   MPI_Fint *destweights, MPI_Fint *ierr)
 {
-    int rc = dist_graph_neighbors_glue(&bmpi_f08_sentinels, comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
+    int rc = dist_graph_neighbors_glue(&bmpi_f08_sentinels, comm, maxindegree, sources,
+                                       sourceweights, maxoutdegree, destinations, destweights);
     if (ierr)
         *ierr = rc;
 }
@@ -4532,16 +5537,22 @@ static int dist_graph_neighbors_count_glue(const struct bmpi_f_sentinels *s, con
     }
     return rc;
 }
-void pmpi_dist_graph_neighbors_count_(const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierr);
-void pmpi_dist_graph_neighbors_count_(const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierr)
+void pmpi_dist_graph_neighbors_count_(const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree,
+                                      MPI_Fint *weighted, MPI_Fint *ierr);
+void pmpi_dist_graph_neighbors_count_(const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree,
+                                      MPI_Fint *weighted, MPI_Fint *ierr)
 {
-    *ierr = dist_graph_neighbors_count_glue(&bmpi_f77_sentinels, comm, indegree, outdegree, weighted);
+    *ierr = dist_graph_neighbors_count_glue(&bmpi_f77_sentinels, comm, indegree, outdegree,
+                                            weighted);
 }
 BMPI_F77_NAMES(dist_graph_neighbors_count, DIST_GRAPH_NEIGHBORS_COUNT)
-void mpi_dist_graph_neighbors_count_f08_(const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierr);
-void mpi_dist_graph_neighbors_count_f08_(const MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierr)
+void mpi_dist_graph_neighbors_count_f08_(const MPI_Fint *comm, MPI_Fint *indegree,
+                                         MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierr);
+void mpi_dist_graph_neighbors_count_f08_(const MPI_Fint *comm, MPI_Fint *indegree,
+                                         MPI_Fint *outdegree, MPI_Fint *weighted, MPI_Fint *ierr)
 {
-    int rc = dist_graph_neighbors_count_glue(&bmpi_f08_sentinels, comm, indegree, outdegree, weighted);
+    int rc = dist_graph_neighbors_count_glue(&bmpi_f08_sentinels, comm, indegree, outdegree,
+                                             weighted);
     if (ierr)
         *ierr = rc;
 }
@@ -4555,16 +5566,26 @@ static int graph_create_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *c
     int rc = PMPI_Graph_create(*comm_old, *nnodes, indx, edges, (*reorder != 0), comm_graph);
     return rc;
 }
-void pmpi_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr);
-void pmpi_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr)
+void pmpi_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                        const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph,
+                        MPI_Fint *ierr);
+void pmpi_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                        const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph,
+                        MPI_Fint *ierr)
 {
-    *ierr = graph_create_glue(&bmpi_f77_sentinels, comm_old, nnodes, indx, edges, reorder, comm_graph);
+    *ierr = graph_create_glue(&bmpi_f77_sentinels, comm_old, nnodes, indx, edges, reorder,
+                              comm_graph);
 }
 BMPI_F77_NAMES(graph_create, GRAPH_CREATE)
-void mpi_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr);
-void mpi_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph, MPI_Fint *ierr)
+void mpi_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                           const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph,
+                           MPI_Fint *ierr);
+void mpi_graph_create_f08_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                           const MPI_Fint *edges, const MPI_Fint *reorder, MPI_Fint *comm_graph,
+                           MPI_Fint *ierr)
 {
-    int rc = graph_create_glue(&bmpi_f08_sentinels, comm_old, nnodes, indx, edges, reorder, comm_graph);
+    int rc = graph_create_glue(&bmpi_f08_sentinels, comm_old, nnodes, indx, edges, reorder,
+                               comm_graph);
     if (ierr)
         *ierr = rc;
 }
@@ -4578,14 +5599,18 @@ static int graph_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm
     int rc = PMPI_Graph_get(*comm, *maxindex, *maxedges, indx, edges);
     return rc;
 }
-void pmpi_graph_get_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges, MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr);
-void pmpi_graph_get_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges, MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr)
+void pmpi_graph_get_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges,
+                     MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr);
+void pmpi_graph_get_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges,
+                     MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr)
 {
     *ierr = graph_get_glue(&bmpi_f77_sentinels, comm, maxindex, maxedges, indx, edges);
 }
 BMPI_F77_NAMES(graph_get, GRAPH_GET)
-void mpi_graph_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges, MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr);
-void mpi_graph_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges, MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr)
+void mpi_graph_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges,
+                        MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr);
+void mpi_graph_get_f08_(const MPI_Fint *comm, const MPI_Fint *maxindex, const MPI_Fint *maxedges,
+                        MPI_Fint *indx, MPI_Fint *edges, MPI_Fint *ierr)
 {
     int rc = graph_get_glue(&bmpi_f08_sentinels, comm, maxindex, maxedges, indx, edges);
     if (ierr)
@@ -4601,14 +5626,18 @@ static int graph_map_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm
     int rc = PMPI_Graph_map(*comm, *nnodes, indx, edges, newrank);
     return rc;
 }
-void pmpi_graph_map_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr);
-void pmpi_graph_map_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr)
+void pmpi_graph_map_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                     const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr);
+void pmpi_graph_map_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                     const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr)
 {
     *ierr = graph_map_glue(&bmpi_f77_sentinels, comm, nnodes, indx, edges, newrank);
 }
 BMPI_F77_NAMES(graph_map, GRAPH_MAP)
-void mpi_graph_map_f08_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr);
-void mpi_graph_map_f08_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx, const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr)
+void mpi_graph_map_f08_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                        const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr);
+void mpi_graph_map_f08_(const MPI_Fint *comm, const MPI_Fint *nnodes, const MPI_Fint *indx,
+                        const MPI_Fint *edges, MPI_Fint *newrank, MPI_Fint *ierr)
 {
     int rc = graph_map_glue(&bmpi_f08_sentinels, comm, nnodes, indx, edges, newrank);
     if (ierr)
@@ -4624,14 +5653,18 @@ static int graph_neighbors_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     int rc = PMPI_Graph_neighbors(*comm, *rank, *maxneighbors, neighbors);
     return rc;
 }
-void pmpi_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierr);
-void pmpi_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierr)
+void pmpi_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors,
+                           MPI_Fint *neighbors, MPI_Fint *ierr);
+void pmpi_graph_neighbors_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors,
+                           MPI_Fint *neighbors, MPI_Fint *ierr)
 {
     *ierr = graph_neighbors_glue(&bmpi_f77_sentinels, comm, rank, maxneighbors, neighbors);
 }
 BMPI_F77_NAMES(graph_neighbors, GRAPH_NEIGHBORS)
-void mpi_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierr);
-void mpi_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierr)
+void mpi_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *rank,
+                              const MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierr);
+void mpi_graph_neighbors_f08_(const MPI_Fint *comm, const MPI_Fint *rank,
+                              const MPI_Fint *maxneighbors, MPI_Fint *neighbors, MPI_Fint *ierr)
 {
     int rc = graph_neighbors_glue(&bmpi_f08_sentinels, comm, rank, maxneighbors, neighbors);
     if (ierr)
@@ -4646,14 +5679,18 @@ static int graph_neighbors_count_glue(const struct bmpi_f_sentinels *s, const MP
     int rc = PMPI_Graph_neighbors_count(*comm, *rank, nneighbors);
     return rc;
 }
-void pmpi_graph_neighbors_count_(const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierr);
-void pmpi_graph_neighbors_count_(const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierr)
+void pmpi_graph_neighbors_count_(const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors,
+                                 MPI_Fint *ierr);
+void pmpi_graph_neighbors_count_(const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors,
+                                 MPI_Fint *ierr)
 {
     *ierr = graph_neighbors_count_glue(&bmpi_f77_sentinels, comm, rank, nneighbors);
 }
 BMPI_F77_NAMES(graph_neighbors_count, GRAPH_NEIGHBORS_COUNT)
-void mpi_graph_neighbors_count_f08_(const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierr);
-void mpi_graph_neighbors_count_f08_(const MPI_Fint *comm, const MPI_Fint *rank, MPI_Fint *nneighbors, MPI_Fint *ierr)
+void mpi_graph_neighbors_count_f08_(const MPI_Fint *comm, const MPI_Fint *rank,
+                                    MPI_Fint *nneighbors, MPI_Fint *ierr);
+void mpi_graph_neighbors_count_f08_(const MPI_Fint *comm, const MPI_Fint *rank,
+                                    MPI_Fint *nneighbors, MPI_Fint *ierr)
 {
     int rc = graph_neighbors_count_glue(&bmpi_f08_sentinels, comm, rank, nneighbors);
     if (ierr)
@@ -4674,8 +5711,10 @@ void pmpi_graphdims_get_(const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedge
     *ierr = graphdims_get_glue(&bmpi_f77_sentinels, comm, nnodes, nedges);
 }
 BMPI_F77_NAMES(graphdims_get, GRAPHDIMS_GET)
-void mpi_graphdims_get_f08_(const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierr);
-void mpi_graphdims_get_f08_(const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, MPI_Fint *ierr)
+void mpi_graphdims_get_f08_(const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges,
+                            MPI_Fint *ierr);
+void mpi_graphdims_get_f08_(const MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges,
+                            MPI_Fint *ierr)
 {
     int rc = graphdims_get_glue(&bmpi_f08_sentinels, comm, nnodes, nedges);
     if (ierr)
@@ -4694,13 +5733,20 @@ int bmpi_f_ineighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *send
                                     const MPI_Fint *recvtype, const MPI_Fint *comm,
                                     MPI_Fint *request)
 {
-    int rc = PMPI_Ineighbor_allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
+    int rc = PMPI_Ineighbor_allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                      bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm,
+                                      request);
     return rc;
 }
-void pmpi_ineighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ineighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ineighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                               void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ineighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                               void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ineighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                            recvbuf, recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_allgather, INEIGHBOR_ALLGATHER)
 
@@ -4716,13 +5762,22 @@ int bmpi_f_ineighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *sen
                                      const MPI_Fint *displs, const MPI_Fint *recvtype,
                                      const MPI_Fint *comm, MPI_Fint *request)
 {
-    int rc = PMPI_Ineighbor_allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, request);
+    int rc = PMPI_Ineighbor_allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                       bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm,
+                                       request);
     return rc;
 }
-void pmpi_ineighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ineighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ineighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                                const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request,
+                                MPI_Fint *ierr);
+void pmpi_ineighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                                void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                                const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request,
+                                MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ineighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                             recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_allgatherv, INEIGHBOR_ALLGATHERV)
 
@@ -4738,13 +5793,19 @@ int bmpi_f_ineighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendb
                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
                                    MPI_Fint *request)
 {
-    int rc = PMPI_Ineighbor_alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
+    int rc = PMPI_Ineighbor_alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                     bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, request);
     return rc;
 }
-void pmpi_ineighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ineighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ineighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ineighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ineighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                           recvbuf, recvcount, recvtype, comm, request);
 }
 BMPI_F77_NAMES(ineighbor_alltoall, INEIGHBOR_ALLTOALL)
 
@@ -4762,13 +5823,23 @@ int bmpi_f_ineighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *send
                                     const MPI_Fint *recvtype, const MPI_Fint *comm,
                                     MPI_Fint *request)
 {
-    int rc = PMPI_Ineighbor_alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, request);
+    int rc = PMPI_Ineighbor_alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype,
+                                      bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm,
+                                      request);
     return rc;
 }
-void pmpi_ineighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ineighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ineighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                               const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *rdispls, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ineighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                               const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Fint *rdispls, const MPI_Fint *recvtype,
+                               const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ineighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    *ierr = bmpi_f_ineighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls,
+                                            sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                            request);
 }
 BMPI_F77_NAMES(ineighbor_alltoallv, INEIGHBOR_ALLTOALLV)
 
@@ -4786,13 +5857,23 @@ int bmpi_f_ineighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *send
                                     const MPI_Fint *recvtypes, const MPI_Fint *comm,
                                     MPI_Fint *request)
 {
-    int rc = PMPI_Ineighbor_alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, request);
+    int rc = PMPI_Ineighbor_alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes,
+                                      bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm,
+                                      request);
     return rc;
 }
-void pmpi_ineighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_ineighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_ineighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                               const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Aint *rdispls, const MPI_Fint *recvtypes,
+                               const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_ineighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                               const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                               const MPI_Aint *rdispls, const MPI_Fint *recvtypes,
+                               const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_ineighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    *ierr = bmpi_f_ineighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls,
+                                            sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                            comm, request);
 }
 BMPI_F77_NAMES(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
 
@@ -4806,13 +5887,19 @@ int bmpi_f_neighbor_allgather_glue(const struct bmpi_f_sentinels *s, void *sendb
                                    void *recvbuf, const MPI_Fint *recvcount,
                                    const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Neighbor_allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
+    int rc = PMPI_Neighbor_allgather(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                     bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
     return rc;
 }
-void pmpi_neighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_neighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_neighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_neighbor_allgather_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_neighbor_allgather_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                           recvbuf, recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_allgather, NEIGHBOR_ALLGATHER)
 
@@ -4828,13 +5915,24 @@ int bmpi_f_neighbor_allgather_init_glue(const struct bmpi_f_sentinels *s, void *
                                         const MPI_Fint *recvtype, const MPI_Fint *comm,
                                         const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Neighbor_allgather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
+    int rc = PMPI_Neighbor_allgather_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                          bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm,
+                                          *info, request);
     return rc;
 }
-void pmpi_neighbor_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_neighbor_allgather_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_neighbor_allgather_init_(void *sendbuf, const MPI_Fint *sendcount,
+                                   const MPI_Fint *sendtype, void *recvbuf,
+                                   const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                                   const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                   MPI_Fint *ierr);
+void pmpi_neighbor_allgather_init_(void *sendbuf, const MPI_Fint *sendcount,
+                                   const MPI_Fint *sendtype, void *recvbuf,
+                                   const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                                   const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                   MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_allgather_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                                recvbuf, recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_allgather_init, NEIGHBOR_ALLGATHER_INIT)
 
@@ -4850,13 +5948,19 @@ int bmpi_f_neighbor_allgatherv_glue(const struct bmpi_f_sentinels *s, void *send
                                     const MPI_Fint *displs, const MPI_Fint *recvtype,
                                     const MPI_Fint *comm)
 {
-    int rc = PMPI_Neighbor_allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm);
+    int rc = PMPI_Neighbor_allgatherv(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                      bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm);
     return rc;
 }
-void pmpi_neighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_neighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_neighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                               void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                               const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_neighbor_allgatherv_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                               void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                               const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    *ierr = bmpi_f_neighbor_allgatherv_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                            recvbuf, recvcounts, displs, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
 
@@ -4874,13 +5978,25 @@ int bmpi_f_neighbor_allgatherv_init_glue(const struct bmpi_f_sentinels *s, void 
                                          const MPI_Fint *comm, const MPI_Fint *info,
                                          MPI_Fint *request)
 {
-    int rc = PMPI_Neighbor_allgatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype, *comm, *info, request);
+    int rc = PMPI_Neighbor_allgatherv_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                           bmpi_f_buf(s, recvbuf), recvcounts, displs, *recvtype,
+                                           *comm, *info, request);
     return rc;
 }
-void pmpi_neighbor_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_neighbor_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_neighbor_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount,
+                                    const MPI_Fint *sendtype, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                    const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_neighbor_allgatherv_init_(void *sendbuf, const MPI_Fint *sendcount,
+                                    const MPI_Fint *sendtype, void *recvbuf,
+                                    const MPI_Fint *recvcounts, const MPI_Fint *displs,
+                                    const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                    const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_allgatherv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                                 recvbuf, recvcounts, displs, recvtype, comm, info,
+                                                 request);
 }
 BMPI_F77_NAMES(neighbor_allgatherv_init, NEIGHBOR_ALLGATHERV_INIT)
 
@@ -4894,13 +6010,19 @@ int bmpi_f_neighbor_alltoall_glue(const struct bmpi_f_sentinels *s, void *sendbu
                                   void *recvbuf, const MPI_Fint *recvcount,
                                   const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Neighbor_alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
+    int rc = PMPI_Neighbor_alltoall(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                    bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm);
     return rc;
 }
-void pmpi_neighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_neighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_neighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                             void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                             const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_neighbor_alltoall_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                             void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                             const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *ierr = bmpi_f_neighbor_alltoall_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                          recvbuf, recvcount, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_alltoall, NEIGHBOR_ALLTOALL)
 
@@ -4916,13 +6038,24 @@ int bmpi_f_neighbor_alltoall_init_glue(const struct bmpi_f_sentinels *s, void *s
                                        const MPI_Fint *recvtype, const MPI_Fint *comm,
                                        const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Neighbor_alltoall_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype, bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm, *info, request);
+    int rc = PMPI_Neighbor_alltoall_init(bmpi_f_buf(s, sendbuf), *sendcount, *sendtype,
+                                         bmpi_f_buf(s, recvbuf), *recvcount, *recvtype, *comm,
+                                         *info, request);
     return rc;
 }
-void pmpi_neighbor_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_neighbor_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_neighbor_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount,
+                                  const MPI_Fint *sendtype, void *recvbuf,
+                                  const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                                  const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                  MPI_Fint *ierr);
+void pmpi_neighbor_alltoall_init_(void *sendbuf, const MPI_Fint *sendcount,
+                                  const MPI_Fint *sendtype, void *recvbuf,
+                                  const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                                  const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                  MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_alltoall_init_glue(&bmpi_f77_sentinels, sendbuf, sendcount, sendtype,
+                                               recvbuf, recvcount, recvtype, comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_alltoall_init, NEIGHBOR_ALLTOALL_INIT)
 
@@ -4938,13 +6071,21 @@ int bmpi_f_neighbor_alltoallv_glue(const struct bmpi_f_sentinels *s, void *sendb
                                    const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
                                    const MPI_Fint *recvtype, const MPI_Fint *comm)
 {
-    int rc = PMPI_Neighbor_alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm);
+    int rc = PMPI_Neighbor_alltoallv(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype,
+                                     bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm);
     return rc;
 }
-void pmpi_neighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_neighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_neighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                              const MPI_Fint *rdispls, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_neighbor_alltoallv_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                              const MPI_Fint *rdispls, const MPI_Fint *recvtype,
+                              const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    *ierr = bmpi_f_neighbor_alltoallv_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls,
+                                           sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 BMPI_F77_NAMES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
 
@@ -4962,13 +6103,25 @@ int bmpi_f_neighbor_alltoallv_init_glue(const struct bmpi_f_sentinels *s, void *
                                         const MPI_Fint *recvtype, const MPI_Fint *comm,
                                         const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Neighbor_alltoallv_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype, *comm, *info, request);
+    int rc = PMPI_Neighbor_alltoallv_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, *sendtype,
+                                          bmpi_f_buf(s, recvbuf), recvcounts, rdispls, *recvtype,
+                                          *comm, *info, request);
     return rc;
 }
-void pmpi_neighbor_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_neighbor_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_neighbor_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts,
+                                   const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf,
+                                   const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                   const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_neighbor_alltoallv_init_(void *sendbuf, const MPI_Fint *sendcounts,
+                                   const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf,
+                                   const MPI_Fint *recvcounts, const MPI_Fint *rdispls,
+                                   const MPI_Fint *recvtype, const MPI_Fint *comm,
+                                   const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    *ierr = bmpi_f_neighbor_alltoallv_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls,
+                                                sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                                comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_alltoallv_init, NEIGHBOR_ALLTOALLV_INIT)
 
@@ -4984,13 +6137,22 @@ int bmpi_f_neighbor_alltoallw_glue(const struct bmpi_f_sentinels *s, void *sendb
                                    const MPI_Fint *recvcounts, const MPI_Aint *rdispls,
                                    const MPI_Fint *recvtypes, const MPI_Fint *comm)
 {
-    int rc = PMPI_Neighbor_alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm);
+    int rc = PMPI_Neighbor_alltoallw(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes,
+                                     bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm);
     return rc;
 }
-void pmpi_neighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr);
-void pmpi_neighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr)
+void pmpi_neighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                              const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                              const MPI_Aint *rdispls, const MPI_Fint *recvtypes,
+                              const MPI_Fint *comm, MPI_Fint *ierr);
+void pmpi_neighbor_alltoallw_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls,
+                              const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,
+                              const MPI_Aint *rdispls, const MPI_Fint *recvtypes,
+                              const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    *ierr = bmpi_f_neighbor_alltoallw_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls,
+                                           sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                           comm);
 }
 BMPI_F77_NAMES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
 
@@ -5008,13 +6170,27 @@ int bmpi_f_neighbor_alltoallw_init_glue(const struct bmpi_f_sentinels *s, void *
                                         const MPI_Fint *recvtypes, const MPI_Fint *comm,
                                         const MPI_Fint *info, MPI_Fint *request)
 {
-    int rc = PMPI_Neighbor_alltoallw_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes, bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes, *comm, *info, request);
+    int rc = PMPI_Neighbor_alltoallw_init(bmpi_f_buf(s, sendbuf), sendcounts, sdispls, sendtypes,
+                                          bmpi_f_buf(s, recvbuf), recvcounts, rdispls, recvtypes,
+                                          *comm, *info, request);
     return rc;
 }
-void pmpi_neighbor_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_neighbor_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_neighbor_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts,
+                                   const MPI_Aint *sdispls, const MPI_Fint *sendtypes,
+                                   void *recvbuf, const MPI_Fint *recvcounts,
+                                   const MPI_Aint *rdispls, const MPI_Fint *recvtypes,
+                                   const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                   MPI_Fint *ierr);
+void pmpi_neighbor_alltoallw_init_(void *sendbuf, const MPI_Fint *sendcounts,
+                                   const MPI_Aint *sdispls, const MPI_Fint *sendtypes,
+                                   void *recvbuf, const MPI_Fint *recvcounts,
+                                   const MPI_Aint *rdispls, const MPI_Fint *recvtypes,
+                                   const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,
+                                   MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_neighbor_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+    *ierr = bmpi_f_neighbor_alltoallw_init_glue(&bmpi_f77_sentinels, sendbuf, sendcounts, sdispls,
+                                                sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                                comm, info, request);
 }
 BMPI_F77_NAMES(neighbor_alltoallw_init, NEIGHBOR_ALLTOALLW_INIT)
 
@@ -5088,19 +6264,26 @@ static int add_error_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
 {
     (void)s;
     char *string_c = bmpi_f_str_in(string, string_len);
-    int rc = string_c ? PMPI_Add_error_string(*errorcode, string_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Add_error_string");
+    int rc;
+    if (string_c)
+        rc = PMPI_Add_error_string(*errorcode, string_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Add_error_string");
     free(string_c);
     return rc;
 }
-void pmpi_add_error_string_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr, size_t string_len);
-void pmpi_add_error_string_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr, size_t string_len)
+void pmpi_add_error_string_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr,
+                            size_t string_len);
+void pmpi_add_error_string_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr,
+                            size_t string_len)
 {
     *ierr = add_error_string_glue(&bmpi_f77_sentinels, errorcode, string, string_len);
 }
 BMPI_F77_NAMES(add_error_string, ADD_ERROR_STRING)
-void mpi_add_error_string_f08_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr, size_t string_len);
-void mpi_add_error_string_f08_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr, size_t string_len)
+void mpi_add_error_string_f08_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr,
+                               size_t string_len);
+void mpi_add_error_string_f08_(const MPI_Fint *errorcode, const char *string, MPI_Fint *ierr,
+                               size_t string_len)
 {
     int rc = add_error_string_glue(&bmpi_f08_sentinels, errorcode, string, string_len);
     if (ierr)
@@ -5125,8 +6308,10 @@ void pmpi_alloc_mem_(const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *basep
     *ierr = alloc_mem_glue(&bmpi_f77_sentinels, size, info, baseptr);
 }
 BMPI_F77_NAMES(alloc_mem, ALLOC_MEM)
-void mpi_alloc_mem_f08_(const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierr);
-void mpi_alloc_mem_f08_(const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *baseptr, MPI_Fint *ierr)
+void mpi_alloc_mem_f08_(const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *baseptr,
+                        MPI_Fint *ierr);
+void mpi_alloc_mem_f08_(const MPI_Aint *size, const MPI_Fint *info, MPI_Aint *baseptr,
+                        MPI_Fint *ierr)
 {
     int rc = alloc_mem_glue(&bmpi_f08_sentinels, size, info, baseptr);
     if (ierr)
@@ -5247,23 +6432,30 @@ static int error_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *e
                              char *string, MPI_Fint *resultlen, size_t string_len)
 {
     (void)s;
-    char *string_c = bmpi_f_str_buf(MPI_MAX_ERROR_STRING, string_len);
-    int rc = string_c ? PMPI_Error_string(*errorcode, string_c, resultlen)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Error_string");
+    char *string_c = bmpi_f_str_buf(MPI_MAX_ERROR_STRING);
+    int rc;
+    if (string_c)
+        rc = PMPI_Error_string(*errorcode, string_c, resultlen);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Error_string");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(string, string_len, string_c);
     }
     free(string_c);
     return rc;
 }
-void pmpi_error_string_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierr, size_t string_len);
-void pmpi_error_string_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierr, size_t string_len)
+void pmpi_error_string_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen,
+                        MPI_Fint *ierr, size_t string_len);
+void pmpi_error_string_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen,
+                        MPI_Fint *ierr, size_t string_len)
 {
     *ierr = error_string_glue(&bmpi_f77_sentinels, errorcode, string, resultlen, string_len);
 }
 BMPI_F77_NAMES(error_string, ERROR_STRING)
-void mpi_error_string_f08_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierr, size_t string_len);
-void mpi_error_string_f08_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen, MPI_Fint *ierr, size_t string_len)
+void mpi_error_string_f08_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen,
+                           MPI_Fint *ierr, size_t string_len);
+void mpi_error_string_f08_(const MPI_Fint *errorcode, char *string, MPI_Fint *resultlen,
+                           MPI_Fint *ierr, size_t string_len)
 {
     int rc = error_string_glue(&bmpi_f08_sentinels, errorcode, string, resultlen, string_len);
     if (ierr)
@@ -5376,23 +6568,30 @@ static int get_library_version_glue(const struct bmpi_f_sentinels *s, char *vers
                                     MPI_Fint *resultlen, size_t version_len)
 {
     (void)s;
-    char *version_c = bmpi_f_str_buf(MPI_MAX_LIBRARY_VERSION_STRING, version_len);
-    int rc = version_c ? PMPI_Get_library_version(version_c, resultlen)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Get_library_version");
+    char *version_c = bmpi_f_str_buf(MPI_MAX_LIBRARY_VERSION_STRING);
+    int rc;
+    if (version_c)
+        rc = PMPI_Get_library_version(version_c, resultlen);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Get_library_version");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(version, version_len, version_c);
     }
     free(version_c);
     return rc;
 }
-void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr, size_t version_len);
-void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr, size_t version_len)
+void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr,
+                               size_t version_len);
+void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr,
+                               size_t version_len)
 {
     *ierr = get_library_version_glue(&bmpi_f77_sentinels, version, resultlen, version_len);
 }
 BMPI_F77_NAMES(get_library_version, GET_LIBRARY_VERSION)
-void mpi_get_library_version_f08_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr, size_t version_len);
-void mpi_get_library_version_f08_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr, size_t version_len)
+void mpi_get_library_version_f08_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr,
+                                  size_t version_len);
+void mpi_get_library_version_f08_(char *version, MPI_Fint *resultlen, MPI_Fint *ierr,
+                                  size_t version_len)
 {
     int rc = get_library_version_glue(&bmpi_f08_sentinels, version, resultlen, version_len);
     if (ierr)
@@ -5404,9 +6603,12 @@ static int get_processor_name_glue(const struct bmpi_f_sentinels *s, char *name,
                                    MPI_Fint *resultlen, size_t name_len)
 {
     (void)s;
-    char *name_c = bmpi_f_str_buf(MPI_MAX_PROCESSOR_NAME, name_len);
-    int rc = name_c ? PMPI_Get_processor_name(name_c, resultlen)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Get_processor_name");
+    char *name_c = bmpi_f_str_buf(MPI_MAX_PROCESSOR_NAME);
+    int rc;
+    if (name_c)
+        rc = PMPI_Get_processor_name(name_c, resultlen);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Get_processor_name");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(name, name_len, name_c);
     }
@@ -5520,14 +6722,18 @@ static int session_call_errhandler_glue(const struct bmpi_f_sentinels *s, const 
     int rc = PMPI_Session_call_errhandler(*session, *errorcode);
     return rc;
 }
-void pmpi_session_call_errhandler_(const MPI_Fint *session, const MPI_Fint *errorcode, MPI_Fint *ierr);
-void pmpi_session_call_errhandler_(const MPI_Fint *session, const MPI_Fint *errorcode, MPI_Fint *ierr)
+void pmpi_session_call_errhandler_(const MPI_Fint *session, const MPI_Fint *errorcode,
+                                   MPI_Fint *ierr);
+void pmpi_session_call_errhandler_(const MPI_Fint *session, const MPI_Fint *errorcode,
+                                   MPI_Fint *ierr)
 {
     *ierr = session_call_errhandler_glue(&bmpi_f77_sentinels, session, errorcode);
 }
 BMPI_F77_NAMES(session_call_errhandler, SESSION_CALL_ERRHANDLER)
-void mpi_session_call_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errorcode, MPI_Fint *ierr);
-void mpi_session_call_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errorcode, MPI_Fint *ierr)
+void mpi_session_call_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errorcode,
+                                      MPI_Fint *ierr);
+void mpi_session_call_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errorcode,
+                                      MPI_Fint *ierr)
 {
     int rc = session_call_errhandler_glue(&bmpi_f08_sentinels, session, errorcode);
     if (ierr)
@@ -5564,14 +6770,18 @@ static int session_set_errhandler_glue(const struct bmpi_f_sentinels *s, const M
     int rc = PMPI_Session_set_errhandler(*session, *errhandler);
     return rc;
 }
-void pmpi_session_set_errhandler_(const MPI_Fint *session, const MPI_Fint *errhandler, MPI_Fint *ierr);
-void pmpi_session_set_errhandler_(const MPI_Fint *session, const MPI_Fint *errhandler, MPI_Fint *ierr)
+void pmpi_session_set_errhandler_(const MPI_Fint *session, const MPI_Fint *errhandler,
+                                  MPI_Fint *ierr);
+void pmpi_session_set_errhandler_(const MPI_Fint *session, const MPI_Fint *errhandler,
+                                  MPI_Fint *ierr)
 {
     *ierr = session_set_errhandler_glue(&bmpi_f77_sentinels, session, errhandler);
 }
 BMPI_F77_NAMES(session_set_errhandler, SESSION_SET_ERRHANDLER)
-void mpi_session_set_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errhandler, MPI_Fint *ierr);
-void mpi_session_set_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errhandler, MPI_Fint *ierr)
+void mpi_session_set_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errhandler,
+                                     MPI_Fint *ierr);
+void mpi_session_set_errhandler_f08_(const MPI_Fint *session, const MPI_Fint *errhandler,
+                                     MPI_Fint *ierr)
 {
     int rc = session_set_errhandler_glue(&bmpi_f08_sentinels, session, errhandler);
     if (ierr)
@@ -5728,8 +6938,11 @@ static int info_delete_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *in
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
-    int rc = key_c ? PMPI_Info_delete(*info, key_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_delete");
+    int rc;
+    if (key_c)
+        rc = PMPI_Info_delete(*info, key_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_delete");
     free(key_c);
     return rc;
 }
@@ -5816,23 +7029,30 @@ static int info_get_nthkey_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
                                 const MPI_Fint *n, char *key, size_t key_len)
 {
     (void)s;
-    char *key_c = bmpi_f_str_buf(MPI_MAX_INFO_KEY, key_len);
-    int rc = key_c ? PMPI_Info_get_nthkey(*info, *n, key_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get_nthkey");
+    char *key_c = bmpi_f_str_buf(MPI_MAX_INFO_KEY);
+    int rc;
+    if (key_c)
+        rc = PMPI_Info_get_nthkey(*info, *n, key_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get_nthkey");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(key, key_len, key_c);
     }
     free(key_c);
     return rc;
 }
-void pmpi_info_get_nthkey_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr, size_t key_len);
-void pmpi_info_get_nthkey_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr, size_t key_len)
+void pmpi_info_get_nthkey_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr,
+                           size_t key_len);
+void pmpi_info_get_nthkey_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr,
+                           size_t key_len)
 {
     *ierr = info_get_nthkey_glue(&bmpi_f77_sentinels, info, n, key, key_len);
 }
 BMPI_F77_NAMES(info_get_nthkey, INFO_GET_NTHKEY)
-void mpi_info_get_nthkey_f08_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr, size_t key_len);
-void mpi_info_get_nthkey_f08_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr, size_t key_len)
+void mpi_info_get_nthkey_f08_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr,
+                              size_t key_len);
+void mpi_info_get_nthkey_f08_(const MPI_Fint *info, const MPI_Fint *n, char *key, MPI_Fint *ierr,
+                              size_t key_len)
 {
     int rc = info_get_nthkey_glue(&bmpi_f08_sentinels, info, n, key, key_len);
     if (ierr)
@@ -5847,10 +7067,13 @@ static int info_get_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
     int buflen_c = bmpi_f_strlen_in(*buflen, value_len);
-    char *value_c = bmpi_f_str_buf(value_len, value_len);
+    char *value_c = bmpi_f_str_buf(value_len);
     int flag_c = 0;
-    int rc = key_c && value_c ? PMPI_Info_get_string(*info, key_c, &buflen_c, value_c, &flag_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get_string");
+    int rc;
+    if (key_c && value_c)
+        rc = PMPI_Info_get_string(*info, key_c, &buflen_c, value_c, &flag_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get_string");
     if (rc == MPI_SUCCESS) {
         *buflen = buflen_c > 0 ? buflen_c - 1 : 0;
         bmpi_f_str_out(value, value_len, value_c);
@@ -5860,16 +7083,22 @@ static int info_get_string_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     free(value_c);
     return rc;
 }
-void pmpi_info_get_string_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
-void pmpi_info_get_string_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
+void pmpi_info_get_string_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                           MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
+void pmpi_info_get_string_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                           MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    *ierr = info_get_string_glue(&bmpi_f77_sentinels, info, key, buflen, value, flag, key_len, value_len);
+    *ierr = info_get_string_glue(&bmpi_f77_sentinels, info, key, buflen, value, flag, key_len,
+                                 value_len);
 }
 BMPI_F77_NAMES(info_get_string, INFO_GET_STRING)
-void mpi_info_get_string_f08_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
-void mpi_info_get_string_f08_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
+void mpi_info_get_string_f08_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                              MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
+void mpi_info_get_string_f08_(const MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                              MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    int rc = info_get_string_glue(&bmpi_f08_sentinels, info, key, buflen, value, flag, key_len, value_len);
+    int rc = info_get_string_glue(&bmpi_f08_sentinels, info, key, buflen, value, flag, key_len,
+                                  value_len);
     if (ierr)
         *ierr = rc;
 }
@@ -5881,20 +7110,27 @@ static int info_set_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
     char *value_c = bmpi_f_str_in(value, value_len);
-    int rc = key_c && value_c ? PMPI_Info_set(*info, key_c, value_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_set");
+    int rc;
+    if (key_c && value_c)
+        rc = PMPI_Info_set(*info, key_c, value_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_set");
     free(key_c);
     free(value_c);
     return rc;
 }
-void pmpi_info_set_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr, size_t key_len, size_t value_len);
-void pmpi_info_set_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr, size_t key_len, size_t value_len)
+void pmpi_info_set_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr,
+                    size_t key_len, size_t value_len);
+void pmpi_info_set_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr,
+                    size_t key_len, size_t value_len)
 {
     *ierr = info_set_glue(&bmpi_f77_sentinels, info, key, value, key_len, value_len);
 }
 BMPI_F77_NAMES(info_set, INFO_SET)
-void mpi_info_set_f08_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr, size_t key_len, size_t value_len);
-void mpi_info_set_f08_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr, size_t key_len, size_t value_len)
+void mpi_info_set_f08_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr,
+                       size_t key_len, size_t value_len);
+void mpi_info_set_f08_(const MPI_Fint *info, const char *key, const char *value, MPI_Fint *ierr,
+                       size_t key_len, size_t value_len)
 {
     int rc = info_set_glue(&bmpi_f08_sentinels, info, key, value, key_len, value_len);
     if (ierr)
@@ -5929,8 +7165,11 @@ static int close_port_glue(const struct bmpi_f_sentinels *s, const char *port_na
 {
     (void)s;
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
-    int rc = port_name_c ? PMPI_Close_port(port_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Close_port");
+    int rc;
+    if (port_name_c)
+        rc = PMPI_Close_port(port_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Close_port");
     free(port_name_c);
     return rc;
 }
@@ -5955,21 +7194,34 @@ static int comm_accept_glue(const struct bmpi_f_sentinels *s, const char *port_n
 {
     (void)s;
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
-    int rc = port_name_c ? PMPI_Comm_accept(port_name_c, *info, *root, *comm, newcomm)
-                : bmpi_f_nomem(*comm, "MPI_Comm_accept");
+    int rc;
+    if (port_name_c)
+        rc = PMPI_Comm_accept(port_name_c, *info, *root, *comm, newcomm);
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_Comm_accept");
     free(port_name_c);
     return rc;
 }
-void pmpi_comm_accept_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len);
-void pmpi_comm_accept_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len)
+void pmpi_comm_accept_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                       const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                       size_t port_name_len);
+void pmpi_comm_accept_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                       const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                       size_t port_name_len)
 {
-    *ierr = comm_accept_glue(&bmpi_f77_sentinels, port_name, info, root, comm, newcomm, port_name_len);
+    *ierr = comm_accept_glue(&bmpi_f77_sentinels, port_name, info, root, comm, newcomm,
+                             port_name_len);
 }
 BMPI_F77_NAMES(comm_accept, COMM_ACCEPT)
-void mpi_comm_accept_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len);
-void mpi_comm_accept_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len)
+void mpi_comm_accept_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                          const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                          size_t port_name_len);
+void mpi_comm_accept_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                          const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                          size_t port_name_len)
 {
-    int rc = comm_accept_glue(&bmpi_f08_sentinels, port_name, info, root, comm, newcomm, port_name_len);
+    int rc = comm_accept_glue(&bmpi_f08_sentinels, port_name, info, root, comm, newcomm,
+                              port_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -5981,21 +7233,34 @@ static int comm_connect_glue(const struct bmpi_f_sentinels *s, const char *port_
 {
     (void)s;
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
-    int rc = port_name_c ? PMPI_Comm_connect(port_name_c, *info, *root, *comm, newcomm)
-                : bmpi_f_nomem(*comm, "MPI_Comm_connect");
+    int rc;
+    if (port_name_c)
+        rc = PMPI_Comm_connect(port_name_c, *info, *root, *comm, newcomm);
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_Comm_connect");
     free(port_name_c);
     return rc;
 }
-void pmpi_comm_connect_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len);
-void pmpi_comm_connect_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len)
+void pmpi_comm_connect_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                        const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                        size_t port_name_len);
+void pmpi_comm_connect_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                        const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                        size_t port_name_len)
 {
-    *ierr = comm_connect_glue(&bmpi_f77_sentinels, port_name, info, root, comm, newcomm, port_name_len);
+    *ierr = comm_connect_glue(&bmpi_f77_sentinels, port_name, info, root, comm, newcomm,
+                              port_name_len);
 }
 BMPI_F77_NAMES(comm_connect, COMM_CONNECT)
-void mpi_comm_connect_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len);
-void mpi_comm_connect_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr, size_t port_name_len)
+void mpi_comm_connect_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                           const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                           size_t port_name_len);
+void mpi_comm_connect_f08_(const char *port_name, const MPI_Fint *info, const MPI_Fint *root,
+                           const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr,
+                           size_t port_name_len)
 {
-    int rc = comm_connect_glue(&bmpi_f08_sentinels, port_name, info, root, comm, newcomm, port_name_len);
+    int rc = comm_connect_glue(&bmpi_f08_sentinels, port_name, info, root, comm, newcomm,
+                               port_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6072,22 +7337,40 @@ static int comm_spawn_glue(const struct bmpi_f_sentinels *s, const char *command
     char *command_c = bmpi_f_str_in(command, command_len);
     char **argv_c = NULL;
     int argv_ok = bmpi_f_argv_in(s, argv, argv_len, 0, &argv_c);
-    int rc = command_c && argv_ok ? PMPI_Comm_spawn(command_c, argv_c, *maxprocs, *info, *root, *comm, intercomm, array_of_errcodes == s->errcodes_ignore ? MPI_ERRCODES_IGNORE : array_of_errcodes)
-                : bmpi_f_nomem(*comm, "MPI_Comm_spawn");
+    int rc;
+    if (command_c && argv_ok)
+        rc = PMPI_Comm_spawn(command_c, argv_c, *maxprocs, *info, *root, *comm, intercomm,
+                             bmpi_f_errcodes(s, array_of_errcodes));
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_Comm_spawn");
     free(command_c);
     bmpi_f_argv_free(argv_c, 0);
     return rc;
 }
-void pmpi_comm_spawn_(const char *command, const char *argv, const MPI_Fint *maxprocs, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t command_len, size_t argv_len);
-void pmpi_comm_spawn_(const char *command, const char *argv, const MPI_Fint *maxprocs, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t command_len, size_t argv_len)
+void pmpi_comm_spawn_(const char *command, const char *argv, const MPI_Fint *maxprocs,
+                      const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm,
+                      MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                      size_t command_len, size_t argv_len);
+void pmpi_comm_spawn_(const char *command, const char *argv, const MPI_Fint *maxprocs,
+                      const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm,
+                      MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                      size_t command_len, size_t argv_len)
 {
-    *ierr = comm_spawn_glue(&bmpi_f77_sentinels, command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, command_len, argv_len);
+    *ierr = comm_spawn_glue(&bmpi_f77_sentinels, command, argv, maxprocs, info, root, comm,
+                            intercomm, array_of_errcodes, command_len, argv_len);
 }
 BMPI_F77_NAMES(comm_spawn, COMM_SPAWN)
-void mpi_comm_spawn_f08_(const char *command, const char *argv, const MPI_Fint *maxprocs, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t command_len, size_t argv_len);
-void mpi_comm_spawn_f08_(const char *command, const char *argv, const MPI_Fint *maxprocs, const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t command_len, size_t argv_len)
+void mpi_comm_spawn_f08_(const char *command, const char *argv, const MPI_Fint *maxprocs,
+                         const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm,
+                         MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                         size_t command_len, size_t argv_len);
+void mpi_comm_spawn_f08_(const char *command, const char *argv, const MPI_Fint *maxprocs,
+                         const MPI_Fint *info, const MPI_Fint *root, const MPI_Fint *comm,
+                         MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                         size_t command_len, size_t argv_len)
 {
-    int rc = comm_spawn_glue(&bmpi_f08_sentinels, command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, command_len, argv_len);
+    int rc = comm_spawn_glue(&bmpi_f08_sentinels, command, argv, maxprocs, info, root, comm,
+                             intercomm, array_of_errcodes, command_len, argv_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6102,25 +7385,56 @@ static int comm_spawn_multiple_glue(const struct bmpi_f_sentinels *s, const MPI_
                                     size_t array_of_argv_len)
 {
     char **array_of_commands_c = NULL;
-    int array_of_commands_ok = bmpi_f_commands_in(s, array_of_commands, array_of_commands_len, *count, &array_of_commands_c);
+    int array_of_commands_ok = bmpi_f_commands_in(s, array_of_commands, array_of_commands_len, *count,
+                                                  &array_of_commands_c);
     char ***array_of_argv_c = NULL;
-    int array_of_argv_ok = bmpi_f_argvs_in(s, array_of_argv, array_of_argv_len, *count, &array_of_argv_c);
-    int rc = array_of_commands_ok && array_of_argv_ok ? PMPI_Comm_spawn_multiple(*count, array_of_commands_c, array_of_argv_c, array_of_maxprocs, array_of_info, *root, *comm, intercomm, array_of_errcodes == s->errcodes_ignore ? MPI_ERRCODES_IGNORE : array_of_errcodes)
-                : bmpi_f_nomem(*comm, "MPI_Comm_spawn_multiple");
+    int array_of_argv_ok = bmpi_f_argvs_in(s, array_of_argv, array_of_argv_len, *count,
+                                           &array_of_argv_c);
+    int rc;
+    if (array_of_commands_ok && array_of_argv_ok)
+        rc = PMPI_Comm_spawn_multiple(*count, array_of_commands_c, array_of_argv_c,
+                                      array_of_maxprocs, array_of_info, *root, *comm, intercomm,
+                                      bmpi_f_errcodes(s, array_of_errcodes));
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_Comm_spawn_multiple");
     bmpi_f_commands_free(array_of_commands_c, *count);
     bmpi_f_argvs_free(array_of_argv_c, *count);
     return rc;
 }
-void pmpi_comm_spawn_multiple_(const MPI_Fint *count, const char *array_of_commands, const char *array_of_argv, const MPI_Fint *array_of_maxprocs, const MPI_Fint *array_of_info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t array_of_commands_len, size_t array_of_argv_len);
-void pmpi_comm_spawn_multiple_(const MPI_Fint *count, const char *array_of_commands, const char *array_of_argv, const MPI_Fint *array_of_maxprocs, const MPI_Fint *array_of_info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t array_of_commands_len, size_t array_of_argv_len)
+void pmpi_comm_spawn_multiple_(const MPI_Fint *count, const char *array_of_commands,
+                               const char *array_of_argv, const MPI_Fint *array_of_maxprocs,
+                               const MPI_Fint *array_of_info, const MPI_Fint *root,
+                               const MPI_Fint *comm, MPI_Fint *intercomm,
+                               MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                               size_t array_of_commands_len, size_t array_of_argv_len);
+void pmpi_comm_spawn_multiple_(const MPI_Fint *count, const char *array_of_commands,
+                               const char *array_of_argv, const MPI_Fint *array_of_maxprocs,
+                               const MPI_Fint *array_of_info, const MPI_Fint *root,
+                               const MPI_Fint *comm, MPI_Fint *intercomm,
+                               MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                               size_t array_of_commands_len, size_t array_of_argv_len)
 {
-    *ierr = comm_spawn_multiple_glue(&bmpi_f77_sentinels, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, array_of_commands_len, array_of_argv_len);
+    *ierr = comm_spawn_multiple_glue(&bmpi_f77_sentinels, count, array_of_commands, array_of_argv,
+                                     array_of_maxprocs, array_of_info, root, comm, intercomm,
+                                     array_of_errcodes, array_of_commands_len, array_of_argv_len);
 }
 BMPI_F77_NAMES(comm_spawn_multiple, COMM_SPAWN_MULTIPLE)
-void mpi_comm_spawn_multiple_f08_(const MPI_Fint *count, const char *array_of_commands, const char *array_of_argv, const MPI_Fint *array_of_maxprocs, const MPI_Fint *array_of_info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t array_of_commands_len, size_t array_of_argv_len);
-void mpi_comm_spawn_multiple_f08_(const MPI_Fint *count, const char *array_of_commands, const char *array_of_argv, const MPI_Fint *array_of_maxprocs, const MPI_Fint *array_of_info, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierr, size_t array_of_commands_len, size_t array_of_argv_len)
+void mpi_comm_spawn_multiple_f08_(const MPI_Fint *count, const char *array_of_commands,
+                                  const char *array_of_argv, const MPI_Fint *array_of_maxprocs,
+                                  const MPI_Fint *array_of_info, const MPI_Fint *root,
+                                  const MPI_Fint *comm, MPI_Fint *intercomm,
+                                  MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                                  size_t array_of_commands_len, size_t array_of_argv_len);
+void mpi_comm_spawn_multiple_f08_(const MPI_Fint *count, const char *array_of_commands,
+                                  const char *array_of_argv, const MPI_Fint *array_of_maxprocs,
+                                  const MPI_Fint *array_of_info, const MPI_Fint *root,
+                                  const MPI_Fint *comm, MPI_Fint *intercomm,
+                                  MPI_Fint *array_of_errcodes, MPI_Fint *ierr,
+                                  size_t array_of_commands_len, size_t array_of_argv_len)
 {
-    int rc = comm_spawn_multiple_glue(&bmpi_f08_sentinels, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, array_of_commands_len, array_of_argv_len);
+    int rc = comm_spawn_multiple_glue(&bmpi_f08_sentinels, count, array_of_commands, array_of_argv,
+                                      array_of_maxprocs, array_of_info, root, comm, intercomm,
+                                      array_of_errcodes, array_of_commands_len, array_of_argv_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6271,9 +7585,12 @@ static int lookup_name_glue(const struct bmpi_f_sentinels *s, const char *servic
 {
     (void)s;
     char *service_name_c = bmpi_f_str_in(service_name, service_name_len);
-    char *port_name_c = bmpi_f_str_buf(MPI_MAX_PORT_NAME, port_name_len);
-    int rc = service_name_c && port_name_c ? PMPI_Lookup_name(service_name_c, *info, port_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Lookup_name");
+    char *port_name_c = bmpi_f_str_buf(MPI_MAX_PORT_NAME);
+    int rc;
+    if (service_name_c && port_name_c)
+        rc = PMPI_Lookup_name(service_name_c, *info, port_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Lookup_name");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(port_name, port_name_len, port_name_c);
     }
@@ -6281,16 +7598,22 @@ static int lookup_name_glue(const struct bmpi_f_sentinels *s, const char *servic
     free(port_name_c);
     return rc;
 }
-void pmpi_lookup_name_(const char *service_name, const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
-void pmpi_lookup_name_(const char *service_name, const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
+void pmpi_lookup_name_(const char *service_name, const MPI_Fint *info, char *port_name,
+                       MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
+void pmpi_lookup_name_(const char *service_name, const MPI_Fint *info, char *port_name,
+                       MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
 {
-    *ierr = lookup_name_glue(&bmpi_f77_sentinels, service_name, info, port_name, service_name_len, port_name_len);
+    *ierr = lookup_name_glue(&bmpi_f77_sentinels, service_name, info, port_name, service_name_len,
+                             port_name_len);
 }
 BMPI_F77_NAMES(lookup_name, LOOKUP_NAME)
-void mpi_lookup_name_f08_(const char *service_name, const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
-void mpi_lookup_name_f08_(const char *service_name, const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
+void mpi_lookup_name_f08_(const char *service_name, const MPI_Fint *info, char *port_name,
+                          MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
+void mpi_lookup_name_f08_(const char *service_name, const MPI_Fint *info, char *port_name,
+                          MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
 {
-    int rc = lookup_name_glue(&bmpi_f08_sentinels, service_name, info, port_name, service_name_len, port_name_len);
+    int rc = lookup_name_glue(&bmpi_f08_sentinels, service_name, info, port_name, service_name_len,
+                              port_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6300,9 +7623,12 @@ static int open_port_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info
                           size_t port_name_len)
 {
     (void)s;
-    char *port_name_c = bmpi_f_str_buf(MPI_MAX_PORT_NAME, port_name_len);
-    int rc = port_name_c ? PMPI_Open_port(*info, port_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Open_port");
+    char *port_name_c = bmpi_f_str_buf(MPI_MAX_PORT_NAME);
+    int rc;
+    if (port_name_c)
+        rc = PMPI_Open_port(*info, port_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Open_port");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(port_name, port_name_len, port_name_c);
     }
@@ -6315,7 +7641,8 @@ void pmpi_open_port_(const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size
     *ierr = open_port_glue(&bmpi_f77_sentinels, info, port_name, port_name_len);
 }
 BMPI_F77_NAMES(open_port, OPEN_PORT)
-void mpi_open_port_f08_(const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size_t port_name_len);
+void mpi_open_port_f08_(const MPI_Fint *info, char *port_name, MPI_Fint *ierr,
+                        size_t port_name_len);
 void mpi_open_port_f08_(const MPI_Fint *info, char *port_name, MPI_Fint *ierr, size_t port_name_len)
 {
     int rc = open_port_glue(&bmpi_f08_sentinels, info, port_name, port_name_len);
@@ -6331,22 +7658,31 @@ static int publish_name_glue(const struct bmpi_f_sentinels *s, const char *servi
     (void)s;
     char *service_name_c = bmpi_f_str_in(service_name, service_name_len);
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
-    int rc = service_name_c && port_name_c ? PMPI_Publish_name(service_name_c, *info, port_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Publish_name");
+    int rc;
+    if (service_name_c && port_name_c)
+        rc = PMPI_Publish_name(service_name_c, *info, port_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Publish_name");
     free(service_name_c);
     free(port_name_c);
     return rc;
 }
-void pmpi_publish_name_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
-void pmpi_publish_name_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
+void pmpi_publish_name_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                        MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
+void pmpi_publish_name_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                        MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
 {
-    *ierr = publish_name_glue(&bmpi_f77_sentinels, service_name, info, port_name, service_name_len, port_name_len);
+    *ierr = publish_name_glue(&bmpi_f77_sentinels, service_name, info, port_name, service_name_len,
+                              port_name_len);
 }
 BMPI_F77_NAMES(publish_name, PUBLISH_NAME)
-void mpi_publish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
-void mpi_publish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
+void mpi_publish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                           MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
+void mpi_publish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                           MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
 {
-    int rc = publish_name_glue(&bmpi_f08_sentinels, service_name, info, port_name, service_name_len, port_name_len);
+    int rc = publish_name_glue(&bmpi_f08_sentinels, service_name, info, port_name, service_name_len,
+                               port_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6422,9 +7758,12 @@ static int session_get_nth_pset_glue(const struct bmpi_f_sentinels *s, const MPI
 {
     (void)s;
     int pset_len_c = bmpi_f_strlen_in(*pset_len, pset_name_len);
-    char *pset_name_c = bmpi_f_str_buf(pset_name_len, pset_name_len);
-    int rc = pset_name_c ? PMPI_Session_get_nth_pset(*session, *info, *n, &pset_len_c, pset_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Session_get_nth_pset");
+    char *pset_name_c = bmpi_f_str_buf(pset_name_len);
+    int rc;
+    if (pset_name_c)
+        rc = PMPI_Session_get_nth_pset(*session, *info, *n, &pset_len_c, pset_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Session_get_nth_pset");
     if (rc == MPI_SUCCESS) {
         *pset_len = pset_len_c > 0 ? pset_len_c - 1 : 0;
         bmpi_f_str_out(pset_name, pset_name_len, pset_name_c);
@@ -6432,16 +7771,26 @@ static int session_get_nth_pset_glue(const struct bmpi_f_sentinels *s, const MPI
     free(pset_name_c);
     return rc;
 }
-void pmpi_session_get_nth_pset_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr, size_t pset_name_len);
-void pmpi_session_get_nth_pset_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr, size_t pset_name_len)
+void pmpi_session_get_nth_pset_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n,
+                                MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr,
+                                size_t pset_name_len);
+void pmpi_session_get_nth_pset_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n,
+                                MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr,
+                                size_t pset_name_len)
 {
-    *ierr = session_get_nth_pset_glue(&bmpi_f77_sentinels, session, info, n, pset_len, pset_name, pset_name_len);
+    *ierr = session_get_nth_pset_glue(&bmpi_f77_sentinels, session, info, n, pset_len, pset_name,
+                                      pset_name_len);
 }
 BMPI_F77_NAMES(session_get_nth_pset, SESSION_GET_NTH_PSET)
-void mpi_session_get_nth_pset_f08_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr, size_t pset_name_len);
-void mpi_session_get_nth_pset_f08_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n, MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr, size_t pset_name_len)
+void mpi_session_get_nth_pset_f08_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n,
+                                   MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr,
+                                   size_t pset_name_len);
+void mpi_session_get_nth_pset_f08_(const MPI_Fint *session, const MPI_Fint *info, const MPI_Fint *n,
+                                   MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierr,
+                                   size_t pset_name_len)
 {
-    int rc = session_get_nth_pset_glue(&bmpi_f08_sentinels, session, info, n, pset_len, pset_name, pset_name_len);
+    int rc = session_get_nth_pset_glue(&bmpi_f08_sentinels, session, info, n, pset_len, pset_name,
+                                       pset_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6454,14 +7803,18 @@ static int session_get_num_psets_glue(const struct bmpi_f_sentinels *s, const MP
     int rc = PMPI_Session_get_num_psets(*session, *info, npset_names);
     return rc;
 }
-void pmpi_session_get_num_psets_(const MPI_Fint *session, const MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierr);
-void pmpi_session_get_num_psets_(const MPI_Fint *session, const MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierr)
+void pmpi_session_get_num_psets_(const MPI_Fint *session, const MPI_Fint *info,
+                                 MPI_Fint *npset_names, MPI_Fint *ierr);
+void pmpi_session_get_num_psets_(const MPI_Fint *session, const MPI_Fint *info,
+                                 MPI_Fint *npset_names, MPI_Fint *ierr)
 {
     *ierr = session_get_num_psets_glue(&bmpi_f77_sentinels, session, info, npset_names);
 }
 BMPI_F77_NAMES(session_get_num_psets, SESSION_GET_NUM_PSETS)
-void mpi_session_get_num_psets_f08_(const MPI_Fint *session, const MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierr);
-void mpi_session_get_num_psets_f08_(const MPI_Fint *session, const MPI_Fint *info, MPI_Fint *npset_names, MPI_Fint *ierr)
+void mpi_session_get_num_psets_f08_(const MPI_Fint *session, const MPI_Fint *info,
+                                    MPI_Fint *npset_names, MPI_Fint *ierr);
+void mpi_session_get_num_psets_f08_(const MPI_Fint *session, const MPI_Fint *info,
+                                    MPI_Fint *npset_names, MPI_Fint *ierr)
 {
     int rc = session_get_num_psets_glue(&bmpi_f08_sentinels, session, info, npset_names);
     if (ierr)
@@ -6474,21 +7827,30 @@ static int session_get_pset_info_glue(const struct bmpi_f_sentinels *s, const MP
 {
     (void)s;
     char *pset_name_c = bmpi_f_str_in(pset_name, pset_name_len);
-    int rc = pset_name_c ? PMPI_Session_get_pset_info(*session, pset_name_c, info)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Session_get_pset_info");
+    int rc;
+    if (pset_name_c)
+        rc = PMPI_Session_get_pset_info(*session, pset_name_c, info);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Session_get_pset_info");
     free(pset_name_c);
     return rc;
 }
-void pmpi_session_get_pset_info_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierr, size_t pset_name_len);
-void pmpi_session_get_pset_info_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierr, size_t pset_name_len)
+void pmpi_session_get_pset_info_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info,
+                                 MPI_Fint *ierr, size_t pset_name_len);
+void pmpi_session_get_pset_info_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info,
+                                 MPI_Fint *ierr, size_t pset_name_len)
 {
-    *ierr = session_get_pset_info_glue(&bmpi_f77_sentinels, session, pset_name, info, pset_name_len);
+    *ierr = session_get_pset_info_glue(&bmpi_f77_sentinels, session, pset_name, info,
+                                       pset_name_len);
 }
 BMPI_F77_NAMES(session_get_pset_info, SESSION_GET_PSET_INFO)
-void mpi_session_get_pset_info_f08_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierr, size_t pset_name_len);
-void mpi_session_get_pset_info_f08_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info, MPI_Fint *ierr, size_t pset_name_len)
+void mpi_session_get_pset_info_f08_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info,
+                                    MPI_Fint *ierr, size_t pset_name_len);
+void mpi_session_get_pset_info_f08_(const MPI_Fint *session, const char *pset_name, MPI_Fint *info,
+                                    MPI_Fint *ierr, size_t pset_name_len)
 {
-    int rc = session_get_pset_info_glue(&bmpi_f08_sentinels, session, pset_name, info, pset_name_len);
+    int rc = session_get_pset_info_glue(&bmpi_f08_sentinels, session, pset_name, info,
+                                        pset_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6501,14 +7863,18 @@ static int session_init_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *i
     int rc = PMPI_Session_init(*info, *errhandler, session);
     return rc;
 }
-void pmpi_session_init_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierr);
-void pmpi_session_init_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierr)
+void pmpi_session_init_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session,
+                        MPI_Fint *ierr);
+void pmpi_session_init_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session,
+                        MPI_Fint *ierr)
 {
     *ierr = session_init_glue(&bmpi_f77_sentinels, info, errhandler, session);
 }
 BMPI_F77_NAMES(session_init, SESSION_INIT)
-void mpi_session_init_f08_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierr);
-void mpi_session_init_f08_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session, MPI_Fint *ierr)
+void mpi_session_init_f08_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session,
+                           MPI_Fint *ierr);
+void mpi_session_init_f08_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fint *session,
+                           MPI_Fint *ierr)
 {
     int rc = session_init_glue(&bmpi_f08_sentinels, info, errhandler, session);
     if (ierr)
@@ -6523,22 +7889,31 @@ static int unpublish_name_glue(const struct bmpi_f_sentinels *s, const char *ser
     (void)s;
     char *service_name_c = bmpi_f_str_in(service_name, service_name_len);
     char *port_name_c = bmpi_f_str_in(port_name, port_name_len);
-    int rc = service_name_c && port_name_c ? PMPI_Unpublish_name(service_name_c, *info, port_name_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Unpublish_name");
+    int rc;
+    if (service_name_c && port_name_c)
+        rc = PMPI_Unpublish_name(service_name_c, *info, port_name_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Unpublish_name");
     free(service_name_c);
     free(port_name_c);
     return rc;
 }
-void pmpi_unpublish_name_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
-void pmpi_unpublish_name_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
+void pmpi_unpublish_name_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                          MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
+void pmpi_unpublish_name_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                          MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
 {
-    *ierr = unpublish_name_glue(&bmpi_f77_sentinels, service_name, info, port_name, service_name_len, port_name_len);
+    *ierr = unpublish_name_glue(&bmpi_f77_sentinels, service_name, info, port_name,
+                                service_name_len, port_name_len);
 }
 BMPI_F77_NAMES(unpublish_name, UNPUBLISH_NAME)
-void mpi_unpublish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
-void mpi_unpublish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name, MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
+void mpi_unpublish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                             MPI_Fint *ierr, size_t service_name_len, size_t port_name_len);
+void mpi_unpublish_name_f08_(const char *service_name, const MPI_Fint *info, const char *port_name,
+                             MPI_Fint *ierr, size_t service_name_len, size_t port_name_len)
 {
-    int rc = unpublish_name_glue(&bmpi_f08_sentinels, service_name, info, port_name, service_name_len, port_name_len);
+    int rc = unpublish_name_glue(&bmpi_f08_sentinels, service_name, info, port_name,
+                                 service_name_len, port_name_len);
     if (ierr)
         *ierr = rc;
 }
@@ -6555,13 +7930,25 @@ int bmpi_f_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
                            const MPI_Fint *target_count, const MPI_Fint *target_datatype,
                            const MPI_Fint *op, const MPI_Fint *win)
 {
-    int rc = PMPI_Accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win);
+    int rc = PMPI_Accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype,
+                             *target_rank, *target_disp, *target_count, *target_datatype, *op,
+                             *win);
     return rc;
 }
-void pmpi_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_accumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                      const MPI_Fint *origin_datatype, const MPI_Fint *target_rank,
+                      const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                      const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win,
+                      MPI_Fint *ierr);
+void pmpi_accumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                      const MPI_Fint *origin_datatype, const MPI_Fint *target_rank,
+                      const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                      const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win,
+                      MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    *ierr = bmpi_f_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype,
+                                   target_rank, target_disp, target_count, target_datatype, op,
+                                   win);
 }
 BMPI_F77_NAMES(accumulate, ACCUMULATE)
 
@@ -6575,13 +7962,20 @@ int bmpi_f_compare_and_swap_glue(const struct bmpi_f_sentinels *s, void *origin_
                                  const MPI_Fint *target_rank, const MPI_Aint *target_disp,
                                  const MPI_Fint *win)
 {
-    int rc = PMPI_Compare_and_swap(bmpi_f_buf(s, origin_addr), bmpi_f_buf(s, compare_addr), bmpi_f_buf(s, result_addr), *datatype, *target_rank, *target_disp, *win);
+    int rc = PMPI_Compare_and_swap(bmpi_f_buf(s, origin_addr), bmpi_f_buf(s, compare_addr),
+                                   bmpi_f_buf(s, result_addr), *datatype, *target_rank,
+                                   *target_disp, *win);
     return rc;
 }
-void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr,
+                            const MPI_Fint *datatype, const MPI_Fint *target_rank,
+                            const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr,
+                            const MPI_Fint *datatype, const MPI_Fint *target_rank,
+                            const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_compare_and_swap_glue(&bmpi_f77_sentinels, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+    *ierr = bmpi_f_compare_and_swap_glue(&bmpi_f77_sentinels, origin_addr, compare_addr,
+                                         result_addr, datatype, target_rank, target_disp, win);
 }
 BMPI_F77_NAMES(compare_and_swap, COMPARE_AND_SWAP)
 
@@ -6593,13 +7987,19 @@ int bmpi_f_fetch_and_op_glue(const struct bmpi_f_sentinels *s, void *origin_addr
                              const MPI_Fint *datatype, const MPI_Fint *target_rank,
                              const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win)
 {
-    int rc = PMPI_Fetch_and_op(bmpi_f_buf(s, origin_addr), bmpi_f_buf(s, result_addr), *datatype, *target_rank, *target_disp, *op, *win);
+    int rc = PMPI_Fetch_and_op(bmpi_f_buf(s, origin_addr), bmpi_f_buf(s, result_addr), *datatype,
+                               *target_rank, *target_disp, *op, *win);
     return rc;
 }
-void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Fint *datatype,
+                        const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                        const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Fint *datatype,
+                        const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                        const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_fetch_and_op_glue(&bmpi_f77_sentinels, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+    *ierr = bmpi_f_fetch_and_op_glue(&bmpi_f77_sentinels, origin_addr, result_addr, datatype,
+                                     target_rank, target_disp, op, win);
 }
 BMPI_F77_NAMES(fetch_and_op, FETCH_AND_OP)
 
@@ -6615,13 +8015,21 @@ int bmpi_f_get_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
                     const MPI_Fint *target_count, const MPI_Fint *target_datatype,
                     const MPI_Fint *win)
 {
-    int rc = PMPI_Get(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win);
+    int rc = PMPI_Get(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank,
+                      *target_disp, *target_count, *target_datatype, *win);
     return rc;
 }
-void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+               const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+               const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+               MPI_Fint *ierr);
+void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+               const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+               const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+               MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_get_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    *ierr = bmpi_f_get_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype,
+                            target_rank, target_disp, target_count, target_datatype, win);
 }
 BMPI_F77_NAMES(get, GET)
 
@@ -6641,13 +8049,29 @@ int bmpi_f_get_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_ad
                                const MPI_Fint *target_datatype, const MPI_Fint *op,
                                const MPI_Fint *win)
 {
-    int rc = PMPI_Get_accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, bmpi_f_buf(s, result_addr), *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win);
+    int rc = PMPI_Get_accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype,
+                                 bmpi_f_buf(s, result_addr), *result_count, *result_datatype,
+                                 *target_rank, *target_disp, *target_count, *target_datatype, *op,
+                                 *win);
     return rc;
 }
-void pmpi_get_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_get_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_get_accumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                          const MPI_Fint *origin_datatype, void *result_addr,
+                          const MPI_Fint *result_count, const MPI_Fint *result_datatype,
+                          const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                          const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                          const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_get_accumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                          const MPI_Fint *origin_datatype, void *result_addr,
+                          const MPI_Fint *result_count, const MPI_Fint *result_datatype,
+                          const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                          const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                          const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_get_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    *ierr = bmpi_f_get_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count,
+                                       origin_datatype, result_addr, result_count, result_datatype,
+                                       target_rank, target_disp, target_count, target_datatype, op,
+                                       win);
 }
 BMPI_F77_NAMES(get_accumulate, GET_ACCUMULATE)
 
@@ -6663,13 +8087,21 @@ int bmpi_f_put_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
                     const MPI_Fint *target_count, const MPI_Fint *target_datatype,
                     const MPI_Fint *win)
 {
-    int rc = PMPI_Put(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win);
+    int rc = PMPI_Put(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank,
+                      *target_disp, *target_count, *target_datatype, *win);
     return rc;
 }
-void pmpi_put_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_put_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_put_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+               const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+               const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+               MPI_Fint *ierr);
+void pmpi_put_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+               const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+               const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+               MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_put_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    *ierr = bmpi_f_put_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype,
+                            target_rank, target_disp, target_count, target_datatype, win);
 }
 BMPI_F77_NAMES(put, PUT)
 
@@ -6685,13 +8117,25 @@ int bmpi_f_raccumulate_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
                             const MPI_Fint *target_count, const MPI_Fint *target_datatype,
                             const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request)
 {
-    int rc = PMPI_Raccumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
+    int rc = PMPI_Raccumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype,
+                              *target_rank, *target_disp, *target_count, *target_datatype, *op,
+                              *win, request);
     return rc;
 }
-void pmpi_raccumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_raccumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_raccumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                       const MPI_Fint *origin_datatype, const MPI_Fint *target_rank,
+                       const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                       const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win,
+                       MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_raccumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                       const MPI_Fint *origin_datatype, const MPI_Fint *target_rank,
+                       const MPI_Aint *target_disp, const MPI_Fint *target_count,
+                       const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win,
+                       MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_raccumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    *ierr = bmpi_f_raccumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype,
+                                    target_rank, target_disp, target_count, target_datatype, op,
+                                    win, request);
 }
 BMPI_F77_NAMES(raccumulate, RACCUMULATE)
 
@@ -6707,13 +8151,21 @@ int bmpi_f_rget_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
                      const MPI_Fint *target_count, const MPI_Fint *target_datatype,
                      const MPI_Fint *win, MPI_Fint *request)
 {
-    int rc = PMPI_Rget(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
+    int rc = PMPI_Rget(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank,
+                       *target_disp, *target_count, *target_datatype, *win, request);
     return rc;
 }
-void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+                MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+                MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_rget_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    *ierr = bmpi_f_rget_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype,
+                             target_rank, target_disp, target_count, target_datatype, win, request);
 }
 BMPI_F77_NAMES(rget, RGET)
 
@@ -6733,13 +8185,31 @@ int bmpi_f_rget_accumulate_glue(const struct bmpi_f_sentinels *s, void *origin_a
                                 const MPI_Fint *target_datatype, const MPI_Fint *op,
                                 const MPI_Fint *win, MPI_Fint *request)
 {
-    int rc = PMPI_Rget_accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, bmpi_f_buf(s, result_addr), *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request);
+    int rc = PMPI_Rget_accumulate(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype,
+                                  bmpi_f_buf(s, result_addr), *result_count, *result_datatype,
+                                  *target_rank, *target_disp, *target_count, *target_datatype, *op,
+                                  *win, request);
     return rc;
 }
-void pmpi_rget_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_rget_accumulate_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_rget_accumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                           const MPI_Fint *origin_datatype, void *result_addr,
+                           const MPI_Fint *result_count, const MPI_Fint *result_datatype,
+                           const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                           const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                           const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request,
+                           MPI_Fint *ierr);
+void pmpi_rget_accumulate_(void *origin_addr, const MPI_Fint *origin_count,
+                           const MPI_Fint *origin_datatype, void *result_addr,
+                           const MPI_Fint *result_count, const MPI_Fint *result_datatype,
+                           const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                           const MPI_Fint *target_count, const MPI_Fint *target_datatype,
+                           const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request,
+                           MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_rget_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    *ierr = bmpi_f_rget_accumulate_glue(&bmpi_f77_sentinels, origin_addr, origin_count,
+                                        origin_datatype, result_addr, result_count, result_datatype,
+                                        target_rank, target_disp, target_count, target_datatype, op,
+                                        win, request);
 }
 BMPI_F77_NAMES(rget_accumulate, RGET_ACCUMULATE)
 
@@ -6755,13 +8225,21 @@ int bmpi_f_rput_glue(const struct bmpi_f_sentinels *s, void *origin_addr,
                      const MPI_Fint *target_count, const MPI_Fint *target_datatype,
                      const MPI_Fint *win, MPI_Fint *request)
 {
-    int rc = PMPI_Rput(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request);
+    int rc = PMPI_Rput(bmpi_f_buf(s, origin_addr), *origin_count, *origin_datatype, *target_rank,
+                       *target_disp, *target_count, *target_datatype, *win, request);
     return rc;
 }
-void pmpi_rput_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_rput_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_rput_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+                MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_rput_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype,
+                const MPI_Fint *target_rank, const MPI_Aint *target_disp,
+                const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win,
+                MPI_Fint *request, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_rput_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    *ierr = bmpi_f_rput_glue(&bmpi_f77_sentinels, origin_addr, origin_count, origin_datatype,
+                             target_rank, target_disp, target_count, target_datatype, win, request);
 }
 BMPI_F77_NAMES(rput, RPUT)
 
@@ -6778,14 +8256,18 @@ static int win_allocate_glue(const struct bmpi_f_sentinels *s, const MPI_Aint *s
     }
     return rc;
 }
-void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info,
+                        const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info,
+                        const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
 {
     *ierr = win_allocate_glue(&bmpi_f77_sentinels, size, disp_unit, info, comm, baseptr, win);
 }
 BMPI_F77_NAMES(win_allocate, WIN_ALLOCATE)
-void mpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr);
-void mpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+void mpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info,
+                           const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr);
+void mpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info,
+                           const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
 {
     int rc = win_allocate_glue(&bmpi_f08_sentinels, size, disp_unit, info, comm, baseptr, win);
     if (ierr)
@@ -6805,16 +8287,26 @@ static int win_allocate_shared_glue(const struct bmpi_f_sentinels *s, const MPI_
     }
     return rc;
 }
-void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit,
+                               const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr,
+                               MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit,
+                               const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr,
+                               MPI_Fint *win, MPI_Fint *ierr)
 {
-    *ierr = win_allocate_shared_glue(&bmpi_f77_sentinels, size, disp_unit, info, comm, baseptr, win);
+    *ierr = win_allocate_shared_glue(&bmpi_f77_sentinels, size, disp_unit, info, comm, baseptr,
+                                     win);
 }
 BMPI_F77_NAMES(win_allocate_shared, WIN_ALLOCATE_SHARED)
-void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr);
-void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierr)
+void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit,
+                                  const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr,
+                                  MPI_Fint *win, MPI_Fint *ierr);
+void mpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit,
+                                  const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr,
+                                  MPI_Fint *win, MPI_Fint *ierr)
 {
-    int rc = win_allocate_shared_glue(&bmpi_f08_sentinels, size, disp_unit, info, comm, baseptr, win);
+    int rc = win_allocate_shared_glue(&bmpi_f08_sentinels, size, disp_unit, info, comm, baseptr,
+                                      win);
     if (ierr)
         *ierr = rc;
 }
@@ -6867,8 +8359,10 @@ int bmpi_f_win_create_glue(const struct bmpi_f_sentinels *s, void *base, const M
     int rc = PMPI_Win_create(bmpi_f_buf(s, base), *size, *disp_unit, *info, *comm, win);
     return rc;
 }
-void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit,
+                      const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit,
+                      const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_win_create_glue(&bmpi_f77_sentinels, base, size, disp_unit, info, comm, win);
 }
@@ -6882,14 +8376,18 @@ static int win_create_dynamic_glue(const struct bmpi_f_sentinels *s, const MPI_F
     int rc = PMPI_Win_create_dynamic(*info, *comm, win);
     return rc;
 }
-void pmpi_win_create_dynamic_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_create_dynamic_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_create_dynamic_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win,
+                              MPI_Fint *ierr);
+void pmpi_win_create_dynamic_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win,
+                              MPI_Fint *ierr)
 {
     *ierr = win_create_dynamic_glue(&bmpi_f77_sentinels, info, comm, win);
 }
 BMPI_F77_NAMES(win_create_dynamic, WIN_CREATE_DYNAMIC)
-void mpi_win_create_dynamic_f08_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr);
-void mpi_win_create_dynamic_f08_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+void mpi_win_create_dynamic_f08_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win,
+                                 MPI_Fint *ierr);
+void mpi_win_create_dynamic_f08_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win,
+                                 MPI_Fint *ierr)
 {
     int rc = win_create_dynamic_glue(&bmpi_f08_sentinels, info, comm, win);
     if (ierr)
@@ -7091,14 +8589,18 @@ static int win_lock_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *lock_
     int rc = PMPI_Win_lock(*lock_type, *rank, *assert, *win);
     return rc;
 }
-void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert,
+                    const MPI_Fint *win, MPI_Fint *ierr);
+void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert,
+                    const MPI_Fint *win, MPI_Fint *ierr)
 {
     *ierr = win_lock_glue(&bmpi_f77_sentinels, lock_type, rank, assert, win);
 }
 BMPI_F77_NAMES(win_lock, WIN_LOCK)
-void mpi_win_lock_f08_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr);
-void mpi_win_lock_f08_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr)
+void mpi_win_lock_f08_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert,
+                       const MPI_Fint *win, MPI_Fint *ierr);
+void mpi_win_lock_f08_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert,
+                       const MPI_Fint *win, MPI_Fint *ierr)
 {
     int rc = win_lock_glue(&bmpi_f08_sentinels, lock_type, rank, assert, win);
     if (ierr)
@@ -7135,14 +8637,18 @@ static int win_post_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *group
     int rc = PMPI_Win_post(*group, *assert, *win);
     return rc;
 }
-void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                    MPI_Fint *ierr);
+void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                    MPI_Fint *ierr)
 {
     *ierr = win_post_glue(&bmpi_f77_sentinels, group, assert, win);
 }
 BMPI_F77_NAMES(win_post, WIN_POST)
-void mpi_win_post_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr);
-void mpi_win_post_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr)
+void mpi_win_post_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                       MPI_Fint *ierr);
+void mpi_win_post_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                       MPI_Fint *ierr)
 {
     int rc = win_post_glue(&bmpi_f08_sentinels, group, assert, win);
     if (ierr)
@@ -7184,14 +8690,18 @@ static int win_shared_query_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
     }
     return rc;
 }
-void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr);
-void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr)
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size,
+                            MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr);
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size,
+                            MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr)
 {
     *ierr = win_shared_query_glue(&bmpi_f77_sentinels, win, rank, size, disp_unit, baseptr);
 }
 BMPI_F77_NAMES(win_shared_query, WIN_SHARED_QUERY)
-void mpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr);
-void mpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr)
+void mpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size,
+                               MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr);
+void mpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size,
+                               MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierr)
 {
     int rc = win_shared_query_glue(&bmpi_f08_sentinels, win, rank, size, disp_unit, baseptr);
     if (ierr)
@@ -7206,14 +8716,18 @@ static int win_start_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *grou
     int rc = PMPI_Win_start(*group, *assert, *win);
     return rc;
 }
-void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr);
-void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr)
+void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                     MPI_Fint *ierr);
+void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                     MPI_Fint *ierr)
 {
     *ierr = win_start_glue(&bmpi_f77_sentinels, group, assert, win);
 }
 BMPI_F77_NAMES(win_start, WIN_START)
-void mpi_win_start_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr);
-void mpi_win_start_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierr)
+void mpi_win_start_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                        MPI_Fint *ierr);
+void mpi_win_start_f08_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win,
+                        MPI_Fint *ierr)
 {
     int rc = win_start_glue(&bmpi_f08_sentinels, group, assert, win);
     if (ierr)
@@ -7355,7 +8869,7 @@ void mpi_grequest_complete_f08_(const MPI_Fint *request, MPI_Fint *ierr)
 static int status_set_cancelled_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                      const MPI_Fint *flag)
 {
-    int rc = PMPI_Status_set_cancelled(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, (*flag != 0));
+    int rc = PMPI_Status_set_cancelled(bmpi_f_status(s, status), (*flag != 0));
     return rc;
 }
 void pmpi_status_set_cancelled_(MPI_Fint *status, const MPI_Fint *flag, MPI_Fint *ierr);
@@ -7376,17 +8890,21 @@ void mpi_status_set_cancelled_f08_(MPI_Fint *status, const MPI_Fint *flag, MPI_F
 static int status_set_elements_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                     const MPI_Fint *datatype, const MPI_Fint *count)
 {
-    int rc = PMPI_Status_set_elements(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *datatype, *count);
+    int rc = PMPI_Status_set_elements(bmpi_f_status(s, status), *datatype, *count);
     return rc;
 }
-void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count, MPI_Fint *ierr);
-void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count, MPI_Fint *ierr)
+void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count,
+                               MPI_Fint *ierr);
+void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count,
+                               MPI_Fint *ierr)
 {
     *ierr = status_set_elements_glue(&bmpi_f77_sentinels, status, datatype, count);
 }
 BMPI_F77_NAMES(status_set_elements, STATUS_SET_ELEMENTS)
-void mpi_status_set_elements_f08_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count, MPI_Fint *ierr);
-void mpi_status_set_elements_f08_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count, MPI_Fint *ierr)
+void mpi_status_set_elements_f08_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count,
+                                  MPI_Fint *ierr);
+void mpi_status_set_elements_f08_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Fint *count,
+                                  MPI_Fint *ierr)
 {
     int rc = status_set_elements_glue(&bmpi_f08_sentinels, status, datatype, count);
     if (ierr)
@@ -7397,17 +8915,21 @@ void mpi_status_set_elements_f08_(MPI_Fint *status, const MPI_Fint *datatype, co
 static int status_set_elements_x_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                       const MPI_Fint *datatype, const MPI_Count *count)
 {
-    int rc = PMPI_Status_set_elements_x(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *datatype, *count);
+    int rc = PMPI_Status_set_elements_x(bmpi_f_status(s, status), *datatype, *count);
     return rc;
 }
-void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count, MPI_Fint *ierr);
-void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count, MPI_Fint *ierr)
+void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count,
+                                 MPI_Fint *ierr);
+void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count,
+                                 MPI_Fint *ierr)
 {
     *ierr = status_set_elements_x_glue(&bmpi_f77_sentinels, status, datatype, count);
 }
 BMPI_F77_NAMES(status_set_elements_x, STATUS_SET_ELEMENTS_X)
-void mpi_status_set_elements_x_f08_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count, MPI_Fint *ierr);
-void mpi_status_set_elements_x_f08_(MPI_Fint *status, const MPI_Fint *datatype, const MPI_Count *count, MPI_Fint *ierr)
+void mpi_status_set_elements_x_f08_(MPI_Fint *status, const MPI_Fint *datatype,
+                                    const MPI_Count *count, MPI_Fint *ierr);
+void mpi_status_set_elements_x_f08_(MPI_Fint *status, const MPI_Fint *datatype,
+                                    const MPI_Count *count, MPI_Fint *ierr)
 {
     int rc = status_set_elements_x_glue(&bmpi_f08_sentinels, status, datatype, count);
     if (ierr)
@@ -7418,7 +8940,7 @@ void mpi_status_set_elements_x_f08_(MPI_Fint *status, const MPI_Fint *datatype, 
 static int status_set_error_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                  const MPI_Fint *error)
 {
-    int rc = PMPI_Status_set_error(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *error);
+    int rc = PMPI_Status_set_error(bmpi_f_status(s, status), *error);
     return rc;
 }
 void pmpi_status_set_error_(MPI_Fint *status, const MPI_Fint *error, MPI_Fint *ierr);
@@ -7439,7 +8961,7 @@ void mpi_status_set_error_f08_(MPI_Fint *status, const MPI_Fint *error, MPI_Fint
 static int status_set_source_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                   const MPI_Fint *source)
 {
-    int rc = PMPI_Status_set_source(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *source);
+    int rc = PMPI_Status_set_source(bmpi_f_status(s, status), *source);
     return rc;
 }
 void pmpi_status_set_source_(MPI_Fint *status, const MPI_Fint *source, MPI_Fint *ierr);
@@ -7460,7 +8982,7 @@ void mpi_status_set_source_f08_(MPI_Fint *status, const MPI_Fint *source, MPI_Fi
 static int status_set_tag_glue(const struct bmpi_f_sentinels *s, MPI_Fint *status,
                                const MPI_Fint *tag)
 {
-    int rc = PMPI_Status_set_tag(status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status, *tag);
+    int rc = PMPI_Status_set_tag(bmpi_f_status(s, status), *tag);
     return rc;
 }
 void pmpi_status_set_tag_(MPI_Fint *status, const MPI_Fint *tag, MPI_Fint *ierr);
@@ -7508,19 +9030,26 @@ static int file_delete_glue(const struct bmpi_f_sentinels *s, const char *filena
 {
     (void)s;
     char *filename_c = bmpi_f_str_in(filename, filename_len);
-    int rc = filename_c ? PMPI_File_delete(filename_c, *info)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_File_delete");
+    int rc;
+    if (filename_c)
+        rc = PMPI_File_delete(filename_c, *info);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_File_delete");
     free(filename_c);
     return rc;
 }
-void pmpi_file_delete_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr, size_t filename_len);
-void pmpi_file_delete_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr, size_t filename_len)
+void pmpi_file_delete_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr,
+                       size_t filename_len);
+void pmpi_file_delete_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr,
+                       size_t filename_len)
 {
     *ierr = file_delete_glue(&bmpi_f77_sentinels, filename, info, filename_len);
 }
 BMPI_F77_NAMES(file_delete, FILE_DELETE)
-void mpi_file_delete_f08_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr, size_t filename_len);
-void mpi_file_delete_f08_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr, size_t filename_len)
+void mpi_file_delete_f08_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr,
+                          size_t filename_len);
+void mpi_file_delete_f08_(const char *filename, const MPI_Fint *info, MPI_Fint *ierr,
+                          size_t filename_len)
 {
     int rc = file_delete_glue(&bmpi_f08_sentinels, filename, info, filename_len);
     if (ierr)
@@ -7583,14 +9112,18 @@ static int file_get_byte_offset_glue(const struct bmpi_f_sentinels *s, const MPI
     int rc = PMPI_File_get_byte_offset(bmpi_f_file_f2c(*fh), *offset, disp);
     return rc;
 }
-void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierr);
-void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierr)
+void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp,
+                                MPI_Fint *ierr);
+void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp,
+                                MPI_Fint *ierr)
 {
     *ierr = file_get_byte_offset_glue(&bmpi_f77_sentinels, fh, offset, disp);
 }
 BMPI_F77_NAMES(file_get_byte_offset, FILE_GET_BYTE_OFFSET)
-void mpi_file_get_byte_offset_f08_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierr);
-void mpi_file_get_byte_offset_f08_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierr)
+void mpi_file_get_byte_offset_f08_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp,
+                                   MPI_Fint *ierr);
+void mpi_file_get_byte_offset_f08_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp,
+                                   MPI_Fint *ierr)
 {
     int rc = file_get_byte_offset_glue(&bmpi_f08_sentinels, fh, offset, disp);
     if (ierr)
@@ -7715,14 +9248,18 @@ static int file_get_type_extent_glue(const struct bmpi_f_sentinels *s, const MPI
     int rc = PMPI_File_get_type_extent(bmpi_f_file_f2c(*fh), *datatype, extent);
     return rc;
 }
-void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierr);
-void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierr)
+void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent,
+                                MPI_Fint *ierr);
+void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent,
+                                MPI_Fint *ierr)
 {
     *ierr = file_get_type_extent_glue(&bmpi_f77_sentinels, fh, datatype, extent);
 }
 BMPI_F77_NAMES(file_get_type_extent, FILE_GET_TYPE_EXTENT)
-void mpi_file_get_type_extent_f08_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierr);
-void mpi_file_get_type_extent_f08_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierr)
+void mpi_file_get_type_extent_f08_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent,
+                                   MPI_Fint *ierr);
+void mpi_file_get_type_extent_f08_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent,
+                                   MPI_Fint *ierr)
 {
     int rc = file_get_type_extent_glue(&bmpi_f08_sentinels, fh, datatype, extent);
     if (ierr)
@@ -7735,25 +9272,34 @@ static int file_get_view_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
                               size_t datarep_len)
 {
     (void)s;
-    char *datarep_c = bmpi_f_str_buf(MPI_MAX_DATAREP_STRING, datarep_len);
-    int rc = datarep_c ? PMPI_File_get_view(bmpi_f_file_f2c(*fh), disp, etype, filetype, datarep_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_File_get_view");
+    char *datarep_c = bmpi_f_str_buf(MPI_MAX_DATAREP_STRING);
+    int rc;
+    if (datarep_c)
+        rc = PMPI_File_get_view(bmpi_f_file_f2c(*fh), disp, etype, filetype, datarep_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_File_get_view");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(datarep, datarep_len, datarep_c);
     }
     free(datarep_c);
     return rc;
 }
-void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierr, size_t datarep_len);
-void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierr, size_t datarep_len)
+void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype,
+                         char *datarep, MPI_Fint *ierr, size_t datarep_len);
+void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype,
+                         char *datarep, MPI_Fint *ierr, size_t datarep_len)
 {
-    *ierr = file_get_view_glue(&bmpi_f77_sentinels, fh, disp, etype, filetype, datarep, datarep_len);
+    *ierr = file_get_view_glue(&bmpi_f77_sentinels, fh, disp, etype, filetype, datarep,
+                               datarep_len);
 }
 BMPI_F77_NAMES(file_get_view, FILE_GET_VIEW)
-void mpi_file_get_view_f08_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierr, size_t datarep_len);
-void mpi_file_get_view_f08_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *ierr, size_t datarep_len)
+void mpi_file_get_view_f08_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype,
+                            MPI_Fint *filetype, char *datarep, MPI_Fint *ierr, size_t datarep_len);
+void mpi_file_get_view_f08_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype,
+                            MPI_Fint *filetype, char *datarep, MPI_Fint *ierr, size_t datarep_len)
 {
-    int rc = file_get_view_glue(&bmpi_f08_sentinels, fh, disp, etype, filetype, datarep, datarep_len);
+    int rc = file_get_view_glue(&bmpi_f08_sentinels, fh, disp, etype, filetype, datarep,
+                                datarep_len);
     if (ierr)
         *ierr = rc;
 }
@@ -7767,8 +9313,10 @@ int bmpi_f_file_iread_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
     int rc = PMPI_File_iread(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
 }
-void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_iread_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
@@ -7780,11 +9328,14 @@ int bmpi_f_file_iread_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
 int bmpi_f_file_iread_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
 {
-    int rc = PMPI_File_iread_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iread_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                 request);
     return rc;
 }
-void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_iread_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
@@ -7798,13 +9349,19 @@ int bmpi_f_file_iread_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
                               const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                               const MPI_Fint *datatype, MPI_Fint *request)
 {
-    int rc = PMPI_File_iread_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iread_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                *datatype, request);
     return rc;
 }
-void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                         const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                         MPI_Fint *ierr);
+void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                         const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                         MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_iread_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                      request);
 }
 BMPI_F77_NAMES(file_iread_at, FILE_IREAD_AT)
 
@@ -7816,13 +9373,19 @@ int bmpi_f_file_iread_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
                                   const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                   const MPI_Fint *datatype, MPI_Fint *request)
 {
-    int rc = PMPI_File_iread_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iread_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                    *datatype, request);
     return rc;
 }
-void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                             const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                             MPI_Fint *ierr);
+void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                             const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                             MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_iread_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iread_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                          request);
 }
 BMPI_F77_NAMES(file_iread_at_all, FILE_IREAD_AT_ALL)
 
@@ -7834,11 +9397,14 @@ int bmpi_f_file_iread_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
                                   const MPI_Fint *count, const MPI_Fint *datatype,
                                   MPI_Fint *request)
 {
-    int rc = PMPI_File_iread_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iread_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                    request);
     return rc;
 }
-void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_iread_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
@@ -7853,8 +9419,10 @@ int bmpi_f_file_iwrite_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh
     int rc = PMPI_File_iwrite(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
     return rc;
 }
-void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                       const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_iwrite_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
@@ -7866,11 +9434,14 @@ int bmpi_f_file_iwrite_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
 int bmpi_f_file_iwrite_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                 const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request)
 {
-    int rc = PMPI_File_iwrite_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iwrite_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                  request);
     return rc;
 }
-void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                           const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_iwrite_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
@@ -7884,13 +9455,19 @@ int bmpi_f_file_iwrite_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
                                const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                const MPI_Fint *datatype, MPI_Fint *request)
 {
-    int rc = PMPI_File_iwrite_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iwrite_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                 *datatype, request);
     return rc;
 }
-void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                          MPI_Fint *ierr);
+void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                          const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                          MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_iwrite_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                       request);
 }
 BMPI_F77_NAMES(file_iwrite_at, FILE_IWRITE_AT)
 
@@ -7902,13 +9479,19 @@ int bmpi_f_file_iwrite_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_F
                                    const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                    const MPI_Fint *datatype, MPI_Fint *request)
 {
-    int rc = PMPI_File_iwrite_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iwrite_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                     *datatype, request);
     return rc;
 }
-void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                              const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                              MPI_Fint *ierr);
+void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                              const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request,
+                              MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_iwrite_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, request);
+    *ierr = bmpi_f_file_iwrite_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                           request);
 }
 BMPI_F77_NAMES(file_iwrite_at_all, FILE_IWRITE_AT_ALL)
 
@@ -7920,11 +9503,14 @@ int bmpi_f_file_iwrite_shared_glue(const struct bmpi_f_sentinels *s, const MPI_F
                                    const MPI_Fint *count, const MPI_Fint *datatype,
                                    MPI_Fint *request)
 {
-    int rc = PMPI_File_iwrite_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, request);
+    int rc = PMPI_File_iwrite_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                     request);
     return rc;
 }
-void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
-void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
+void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr);
+void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_iwrite_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, request);
 }
@@ -7938,22 +9524,29 @@ static int file_open_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm
     (void)s;
     char *filename_c = bmpi_f_str_in(filename, filename_len);
     MPI_File fh_c = bmpi_f_file_f2c(*fh);
-    int rc = filename_c ? PMPI_File_open(*comm, filename_c, *amode, *info, &fh_c)
-                : bmpi_f_nomem(*comm, "MPI_File_open");
+    int rc;
+    if (filename_c)
+        rc = PMPI_File_open(*comm, filename_c, *amode, *info, &fh_c);
+    else
+        rc = bmpi_f_nomem(*comm, "MPI_File_open");
     if (rc == MPI_SUCCESS) {
         *fh = bmpi_f_file_c2f(fh_c);
     }
     free(filename_c);
     return rc;
 }
-void pmpi_file_open_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len);
-void pmpi_file_open_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len)
+void pmpi_file_open_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode,
+                     const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len);
+void pmpi_file_open_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode,
+                     const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len)
 {
     *ierr = file_open_glue(&bmpi_f77_sentinels, comm, filename, amode, info, fh, filename_len);
 }
 BMPI_F77_NAMES(file_open, FILE_OPEN)
-void mpi_file_open_f08_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len);
-void mpi_file_open_f08_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len)
+void mpi_file_open_f08_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode,
+                        const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len);
+void mpi_file_open_f08_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode,
+                        const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, size_t filename_len)
 {
     int rc = file_open_glue(&bmpi_f08_sentinels, comm, filename, amode, info, fh, filename_len);
     if (ierr)
@@ -7988,11 +9581,14 @@ int bmpi_f_file_read_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, 
 int bmpi_f_file_read_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                           const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_read(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                            bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
+                     MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8004,11 +9600,14 @@ int bmpi_f_file_read_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 int bmpi_f_file_read_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                               const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                         const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                         const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8023,8 +9622,10 @@ int bmpi_f_file_read_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI_
     int rc = PMPI_File_read_all_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
 }
-void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                               const MPI_Fint *datatype, MPI_Fint *ierr);
+void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                               const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_all_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
@@ -8036,7 +9637,8 @@ int bmpi_f_file_read_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
 int bmpi_f_file_read_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                   MPI_Fint *status)
 {
-    int rc = PMPI_File_read_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf),
+                                    bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
@@ -8054,11 +9656,16 @@ int bmpi_f_file_read_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *f
                              const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                              const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype,
+                               bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                        const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                        MPI_Fint *ierr);
+void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                        const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                        MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
 }
@@ -8072,13 +9679,19 @@ int bmpi_f_file_read_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
                                  const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                  const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                   *datatype, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                            MPI_Fint *ierr);
+void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                            const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                            MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_read_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_read_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                         status);
 }
 BMPI_F77_NAMES(file_read_at_all, FILE_READ_AT_ALL)
 
@@ -8090,13 +9703,17 @@ int bmpi_f_file_read_at_all_begin_glue(const struct bmpi_f_sentinels *s, const M
                                        const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                        const MPI_Fint *datatype)
 {
-    int rc = PMPI_File_read_at_all_begin(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype);
+    int rc = PMPI_File_read_at_all_begin(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                         *datatype);
     return rc;
 }
-void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
+void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_read_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype);
+    *ierr = bmpi_f_file_read_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count,
+                                               datatype);
 }
 BMPI_F77_NAMES(file_read_at_all_begin, FILE_READ_AT_ALL_BEGIN)
 
@@ -8106,7 +9723,8 @@ int bmpi_f_file_read_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI
 int bmpi_f_file_read_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
                                      void *buf, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_at_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_at_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf),
+                                       bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
@@ -8118,15 +9736,19 @@ BMPI_F77_NAMES(file_read_at_all_end, FILE_READ_AT_ALL_END)
 
 /* MPI_File_read_ordered */
 int bmpi_f_file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
-                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  MPI_Fint *status);
 int bmpi_f_file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                   const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_ordered(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_ordered(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                    bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_ordered_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8138,11 +9760,14 @@ int bmpi_f_file_read_ordered_begin_glue(const struct bmpi_f_sentinels *s, const 
 int bmpi_f_file_read_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
                                         void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
 {
-    int rc = PMPI_File_read_ordered_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
+    int rc = PMPI_File_read_ordered_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count,
+                                          *datatype);
     return rc;
 }
-void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                                   const MPI_Fint *datatype, MPI_Fint *ierr);
+void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                                   const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_ordered_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
@@ -8154,7 +9779,8 @@ int bmpi_f_file_read_ordered_end_glue(const struct bmpi_f_sentinels *s, const MP
 int bmpi_f_file_read_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
                                       void *buf, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_ordered_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_ordered_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf),
+                                        bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
@@ -8170,11 +9796,14 @@ int bmpi_f_file_read_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
 int bmpi_f_file_read_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_read_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_read_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                   bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                            const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                            const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_read_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8188,14 +9817,18 @@ static int file_seek_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
     int rc = PMPI_File_seek(bmpi_f_file_f2c(*fh), *offset, *whence);
     return rc;
 }
-void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr);
-void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr)
+void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                     MPI_Fint *ierr);
+void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                     MPI_Fint *ierr)
 {
     *ierr = file_seek_glue(&bmpi_f77_sentinels, fh, offset, whence);
 }
 BMPI_F77_NAMES(file_seek, FILE_SEEK)
-void mpi_file_seek_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr);
-void mpi_file_seek_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr)
+void mpi_file_seek_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                        MPI_Fint *ierr);
+void mpi_file_seek_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                        MPI_Fint *ierr)
 {
     int rc = file_seek_glue(&bmpi_f08_sentinels, fh, offset, whence);
     if (ierr)
@@ -8210,14 +9843,18 @@ static int file_seek_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fin
     int rc = PMPI_File_seek_shared(bmpi_f_file_f2c(*fh), *offset, *whence);
     return rc;
 }
-void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr);
-void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr)
+void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                            MPI_Fint *ierr);
+void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                            MPI_Fint *ierr)
 {
     *ierr = file_seek_shared_glue(&bmpi_f77_sentinels, fh, offset, whence);
 }
 BMPI_F77_NAMES(file_seek_shared, FILE_SEEK_SHARED)
-void mpi_file_seek_shared_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr);
-void mpi_file_seek_shared_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierr)
+void mpi_file_seek_shared_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                               MPI_Fint *ierr);
+void mpi_file_seek_shared_f08_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence,
+                               MPI_Fint *ierr)
 {
     int rc = file_seek_shared_glue(&bmpi_f08_sentinels, fh, offset, whence);
     if (ierr)
@@ -8298,21 +9935,34 @@ static int file_set_view_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
 {
     (void)s;
     char *datarep_c = bmpi_f_str_in(datarep, datarep_len);
-    int rc = datarep_c ? PMPI_File_set_view(bmpi_f_file_f2c(*fh), *disp, *etype, *filetype, datarep_c, *info)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_File_set_view");
+    int rc;
+    if (datarep_c)
+        rc = PMPI_File_set_view(bmpi_f_file_f2c(*fh), *disp, *etype, *filetype, datarep_c, *info);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_File_set_view");
     free(datarep_c);
     return rc;
 }
-void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, MPI_Fint *ierr, size_t datarep_len);
-void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, MPI_Fint *ierr, size_t datarep_len)
+void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype,
+                         const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info,
+                         MPI_Fint *ierr, size_t datarep_len);
+void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype,
+                         const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info,
+                         MPI_Fint *ierr, size_t datarep_len)
 {
-    *ierr = file_set_view_glue(&bmpi_f77_sentinels, fh, disp, etype, filetype, datarep, info, datarep_len);
+    *ierr = file_set_view_glue(&bmpi_f77_sentinels, fh, disp, etype, filetype, datarep, info,
+                               datarep_len);
 }
 BMPI_F77_NAMES(file_set_view, FILE_SET_VIEW)
-void mpi_file_set_view_f08_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, MPI_Fint *ierr, size_t datarep_len);
-void mpi_file_set_view_f08_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, MPI_Fint *ierr, size_t datarep_len)
+void mpi_file_set_view_f08_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype,
+                            const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info,
+                            MPI_Fint *ierr, size_t datarep_len);
+void mpi_file_set_view_f08_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype,
+                            const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info,
+                            MPI_Fint *ierr, size_t datarep_len)
 {
-    int rc = file_set_view_glue(&bmpi_f08_sentinels, fh, disp, etype, filetype, datarep, info, datarep_len);
+    int rc = file_set_view_glue(&bmpi_f08_sentinels, fh, disp, etype, filetype, datarep, info,
+                                datarep_len);
     if (ierr)
         *ierr = rc;
 }
@@ -8344,11 +9994,14 @@ int bmpi_f_file_write_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
 int bmpi_f_file_write_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                            const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_write(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                             bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_write_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_write_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_write_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_write_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                      const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_write_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8360,11 +10013,14 @@ int bmpi_f_file_write_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint 
 int bmpi_f_file_write_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_write_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_all(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                 bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                          const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_write_all_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8379,8 +10035,10 @@ int bmpi_f_file_write_all_begin_glue(const struct bmpi_f_sentinels *s, const MPI
     int rc = PMPI_File_write_all_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
     return rc;
 }
-void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                                const MPI_Fint *datatype, MPI_Fint *ierr);
+void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                                const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_write_all_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
@@ -8392,7 +10050,8 @@ int bmpi_f_file_write_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_F
 int bmpi_f_file_write_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                    MPI_Fint *status)
 {
-    int rc = PMPI_File_write_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf),
+                                     bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_file_write_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
@@ -8410,13 +10069,19 @@ int bmpi_f_file_write_at_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *
                               const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                               const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_write_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_at(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                *datatype, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                         const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                         MPI_Fint *ierr);
+void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                         const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                         MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_write_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_at_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                      status);
 }
 BMPI_F77_NAMES(file_write_at, FILE_WRITE_AT)
 
@@ -8428,13 +10093,19 @@ int bmpi_f_file_write_at_all_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
                                   const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                   const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_write_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_at_all(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                    *datatype, bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                             const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                             MPI_Fint *ierr);
+void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                             const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status,
+                             MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_write_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype, status);
+    *ierr = bmpi_f_file_write_at_all_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype,
+                                          status);
 }
 BMPI_F77_NAMES(file_write_at_all, FILE_WRITE_AT_ALL)
 
@@ -8446,13 +10117,17 @@ int bmpi_f_file_write_at_all_begin_glue(const struct bmpi_f_sentinels *s, const 
                                         const MPI_Offset *offset, void *buf, const MPI_Fint *count,
                                         const MPI_Fint *datatype)
 {
-    int rc = PMPI_File_write_at_all_begin(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count, *datatype);
+    int rc = PMPI_File_write_at_all_begin(bmpi_f_file_f2c(*fh), *offset, bmpi_f_buf(s, buf), *count,
+                                          *datatype);
     return rc;
 }
-void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                   const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
+void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                   const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
 {
-    *ierr = bmpi_f_file_write_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count, datatype);
+    *ierr = bmpi_f_file_write_at_all_begin_glue(&bmpi_f77_sentinels, fh, offset, buf, count,
+                                                datatype);
 }
 BMPI_F77_NAMES(file_write_at_all_begin, FILE_WRITE_AT_ALL_BEGIN)
 
@@ -8462,7 +10137,8 @@ int bmpi_f_file_write_at_all_end_glue(const struct bmpi_f_sentinels *s, const MP
 int bmpi_f_file_write_at_all_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
                                       void *buf, MPI_Fint *status)
 {
-    int rc = PMPI_File_write_at_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_at_all_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf),
+                                        bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_file_write_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
@@ -8480,11 +10156,14 @@ int bmpi_f_file_write_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_F
                                    const MPI_Fint *count, const MPI_Fint *datatype,
                                    MPI_Fint *status)
 {
-    int rc = PMPI_File_write_ordered(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_ordered(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                     bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                              const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_write_ordered_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8492,15 +10171,19 @@ BMPI_F77_NAMES(file_write_ordered, FILE_WRITE_ORDERED)
 
 /* MPI_File_write_ordered_begin */
 int bmpi_f_file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
-                                         void *buf, const MPI_Fint *count, const MPI_Fint *datatype);
+                                         void *buf, const MPI_Fint *count,
+                                         const MPI_Fint *datatype);
 int bmpi_f_file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
                                          void *buf, const MPI_Fint *count, const MPI_Fint *datatype)
 {
-    int rc = PMPI_File_write_ordered_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype);
+    int rc = PMPI_File_write_ordered_begin(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count,
+                                           *datatype);
     return rc;
 }
-void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                                    const MPI_Fint *datatype, MPI_Fint *ierr);
+void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                                    const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_write_ordered_begin_glue(&bmpi_f77_sentinels, fh, buf, count, datatype);
 }
@@ -8512,7 +10195,8 @@ int bmpi_f_file_write_ordered_end_glue(const struct bmpi_f_sentinels *s, const M
 int bmpi_f_file_write_ordered_end_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
                                        void *buf, MPI_Fint *status)
 {
-    int rc = PMPI_File_write_ordered_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_ordered_end(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf),
+                                         bmpi_f_status(s, status));
     return rc;
 }
 void pmpi_file_write_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierr);
@@ -8524,15 +10208,19 @@ BMPI_F77_NAMES(file_write_ordered_end, FILE_WRITE_ORDERED_END)
 
 /* MPI_File_write_shared */
 int bmpi_f_file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
-                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  MPI_Fint *status);
 int bmpi_f_file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
                                   const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status)
 {
-    int rc = PMPI_File_write_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype, status == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status);
+    int rc = PMPI_File_write_shared(bmpi_f_file_f2c(*fh), bmpi_f_buf(s, buf), *count, *datatype,
+                                    bmpi_f_status(s, status));
     return rc;
 }
-void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
-void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
+void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
+void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count,
+                             const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = bmpi_f_file_write_shared_glue(&bmpi_f77_sentinels, fh, buf, count, datatype, status);
 }
@@ -8581,10 +10269,13 @@ static int info_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
 {
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
-    char *value_c = bmpi_f_str_buf(*valuelen, value_len);
+    char *value_c = bmpi_f_str_buf(*valuelen);
     int flag_c = 0;
-    int rc = key_c && value_c ? PMPI_Info_get(*info, key_c, *valuelen, value_c, &flag_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get");
+    int rc;
+    if (key_c && value_c)
+        rc = PMPI_Info_get(*info, key_c, *valuelen, value_c, &flag_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get");
     if (rc == MPI_SUCCESS) {
         bmpi_f_str_out(value, value_len, value_c);
         *flag = BMPI_F_LOGICAL(flag_c);
@@ -8593,16 +10284,22 @@ static int info_get_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *info,
     free(value_c);
     return rc;
 }
-void pmpi_info_get_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
-void pmpi_info_get_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
+void pmpi_info_get_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value,
+                    MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
+void pmpi_info_get_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value,
+                    MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    *ierr = info_get_glue(&bmpi_f77_sentinels, info, key, valuelen, value, flag, key_len, value_len);
+    *ierr = info_get_glue(&bmpi_f77_sentinels, info, key, valuelen, value, flag, key_len,
+                          value_len);
 }
 BMPI_F77_NAMES(info_get, INFO_GET)
-void mpi_info_get_f08_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
-void mpi_info_get_f08_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
+void mpi_info_get_f08_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value,
+                       MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len);
+void mpi_info_get_f08_(const MPI_Fint *info, const char *key, const MPI_Fint *valuelen, char *value,
+                       MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    int rc = info_get_glue(&bmpi_f08_sentinels, info, key, valuelen, value, flag, key_len, value_len);
+    int rc = info_get_glue(&bmpi_f08_sentinels, info, key, valuelen, value, flag, key_len,
+                           value_len);
     if (ierr)
         *ierr = rc;
 }
@@ -8615,22 +10312,29 @@ static int info_get_valuelen_glue(const struct bmpi_f_sentinels *s, const MPI_Fi
     (void)s;
     char *key_c = bmpi_f_str_in(key, key_len);
     int flag_c = 0;
-    int rc = key_c ? PMPI_Info_get_valuelen(*info, key_c, valuelen, &flag_c)
-                : bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get_valuelen");
+    int rc;
+    if (key_c)
+        rc = PMPI_Info_get_valuelen(*info, key_c, valuelen, &flag_c);
+    else
+        rc = bmpi_f_nomem(MPI_COMM_WORLD, "MPI_Info_get_valuelen");
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
     free(key_c);
     return rc;
 }
-void pmpi_info_get_valuelen_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len);
-void pmpi_info_get_valuelen_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len)
+void pmpi_info_get_valuelen_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen,
+                             MPI_Fint *flag, MPI_Fint *ierr, size_t key_len);
+void pmpi_info_get_valuelen_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen,
+                             MPI_Fint *flag, MPI_Fint *ierr, size_t key_len)
 {
     *ierr = info_get_valuelen_glue(&bmpi_f77_sentinels, info, key, valuelen, flag, key_len);
 }
 BMPI_F77_NAMES(info_get_valuelen, INFO_GET_VALUELEN)
-void mpi_info_get_valuelen_f08_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len);
-void mpi_info_get_valuelen_f08_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len)
+void mpi_info_get_valuelen_f08_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen,
+                                MPI_Fint *flag, MPI_Fint *ierr, size_t key_len);
+void mpi_info_get_valuelen_f08_(const MPI_Fint *info, const char *key, MPI_Fint *valuelen,
+                                MPI_Fint *flag, MPI_Fint *ierr, size_t key_len)
 {
     int rc = info_get_valuelen_glue(&bmpi_f08_sentinels, info, key, valuelen, flag, key_len);
     if (ierr)
@@ -8703,14 +10407,18 @@ static int type_create_f90_complex_glue(const struct bmpi_f_sentinels *s, const 
     int rc = PMPI_Type_create_f90_complex(*p, *r, newtype);
     return rc;
 }
-void pmpi_type_create_f90_complex_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_f90_complex_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_f90_complex_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                   MPI_Fint *ierr);
+void pmpi_type_create_f90_complex_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                   MPI_Fint *ierr)
 {
     *ierr = type_create_f90_complex_glue(&bmpi_f77_sentinels, p, r, newtype);
 }
 BMPI_F77_NAMES(type_create_f90_complex, TYPE_CREATE_F90_COMPLEX)
-void mpi_type_create_f90_complex_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_f90_complex_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_f90_complex_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                      MPI_Fint *ierr);
+void mpi_type_create_f90_complex_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                      MPI_Fint *ierr)
 {
     int rc = type_create_f90_complex_glue(&bmpi_f08_sentinels, p, r, newtype);
     if (ierr)
@@ -8747,14 +10455,18 @@ static int type_create_f90_real_glue(const struct bmpi_f_sentinels *s, const MPI
     int rc = PMPI_Type_create_f90_real(*p, *r, newtype);
     return rc;
 }
-void pmpi_type_create_f90_real_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr);
-void pmpi_type_create_f90_real_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr)
+void pmpi_type_create_f90_real_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                MPI_Fint *ierr);
+void pmpi_type_create_f90_real_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                MPI_Fint *ierr)
 {
     *ierr = type_create_f90_real_glue(&bmpi_f77_sentinels, p, r, newtype);
 }
 BMPI_F77_NAMES(type_create_f90_real, TYPE_CREATE_F90_REAL)
-void mpi_type_create_f90_real_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr);
-void mpi_type_create_f90_real_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype, MPI_Fint *ierr)
+void mpi_type_create_f90_real_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                   MPI_Fint *ierr);
+void mpi_type_create_f90_real_f08_(const MPI_Fint *p, const MPI_Fint *r, MPI_Fint *newtype,
+                                   MPI_Fint *ierr)
 {
     int rc = type_create_f90_real_glue(&bmpi_f08_sentinels, p, r, newtype);
     if (ierr)
@@ -8769,14 +10481,18 @@ static int type_match_size_glue(const struct bmpi_f_sentinels *s, const MPI_Fint
     int rc = PMPI_Type_match_size(*typeclass, *size, datatype);
     return rc;
 }
-void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierr);
-void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierr)
+void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype,
+                           MPI_Fint *ierr);
+void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype,
+                           MPI_Fint *ierr)
 {
     *ierr = type_match_size_glue(&bmpi_f77_sentinels, typeclass, size, datatype);
 }
 BMPI_F77_NAMES(type_match_size, TYPE_MATCH_SIZE)
-void mpi_type_match_size_f08_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierr);
-void mpi_type_match_size_f08_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierr)
+void mpi_type_match_size_f08_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype,
+                              MPI_Fint *ierr);
+void mpi_type_match_size_f08_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype,
+                              MPI_Fint *ierr)
 {
     int rc = type_match_size_glue(&bmpi_f08_sentinels, typeclass, size, datatype);
     if (ierr)

@@ -1,7 +1,7 @@
 /*
  * fortran/glue.h: what the generated fortran/glue.c needs besides mpi.h:
  * the Fortran sentinels of each binding and the conversions of strings,
- * LOGICAL arrays, file handles and errors (fortran/support.c).
+ * string arrays, file handles and errors (fortran/support.c).
  */
 #ifndef BMPI_FORTRAN_GLUE_H
 #define BMPI_FORTRAN_GLUE_H
@@ -41,6 +41,22 @@ static inline void *bmpi_f_buf(const struct bmpi_f_sentinels *s, const void *buf
     return (void *)buf;
 }
 
+/* A status, array of statuses, array of error codes with the IGNOREs translated. */
+static inline MPI_Status *bmpi_f_status(const struct bmpi_f_sentinels *s, const MPI_Fint *st)
+{
+    return st == s->status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)st;
+}
+
+static inline MPI_Status *bmpi_f_statuses(const struct bmpi_f_sentinels *s, const MPI_Fint *st)
+{
+    return st == s->statuses_ignore ? MPI_STATUSES_IGNORE : (MPI_Status *)st;
+}
+
+static inline int *bmpi_f_errcodes(const struct bmpi_f_sentinels *s, MPI_Fint *codes)
+{
+    return codes == s->errcodes_ignore ? MPI_ERRCODES_IGNORE : codes;
+}
+
 /* A weights array with MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY translated. */
 static inline int *bmpi_f_weights(const struct bmpi_f_sentinels *s, const MPI_Fint *w)
 {
@@ -59,17 +75,11 @@ int bmpi_f_nomem(MPI_Comm comm, const char *fn);
  * as it does for C callers). malloc'ed; NULL when out of memory. */
 char *bmpi_f_str_in(const char *s, size_t len);
 /* A buffer for a C output string of at most n characters and its null. */
-char *bmpi_f_str_buf(size_t n, size_t flen);
+char *bmpi_f_str_buf(size_t n);
 /* Copy C string c into the CHARACTER argument s of length len, blank-padded. */
 void bmpi_f_str_out(char *s, size_t len, const char *c);
 /* The C length (with the null) of a Fortran in/out string length; 0 stays 0. */
 int bmpi_f_strlen_in(MPI_Fint flen, size_t len);
-
-/* LOGICAL arrays of n elements to C ints (malloc'ed) and back. */
-int *bmpi_f_logicals_in(const MPI_Fint *f, MPI_Fint n);
-void bmpi_f_logicals_out(MPI_Fint *f, const int *c, MPI_Fint n);
-/* The number of dimensions of a Cartesian communicator (0 on error). */
-MPI_Fint bmpi_f_cartdim(MPI_Comm comm);
 
 /* MPI_File handles: the C pointer has no Fortran integer of its own yet. */
 MPI_File bmpi_f_file_f2c(MPI_Fint f);

@@ -22,9 +22,7 @@ void bmpi_f08ts_bsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *d
                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Bsend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Bsend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -47,9 +45,7 @@ void bmpi_f08ts_bsend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fi
                            MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Bsend_init");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Bsend_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -67,9 +63,7 @@ void bmpi_f08ts_buffer_attach(CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fin
 void bmpi_f08ts_buffer_attach(CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buffer, &buffer_b, MPI_COMM_WORLD, "MPI_Buffer_attach");
+    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, MPI_COMM_WORLD, "MPI_Buffer_attach");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_buffer_attach_glue(&bmpi_f08_sentinels, buffer_b.buf, size);
     }
@@ -87,9 +81,7 @@ void bmpi_f08ts_comm_attach_buffer(const MPI_Fint *comm, CFI_cdesc_t *buffer, co
                                    MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buffer, &buffer_b, *comm, "MPI_Comm_attach_buffer");
+    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, *comm, "MPI_Comm_attach_buffer");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_comm_attach_buffer_glue(&bmpi_f08_sentinels, comm, buffer_b.buf, size);
     }
@@ -110,9 +102,7 @@ void bmpi_f08ts_ibsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *
                        MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Ibsend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Ibsend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -133,9 +123,7 @@ void bmpi_f08ts_imrecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *
                        MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_Imrecv");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_Imrecv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -158,9 +146,7 @@ void bmpi_f08ts_irecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *d
                       MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Irecv");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Irecv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -184,9 +170,7 @@ void bmpi_f08ts_irsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *
                        MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Irsend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Irsend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -210,9 +194,7 @@ void bmpi_f08ts_isend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *d
                       MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Isend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Isend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -243,9 +225,7 @@ void bmpi_f08ts_isendrecv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Isendrecv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Isendrecv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Isendrecv");
     if (rc == MPI_SUCCESS) {
@@ -279,9 +259,7 @@ void bmpi_f08ts_isendrecv_replace(CFI_cdesc_t *buf, const MPI_Fint *count, const
                                   const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Isendrecv_replace");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Isendrecv_replace");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -305,9 +283,7 @@ void bmpi_f08ts_issend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *
                        MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Issend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Issend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -328,9 +304,7 @@ void bmpi_f08ts_mrecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *d
                       MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_Mrecv");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_Mrecv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -353,9 +327,7 @@ void bmpi_f08ts_recv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *da
                      MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Recv");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Recv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -379,9 +351,7 @@ void bmpi_f08ts_recv_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fin
                           MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Recv_init");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Recv_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -405,9 +375,7 @@ void bmpi_f08ts_rsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *d
                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Rsend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Rsend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -430,9 +398,7 @@ void bmpi_f08ts_rsend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fi
                            MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Rsend_init");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Rsend_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -456,9 +422,7 @@ void bmpi_f08ts_send(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *da
                      MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Send");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Send");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -481,9 +445,7 @@ void bmpi_f08ts_send_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fin
                           MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Send_init");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Send_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -514,9 +476,7 @@ void bmpi_f08ts_sendrecv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Sendrecv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Sendrecv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Sendrecv");
     if (rc == MPI_SUCCESS) {
@@ -549,9 +509,7 @@ void bmpi_f08ts_sendrecv_replace(CFI_cdesc_t *buf, const MPI_Fint *count, const 
                                  const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Sendrecv_replace");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Sendrecv_replace");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -572,9 +530,7 @@ void bmpi_f08ts_session_attach_buffer(const MPI_Fint *session, CFI_cdesc_t *buff
                                       const MPI_Fint *size, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buffer, &buffer_b, MPI_COMM_WORLD, "MPI_Session_attach_buffer");
+    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, MPI_COMM_WORLD, "MPI_Session_attach_buffer");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_session_attach_buffer_glue(&bmpi_f08_sentinels, session, buffer_b.buf, size);
     }
@@ -595,9 +551,7 @@ void bmpi_f08ts_ssend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *d
                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Ssend");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Ssend");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -620,9 +574,7 @@ void bmpi_f08ts_ssend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fi
                            MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Ssend_init");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, *comm, "MPI_Ssend_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -649,9 +601,7 @@ void bmpi_f08ts_precv_init(CFI_cdesc_t *buf, const MPI_Fint *partitions, const M
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, *comm, "MPI_Precv_init");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, *comm, "MPI_Precv_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_precv_init_glue(&bmpi_f08_sentinels, buf_b.buf, partitions, count, datatype,
                                     dest, tag, comm, info, request);
@@ -676,9 +626,7 @@ void bmpi_f08ts_psend_init(CFI_cdesc_t *buf, const MPI_Fint *partitions, const M
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, *comm, "MPI_Psend_init");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, *comm, "MPI_Psend_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_psend_init_glue(&bmpi_f08_sentinels, buf_b.buf, partitions, count, datatype,
                                     dest, tag, comm, info, request);
@@ -694,9 +642,7 @@ void bmpi_f08ts_get_address(CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *
 void bmpi_f08ts_get_address(CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer location_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(location, &location_b, MPI_COMM_WORLD, "MPI_Get_address");
+    int rc = bmpi_f08_buffer_contig(location, &location_b, MPI_COMM_WORLD, "MPI_Get_address");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_get_address_glue(&bmpi_f08_sentinels, location_b.buf, address);
     }
@@ -718,9 +664,7 @@ void bmpi_f08ts_pack(CFI_cdesc_t *inbuf, const MPI_Fint *incount, const MPI_Fint
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(inbuf, *incount, *datatype, &inbuf_b, *comm, "MPI_Pack");
+    int rc = bmpi_f08_buffer(inbuf, *incount, *datatype, &inbuf_b, *comm, "MPI_Pack");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(outbuf, &outbuf_b, *comm, "MPI_Pack");
     if (rc == MPI_SUCCESS) {
@@ -749,9 +693,8 @@ void bmpi_f08ts_pack_external(const char *datarep, CFI_cdesc_t *inbuf, const MPI
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
     size_t datarep_len = strlen(datarep);
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(inbuf, *incount, *datatype, &inbuf_b, MPI_COMM_WORLD, "MPI_Pack_external");
+    int rc = bmpi_f08_buffer(inbuf, *incount, *datatype, &inbuf_b, MPI_COMM_WORLD,
+                             "MPI_Pack_external");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(outbuf, &outbuf_b, MPI_COMM_WORLD, "MPI_Pack_external");
     if (rc == MPI_SUCCESS) {
@@ -779,9 +722,7 @@ void bmpi_f08ts_unpack(CFI_cdesc_t *inbuf, const MPI_Fint *insize, MPI_Fint *pos
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, *comm, "MPI_Unpack");
+    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, *comm, "MPI_Unpack");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(outbuf, *outcount, *datatype, &outbuf_b, *comm, "MPI_Unpack");
     if (rc == MPI_SUCCESS) {
@@ -811,11 +752,10 @@ void bmpi_f08ts_unpack_external(const char *datarep, CFI_cdesc_t *inbuf, const M
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
     size_t datarep_len = strlen(datarep);
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, MPI_COMM_WORLD, "MPI_Unpack_external");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, MPI_COMM_WORLD, "MPI_Unpack_external");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(outbuf, *outcount, *datatype, &outbuf_b, MPI_COMM_WORLD, "MPI_Unpack_external");
+        rc = bmpi_f08_buffer(outbuf, *outcount, *datatype, &outbuf_b, MPI_COMM_WORLD,
+                             "MPI_Unpack_external");
     if (rc == MPI_SUCCESS) {
         MPI_Fint outbuf_n = (MPI_Fint)outbuf_b.count;
         MPI_Fint outbuf_t = outbuf_b.type;
@@ -831,7 +771,8 @@ void bmpi_f08ts_unpack_external(const char *datarep, CFI_cdesc_t *inbuf, const M
 /* MPI_Allgather */
 int bmpi_f_allgather_glue(const struct bmpi_f_sentinels *s, void *sendbuf,
                           const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,
-                          const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm);
+                          const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                          const MPI_Fint *comm);
 void bmpi_f08ts_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
                           CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                           const MPI_Fint *comm, MPI_Fint *ierr);
@@ -841,9 +782,7 @@ void bmpi_f08ts_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgather");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgather");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Allgather");
     if (rc == MPI_SUCCESS) {
@@ -878,11 +817,11 @@ void bmpi_f08ts_allgather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Allgather_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgather_init");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Allgather_init");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Allgather_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -913,9 +852,7 @@ void bmpi_f08ts_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgatherv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgatherv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allgatherv");
     if (rc == MPI_SUCCESS) {
@@ -949,9 +886,8 @@ void bmpi_f08ts_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgatherv_init");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Allgatherv_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allgatherv_init");
     if (rc == MPI_SUCCESS) {
@@ -980,9 +916,7 @@ void bmpi_f08ts_allreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Allreduce");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Allreduce");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allreduce");
     if (rc == MPI_SUCCESS) {
@@ -1008,9 +942,7 @@ void bmpi_f08ts_allreduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Allreduce_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Allreduce_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allreduce_init");
     if (rc == MPI_SUCCESS) {
@@ -1036,9 +968,7 @@ void bmpi_f08ts_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Alltoall");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Alltoall");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Alltoall");
     if (rc == MPI_SUCCESS) {
@@ -1073,11 +1003,11 @@ void bmpi_f08ts_alltoall_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Alltoall_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Alltoall_init");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Alltoall_init");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Alltoall_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -1108,9 +1038,7 @@ void bmpi_f08ts_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, cons
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallv");
     if (rc == MPI_SUCCESS) {
@@ -1144,9 +1072,7 @@ void bmpi_f08ts_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallv_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallv_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallv_init");
     if (rc == MPI_SUCCESS) {
@@ -1176,9 +1102,7 @@ void bmpi_f08ts_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, cons
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallw");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallw");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallw");
     if (rc == MPI_SUCCESS) {
@@ -1212,9 +1136,7 @@ void bmpi_f08ts_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallw_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallw_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallw_init");
     if (rc == MPI_SUCCESS) {
@@ -1237,9 +1159,7 @@ void bmpi_f08ts_bcast(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint
                       const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buffer, *count, *datatype, &buffer_b, *comm, "MPI_Bcast");
+    int rc = bmpi_f08_buffer(buffer, *count, *datatype, &buffer_b, *comm, "MPI_Bcast");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buffer_n = (MPI_Fint)buffer_b.count;
         MPI_Fint buffer_t = buffer_b.type;
@@ -1262,9 +1182,7 @@ void bmpi_f08ts_bcast_init(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI
                            MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buffer, *count, *datatype, &buffer_b, *comm, "MPI_Bcast_init");
+    int rc = bmpi_f08_buffer(buffer, *count, *datatype, &buffer_b, *comm, "MPI_Bcast_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buffer_n = (MPI_Fint)buffer_b.count;
         MPI_Fint buffer_t = buffer_b.type;
@@ -1289,9 +1207,7 @@ void bmpi_f08ts_exscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fin
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Exscan");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Exscan");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Exscan");
     if (rc == MPI_SUCCESS) {
@@ -1317,9 +1233,7 @@ void bmpi_f08ts_exscan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Exscan_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Exscan_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Exscan_init");
     if (rc == MPI_SUCCESS) {
@@ -1345,9 +1259,7 @@ void bmpi_f08ts_gather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MP
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gather");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gather");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Gather");
     if (rc == MPI_SUCCESS) {
@@ -1383,9 +1295,7 @@ void bmpi_f08ts_gather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gather_init");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gather_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Gather_init");
     if (rc == MPI_SUCCESS) {
@@ -1419,9 +1329,7 @@ void bmpi_f08ts_gatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gatherv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gatherv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Gatherv");
     if (rc == MPI_SUCCESS) {
@@ -1455,9 +1363,7 @@ void bmpi_f08ts_gatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gatherv_init");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gatherv_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Gatherv_init");
     if (rc == MPI_SUCCESS) {
@@ -1489,9 +1395,7 @@ void bmpi_f08ts_iallgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iallgather");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iallgather");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Iallgather");
     if (rc == MPI_SUCCESS) {
@@ -1526,9 +1430,7 @@ void bmpi_f08ts_iallgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iallgatherv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iallgatherv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iallgatherv");
     if (rc == MPI_SUCCESS) {
@@ -1556,9 +1458,7 @@ void bmpi_f08ts_iallreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iallreduce");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iallreduce");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iallreduce");
     if (rc == MPI_SUCCESS) {
@@ -1585,9 +1485,7 @@ void bmpi_f08ts_ialltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Ialltoall");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Ialltoall");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Ialltoall");
     if (rc == MPI_SUCCESS) {
@@ -1623,9 +1521,7 @@ void bmpi_f08ts_ialltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ialltoallv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ialltoallv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ialltoallv");
     if (rc == MPI_SUCCESS) {
@@ -1658,9 +1554,7 @@ void bmpi_f08ts_ialltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ialltoallw");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ialltoallw");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ialltoallw");
     if (rc == MPI_SUCCESS) {
@@ -1686,9 +1580,7 @@ void bmpi_f08ts_ibcast(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fin
                        MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buffer, *count, *datatype, &buffer_b, *comm, "MPI_Ibcast");
+    int rc = bmpi_f08_buffer(buffer, *count, *datatype, &buffer_b, *comm, "MPI_Ibcast");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buffer_n = (MPI_Fint)buffer_b.count;
         MPI_Fint buffer_t = buffer_b.type;
@@ -1713,9 +1605,7 @@ void bmpi_f08ts_iexscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fi
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iexscan");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iexscan");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iexscan");
     if (rc == MPI_SUCCESS) {
@@ -1744,9 +1634,7 @@ void bmpi_f08ts_igather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Igather");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Igather");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Igather");
     if (rc == MPI_SUCCESS) {
@@ -1779,9 +1667,7 @@ void bmpi_f08ts_igatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Igatherv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Igatherv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Igatherv");
     if (rc == MPI_SUCCESS) {
@@ -1809,9 +1695,7 @@ void bmpi_f08ts_ireduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fi
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ireduce");
     if (rc == MPI_SUCCESS) {
@@ -1839,9 +1723,7 @@ void bmpi_f08ts_ireduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce_scatter");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce_scatter");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ireduce_scatter");
     if (rc == MPI_SUCCESS) {
@@ -1870,9 +1752,7 @@ void bmpi_f08ts_ireduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce_scatter_block");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce_scatter_block");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ireduce_scatter_block");
     if (rc == MPI_SUCCESS) {
@@ -1898,9 +1778,7 @@ void bmpi_f08ts_iscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iscan");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iscan");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iscan");
     if (rc == MPI_SUCCESS) {
@@ -1929,9 +1807,7 @@ void bmpi_f08ts_iscatter(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iscatter");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iscatter");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Iscatter");
     if (rc == MPI_SUCCESS) {
@@ -1965,9 +1841,7 @@ void bmpi_f08ts_iscatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, cons
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iscatterv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iscatterv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Iscatterv");
     if (rc == MPI_SUCCESS) {
@@ -1995,9 +1869,7 @@ void bmpi_f08ts_reduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fin
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce");
     if (rc == MPI_SUCCESS) {
@@ -2026,9 +1898,7 @@ void bmpi_f08ts_reduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_init");
     if (rc == MPI_SUCCESS) {
@@ -2051,9 +1921,7 @@ void bmpi_f08ts_reduce_local(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, const MP
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer inoutbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, MPI_COMM_WORLD, "MPI_Reduce_local");
+    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, MPI_COMM_WORLD, "MPI_Reduce_local");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(inoutbuf, &inoutbuf_b, MPI_COMM_WORLD, "MPI_Reduce_local");
     if (rc == MPI_SUCCESS) {
@@ -2079,9 +1947,7 @@ void bmpi_f08ts_reduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter");
     if (rc == MPI_SUCCESS) {
@@ -2107,9 +1973,7 @@ void bmpi_f08ts_reduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_block");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_block");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter_block");
     if (rc == MPI_SUCCESS) {
@@ -2139,9 +2003,7 @@ void bmpi_f08ts_reduce_scatter_block_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *rec
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_block_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_block_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter_block_init");
     if (rc == MPI_SUCCESS) {
@@ -2171,9 +2033,7 @@ void bmpi_f08ts_reduce_scatter_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter_init");
     if (rc == MPI_SUCCESS) {
@@ -2199,9 +2059,7 @@ void bmpi_f08ts_scan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint 
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scan");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scan");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Scan");
     if (rc == MPI_SUCCESS) {
@@ -2227,9 +2085,7 @@ void bmpi_f08ts_scan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scan_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scan_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Scan_init");
     if (rc == MPI_SUCCESS) {
@@ -2255,9 +2111,7 @@ void bmpi_f08ts_scatter(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Scatter");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Scatter");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Scatter");
     if (rc == MPI_SUCCESS) {
@@ -2293,9 +2147,7 @@ void bmpi_f08ts_scatter_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Scatter_init");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Scatter_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Scatter_init");
     if (rc == MPI_SUCCESS) {
@@ -2329,9 +2181,7 @@ void bmpi_f08ts_scatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scatterv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scatterv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Scatterv");
     if (rc == MPI_SUCCESS) {
@@ -2365,11 +2215,10 @@ void bmpi_f08ts_scatterv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scatterv_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scatterv_init");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Scatterv_init");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Scatterv_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint recvbuf_n = (MPI_Fint)recvbuf_b.count;
         MPI_Fint recvbuf_t = recvbuf_b.type;
@@ -2400,11 +2249,11 @@ void bmpi_f08ts_ineighbor_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Ineighbor_allgather");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Ineighbor_allgather");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Ineighbor_allgather");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Ineighbor_allgather");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2439,9 +2288,8 @@ void bmpi_f08ts_ineighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Ineighbor_allgatherv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Ineighbor_allgatherv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ineighbor_allgatherv");
     if (rc == MPI_SUCCESS) {
@@ -2474,11 +2322,11 @@ void bmpi_f08ts_ineighbor_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Ineighbor_alltoall");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Ineighbor_alltoall");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Ineighbor_alltoall");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Ineighbor_alltoall");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2514,9 +2362,7 @@ void bmpi_f08ts_ineighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ineighbor_alltoallv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ineighbor_alltoallv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ineighbor_alltoallv");
     if (rc == MPI_SUCCESS) {
@@ -2550,9 +2396,7 @@ void bmpi_f08ts_ineighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ineighbor_alltoallw");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ineighbor_alltoallw");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ineighbor_alltoallw");
     if (rc == MPI_SUCCESS) {
@@ -2582,18 +2426,19 @@ void bmpi_f08ts_neighbor_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Neighbor_allgather");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Neighbor_allgather");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Neighbor_allgather");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Neighbor_allgather");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
         MPI_Fint recvbuf_n = (MPI_Fint)recvbuf_b.count;
         MPI_Fint recvbuf_t = recvbuf_b.type;
         rc = bmpi_f_neighbor_allgather_glue(&bmpi_f08_sentinels, sendbuf_b.buf, &sendbuf_n,
-                                            &sendbuf_t, recvbuf_b.buf, &recvbuf_n, &recvbuf_t, comm);
+                                            &sendbuf_t, recvbuf_b.buf, &recvbuf_n, &recvbuf_t,
+                                            comm);
     }
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
@@ -2620,11 +2465,11 @@ void bmpi_f08ts_neighbor_allgather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *se
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Neighbor_allgather_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Neighbor_allgather_init");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Neighbor_allgather_init");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Neighbor_allgather_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2657,9 +2502,8 @@ void bmpi_f08ts_neighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Neighbor_allgatherv");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Neighbor_allgatherv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_allgatherv");
     if (rc == MPI_SUCCESS) {
@@ -2695,9 +2539,8 @@ void bmpi_f08ts_neighbor_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *s
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Neighbor_allgatherv_init");
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Neighbor_allgatherv_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_allgatherv_init");
     if (rc == MPI_SUCCESS) {
@@ -2729,11 +2572,11 @@ void bmpi_f08ts_neighbor_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcoun
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Neighbor_alltoall");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Neighbor_alltoall");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Neighbor_alltoall");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Neighbor_alltoall");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2767,11 +2610,11 @@ void bmpi_f08ts_neighbor_alltoall_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sen
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
+                             "MPI_Neighbor_alltoall_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Neighbor_alltoall_init");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Neighbor_alltoall_init");
+        rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
+                             "MPI_Neighbor_alltoall_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2806,9 +2649,7 @@ void bmpi_f08ts_neighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallv");
     if (rc == MPI_SUCCESS) {
@@ -2844,9 +2685,7 @@ void bmpi_f08ts_neighbor_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *se
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallv_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallv_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallv_init");
     if (rc == MPI_SUCCESS) {
@@ -2879,9 +2718,7 @@ void bmpi_f08ts_neighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallw");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallw");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallw");
     if (rc == MPI_SUCCESS) {
@@ -2917,9 +2754,7 @@ void bmpi_f08ts_neighbor_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *se
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallw_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallw_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallw_init");
     if (rc == MPI_SUCCESS) {
@@ -2939,9 +2774,7 @@ void bmpi_f08ts_free_mem(CFI_cdesc_t *base, MPI_Fint *ierr);
 void bmpi_f08ts_free_mem(CFI_cdesc_t *base, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Free_mem");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Free_mem");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_free_mem_glue(&bmpi_f08_sentinels, base_b.buf);
     }
@@ -2968,9 +2801,8 @@ void bmpi_f08ts_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_coun
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Accumulate");
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Accumulate");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3000,13 +2832,14 @@ void bmpi_f08ts_compare_and_swap(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_
     struct bmpi_f08_buffer origin_addr_b = {0};
     struct bmpi_f08_buffer compare_addr_b = {0};
     struct bmpi_f08_buffer result_addr_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, MPI_COMM_WORLD,
+                                    "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, MPI_COMM_WORLD, "MPI_Compare_and_swap");
+        rc = bmpi_f08_buffer_contig(compare_addr, &compare_addr_b, MPI_COMM_WORLD,
+                                    "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(compare_addr, &compare_addr_b, MPI_COMM_WORLD, "MPI_Compare_and_swap");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, MPI_COMM_WORLD, "MPI_Compare_and_swap");
+        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, MPI_COMM_WORLD,
+                                    "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_compare_and_swap_glue(&bmpi_f08_sentinels, origin_addr_b.buf,
                                           compare_addr_b.buf, result_addr_b.buf, datatype,
@@ -3034,11 +2867,11 @@ void bmpi_f08ts_fetch_and_op(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr,
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
     struct bmpi_f08_buffer result_addr_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, MPI_COMM_WORLD,
+                                    "MPI_Fetch_and_op");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, MPI_COMM_WORLD, "MPI_Fetch_and_op");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, MPI_COMM_WORLD, "MPI_Fetch_and_op");
+        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, MPI_COMM_WORLD,
+                                    "MPI_Fetch_and_op");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_fetch_and_op_glue(&bmpi_f08_sentinels, origin_addr_b.buf, result_addr_b.buf,
                                       datatype, target_rank, target_disp, op, win);
@@ -3065,9 +2898,8 @@ void bmpi_f08ts_get(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count,
                     const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Get");
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Get");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3102,11 +2934,11 @@ void bmpi_f08ts_get_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
     struct bmpi_f08_buffer result_addr_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Get_accumulate");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Get_accumulate");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(result_addr, *result_count, *result_datatype, &result_addr_b, MPI_COMM_WORLD, "MPI_Get_accumulate");
+        rc = bmpi_f08_buffer(result_addr, *result_count, *result_datatype, &result_addr_b,
+                             MPI_COMM_WORLD, "MPI_Get_accumulate");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3139,9 +2971,8 @@ void bmpi_f08ts_put(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count,
                     const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Put");
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Put");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3171,9 +3002,8 @@ void bmpi_f08ts_raccumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_cou
                             const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Raccumulate");
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Raccumulate");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3204,9 +3034,8 @@ void bmpi_f08ts_rget(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count,
                      MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Rget");
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Rget");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3244,11 +3073,11 @@ void bmpi_f08ts_rget_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
     struct bmpi_f08_buffer result_addr_b = {0};
-    int rc = MPI_SUCCESS;
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Rget_accumulate");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Rget_accumulate");
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(result_addr, *result_count, *result_datatype, &result_addr_b, MPI_COMM_WORLD, "MPI_Rget_accumulate");
+        rc = bmpi_f08_buffer(result_addr, *result_count, *result_datatype, &result_addr_b,
+                             MPI_COMM_WORLD, "MPI_Rget_accumulate");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3283,9 +3112,8 @@ void bmpi_f08ts_rput(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count,
                      MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b, MPI_COMM_WORLD, "MPI_Rput");
+    int rc = bmpi_f08_buffer(origin_addr, *origin_count, *origin_datatype, &origin_addr_b,
+                             MPI_COMM_WORLD, "MPI_Rput");
     if (rc == MPI_SUCCESS) {
         MPI_Fint origin_addr_n = (MPI_Fint)origin_addr_b.count;
         MPI_Fint origin_addr_t = origin_addr_b.type;
@@ -3307,9 +3135,7 @@ void bmpi_f08ts_win_attach(const MPI_Fint *win, CFI_cdesc_t *base, const MPI_Ain
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Win_attach");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Win_attach");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_win_attach_glue(&bmpi_f08_sentinels, win, base_b.buf, size);
     }
@@ -3330,9 +3156,7 @@ void bmpi_f08ts_win_create(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Fi
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(base, &base_b, *comm, "MPI_Win_create");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, *comm, "MPI_Win_create");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_win_create_glue(&bmpi_f08_sentinels, base_b.buf, size, disp_unit, info, comm,
                                     win);
@@ -3348,9 +3172,7 @@ void bmpi_f08ts_win_detach(const MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ier
 void bmpi_f08ts_win_detach(const MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Win_detach");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Win_detach");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_win_detach_glue(&bmpi_f08_sentinels, win, base_b.buf);
     }
@@ -3368,9 +3190,7 @@ void bmpi_f08ts_file_iread(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint 
                            const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3390,13 +3210,12 @@ void bmpi_f08ts_file_iread_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_F
                                const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
-        rc = bmpi_f_file_iread_all_glue(&bmpi_f08_sentinels, fh, buf_b.buf, &buf_n, &buf_t, request);
+        rc = bmpi_f_file_iread_all_glue(&bmpi_f08_sentinels, fh, buf_b.buf, &buf_n, &buf_t,
+                                        request);
     }
     bmpi_f08_buffer_release(&buf_b);
     if (ierr)
@@ -3415,9 +3234,7 @@ void bmpi_f08ts_file_iread_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_
                               MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread_at");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread_at");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3441,9 +3258,8 @@ void bmpi_f08ts_file_iread_at_all(const MPI_Fint *fh, const MPI_Offset *offset, 
                                   MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread_at_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_iread_at_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3465,9 +3281,8 @@ void bmpi_f08ts_file_iread_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MP
                                   const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iread_shared");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_iread_shared");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3488,9 +3303,7 @@ void bmpi_f08ts_file_iwrite(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint
                             const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3510,9 +3323,7 @@ void bmpi_f08ts_file_iwrite_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_
                                 const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3536,9 +3347,7 @@ void bmpi_f08ts_file_iwrite_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI
                                MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite_at");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite_at");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3562,9 +3371,8 @@ void bmpi_f08ts_file_iwrite_at_all(const MPI_Fint *fh, const MPI_Offset *offset,
                                    MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite_at_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_iwrite_at_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3586,9 +3394,8 @@ void bmpi_f08ts_file_iwrite_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const M
                                    const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_iwrite_shared");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_iwrite_shared");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3609,9 +3416,7 @@ void bmpi_f08ts_file_read(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *
                           const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3631,9 +3436,7 @@ void bmpi_f08ts_file_read_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fi
                               const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3653,9 +3456,8 @@ void bmpi_f08ts_file_read_all_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const 
                                     const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_all_begin");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_read_all_begin");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3675,9 +3477,7 @@ void bmpi_f08ts_file_read_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint
                                   MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_read_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3698,9 +3498,7 @@ void bmpi_f08ts_file_read_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_c
                              MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3724,9 +3522,8 @@ void bmpi_f08ts_file_read_at_all(const MPI_Fint *fh, const MPI_Offset *offset, C
                                  MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_read_at_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3750,9 +3547,8 @@ void bmpi_f08ts_file_read_at_all_begin(const MPI_Fint *fh, const MPI_Offset *off
                                        const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at_all_begin");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_read_at_all_begin");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3773,9 +3569,7 @@ void bmpi_f08ts_file_read_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_F
                                      MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_read_at_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3786,16 +3580,16 @@ void bmpi_f08ts_file_read_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_F
 
 /* MPI_File_read_ordered */
 int bmpi_f_file_read_ordered_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
-                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  MPI_Fint *status);
 void bmpi_f08ts_file_read_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count,
                                   const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void bmpi_f08ts_file_read_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count,
                                   const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_ordered");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_read_ordered");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3816,13 +3610,13 @@ void bmpi_f08ts_file_read_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, co
                                         const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_ordered_begin");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_read_ordered_begin");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
-        rc = bmpi_f_file_read_ordered_begin_glue(&bmpi_f08_sentinels, fh, buf_b.buf, &buf_n, &buf_t);
+        rc = bmpi_f_file_read_ordered_begin_glue(&bmpi_f08_sentinels, fh, buf_b.buf, &buf_n,
+                                                 &buf_t);
     }
     bmpi_f08_buffer_release(&buf_b);
     if (ierr)
@@ -3838,9 +3632,7 @@ void bmpi_f08ts_file_read_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_
                                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_ordered_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_ordered_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_read_ordered_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3858,9 +3650,8 @@ void bmpi_f08ts_file_read_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI
                                  const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_read_shared");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_read_shared");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3881,9 +3672,7 @@ void bmpi_f08ts_file_write(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint 
                            const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3903,9 +3692,7 @@ void bmpi_f08ts_file_write_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_F
                                const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3925,9 +3712,8 @@ void bmpi_f08ts_file_write_all_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const
                                      const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_all_begin");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_write_all_begin");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3947,9 +3733,7 @@ void bmpi_f08ts_file_write_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fin
                                    MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_write_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3970,9 +3754,7 @@ void bmpi_f08ts_file_write_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_
                               MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -3996,9 +3778,8 @@ void bmpi_f08ts_file_write_at_all(const MPI_Fint *fh, const MPI_Offset *offset, 
                                   MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at_all");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_write_at_all");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -4022,9 +3803,8 @@ void bmpi_f08ts_file_write_at_all_begin(const MPI_Fint *fh, const MPI_Offset *of
                                         const MPI_Fint *datatype, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at_all_begin");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_write_at_all_begin");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -4045,9 +3825,7 @@ void bmpi_f08ts_file_write_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_
                                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_write_at_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -4066,9 +3844,8 @@ void bmpi_f08ts_file_write_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const M
                                    const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_ordered");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_write_ordered");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -4082,7 +3859,8 @@ void bmpi_f08ts_file_write_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const M
 
 /* MPI_File_write_ordered_begin */
 int bmpi_f_file_write_ordered_begin_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh,
-                                         void *buf, const MPI_Fint *count, const MPI_Fint *datatype);
+                                         void *buf, const MPI_Fint *count,
+                                         const MPI_Fint *datatype);
 void bmpi_f08ts_file_write_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf,
                                          const MPI_Fint *count, const MPI_Fint *datatype,
                                          MPI_Fint *ierr);
@@ -4091,9 +3869,8 @@ void bmpi_f08ts_file_write_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf,
                                          MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_ordered_begin");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_write_ordered_begin");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;
@@ -4114,9 +3891,7 @@ void bmpi_f08ts_file_write_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI
                                        MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_ordered_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_ordered_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_write_ordered_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -4127,16 +3902,16 @@ void bmpi_f08ts_file_write_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI
 
 /* MPI_File_write_shared */
 int bmpi_f_file_write_shared_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *fh, void *buf,
-                                  const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status);
+                                  const MPI_Fint *count, const MPI_Fint *datatype,
+                                  MPI_Fint *status);
 void bmpi_f08ts_file_write_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count,
                                   const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr);
 void bmpi_f08ts_file_write_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count,
                                   const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD, "MPI_File_write_shared");
+    int rc = bmpi_f08_buffer(buf, *count, *datatype, &buf_b, MPI_COMM_WORLD,
+                             "MPI_File_write_shared");
     if (rc == MPI_SUCCESS) {
         MPI_Fint buf_n = (MPI_Fint)buf_b.count;
         MPI_Fint buf_t = buf_b.type;

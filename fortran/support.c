@@ -1,7 +1,7 @@
 /*
  * fortran/support.c: the hand-written half of the generated glue
  * (fortran/glue.h): sentinels of mpif.h and the conversions of strings,
- * LOGICAL arrays and file handles between Fortran and C.
+ * string arrays and file handles between Fortran and C.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +41,14 @@ const struct bmpi_f_sentinels bmpi_f77_sentinels = {
 
 int bmpi_f_nomem(MPI_Comm comm, const char *fn)
 {
+    /* The C API has no way to attach a message to an error class, so say
+     * which call failed before a fatal handler ends the program. */
     MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
-    (void)PMPI_Comm_get_errhandler(comm, &eh);
-    if (eh != MPI_ERRORS_RETURN)
+    if (PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS && eh != MPI_ERRORS_RETURN)
         fprintf(stderr, "bmpi: %s: out of memory converting the Fortran arguments\n", fn);
-    return PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM) == MPI_SUCCESS ? MPI_ERR_NO_MEM
-                                                                          : MPI_ERR_NO_MEM;
+    (void)PMPI_Errhandler_free(&eh);
+    (void)PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM);
+    return MPI_ERR_NO_MEM;
 }
 
 static size_t trimmed(const char *s, size_t len, size_t *start)
@@ -71,9 +73,8 @@ char *bmpi_f_str_in(const char *s, size_t len)
     return c;
 }
 
-char *bmpi_f_str_buf(size_t n, size_t flen)
+char *bmpi_f_str_buf(size_t n)
 {
-    (void)flen;
     return calloc(n + 1, 1);
 }
 
@@ -89,35 +90,6 @@ int bmpi_f_strlen_in(MPI_Fint flen, size_t len)
     if (flen <= 0)
         return 0;
     return (size_t)flen < len ? flen + 1 : (int)len + 1;
-}
-
-int *bmpi_f_logicals_in(const MPI_Fint *f, MPI_Fint n)
-{
-    int *c = malloc((n > 0 ? (size_t)n : 0) * sizeof(int) + 1);
-    for (MPI_Fint i = 0; c && i < n; i++)
-        c[i] = f[i] != BMPI_F_FALSE;
-    return c;
-}
-
-void bmpi_f_logicals_out(MPI_Fint *f, const int *c, MPI_Fint n)
-{
-    for (MPI_Fint i = 0; i < n; i++)
-        f[i] = BMPI_F_LOGICAL(c[i]);
-}
-
-MPI_Fint bmpi_f_cartdim(MPI_Comm comm)
-{
-    int ndims = 0;
-    MPI_Errhandler eh;
-    /* Quietly: an invalid comm is reported by the call the dimension is for. */
-    if (PMPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS)
-        return 0;
-    (void)PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    if (PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS)
-        ndims = 0;
-    (void)PMPI_Comm_set_errhandler(comm, eh);
-    (void)PMPI_Errhandler_free(&eh);
-    return ndims;
 }
 
 MPI_File bmpi_f_file_f2c(MPI_Fint f)

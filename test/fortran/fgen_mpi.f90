@@ -5,9 +5,11 @@ program fgen_mpi
     implicit none
     integer :: ierr, rank, nranks, next, prev, cnt, cls, rlen, nerr
     integer :: status(MPI_STATUS_SIZE), reqs(2)
-    integer :: val, got
+    integer :: val, got, info, buflen, cart, dims(2), coords(2)
     double precision :: sum(2)
-    logical :: flag
+    logical :: flag, periods(2)
+    character(len=MPI_MAX_INFO_KEY + 40) :: longkey
+    character(len=20) :: value
     character(len=MPI_MAX_PROCESSOR_NAME) :: pname
     character(len=MPI_MAX_OBJECT_NAME) :: cname
     character(len=MPI_MAX_PORT_NAME) :: port
@@ -54,8 +56,31 @@ program fgen_mpi
     if (cname /= 'fgen mpi' .or. rlen /= 8) call fail('comm name')
     if (MPI_Wtime() <= 0d0 .or. MPI_Wtick() <= 0d0) call fail('wtime')
 
+    ! LOGICAL arrays in and out
+    dims = [nranks, 1]
+    periods = [.true., .false.]
+    call MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, .false., cart, ierr)
+    periods = [.false., .true.]
+    call MPI_Cart_get(cart, 2, dims, periods, coords, ierr)
+    if (.not. periods(1) .or. periods(2) .or. coords(1) /= rank) call fail('cart_get')
+    call MPI_Comm_free(cart, ierr)
+
+    ! info strings: blanks trimmed, lengths without the null, values padded
+    call MPI_Info_create(info, ierr)
+    call MPI_Info_set(info, '  fgen_key ', ' some value  ', ierr)
+    buflen = len(value)
+    value = 'x'
+    call MPI_Info_get_string(info, 'fgen_key', buflen, value, flag, ierr)
+    if (.not. flag .or. value /= 'some value' .or. buflen /= 10) call fail('info_get_string')
+
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
     call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN, ierr)
+    ! a key longer than MPI_MAX_INFO_KEY is refused as in C, never truncated
+    longkey = repeat('k', len(longkey))
+    call MPI_Info_set(info, longkey, 'v', ierr)
+    call MPI_Error_class(ierr, cls, ierr)
+    if (cls /= MPI_ERR_INFO_KEY) call fail('long info key')
+    call MPI_Info_free(info, ierr)
     call MPI_Open_port(MPI_INFO_NULL, port, ierr)
     call MPI_Error_class(ierr, cls, ierr)
     if (cls /= MPI_ERR_UNSUPPORTED_OPERATION) call fail('stub')
