@@ -709,12 +709,14 @@ static int request_get_status_any_glue(const struct bmpi_f_sentinels *s, const M
                                        const MPI_Fint *array_of_requests, MPI_Fint *index,
                                        MPI_Fint *flag, MPI_Fint *status)
 {
+    *index = MPI_UNDEFINED;
     int flag_c = 0;
     int rc = PMPI_Request_get_status_any(*count, array_of_requests, index, &flag_c,
                                          bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
+    bmpi_f_index_out(index, *count);
     return rc;
 }
 void pmpi_request_get_status_any_(const MPI_Fint *count, const MPI_Fint *array_of_requests,
@@ -745,8 +747,10 @@ static int request_get_status_some_glue(const struct bmpi_f_sentinels *s, const 
                                         const MPI_Fint *array_of_requests, MPI_Fint *outcount,
                                         MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
+    *outcount = MPI_UNDEFINED;
     int rc = PMPI_Request_get_status_some(*incount, array_of_requests, outcount, array_of_indices,
                                           bmpi_f_statuses(s, array_of_statuses));
+    bmpi_f_indices_out(array_of_indices, *outcount, *incount);
     return rc;
 }
 void pmpi_request_get_status_some_(const MPI_Fint *incount, const MPI_Fint *array_of_requests,
@@ -1240,11 +1244,13 @@ static int testany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
                         MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *flag,
                         MPI_Fint *status)
 {
+    *indx = MPI_UNDEFINED;
     int flag_c = 0;
     int rc = PMPI_Testany(*count, array_of_requests, indx, &flag_c, bmpi_f_status(s, status));
     if (rc == MPI_SUCCESS) {
         *flag = BMPI_F_LOGICAL(flag_c);
     }
+    bmpi_f_index_out(indx, *count);
     return rc;
 }
 void pmpi_testany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
@@ -1270,8 +1276,10 @@ static int testsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incou
                          MPI_Fint *array_of_requests, MPI_Fint *outcount,
                          MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
+    *outcount = MPI_UNDEFINED;
     int rc = PMPI_Testsome(*incount, array_of_requests, outcount, array_of_indices,
                            bmpi_f_statuses(s, array_of_statuses));
+    bmpi_f_indices_out(array_of_indices, *outcount, *incount);
     return rc;
 }
 void pmpi_testsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,
@@ -1343,7 +1351,9 @@ void mpi_waitall_f08_(const MPI_Fint *count, MPI_Fint *array_of_requests,
 static int waitany_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *count,
                         MPI_Fint *array_of_requests, MPI_Fint *indx, MPI_Fint *status)
 {
+    *indx = MPI_UNDEFINED;
     int rc = PMPI_Waitany(*count, array_of_requests, indx, bmpi_f_status(s, status));
+    bmpi_f_index_out(indx, *count);
     return rc;
 }
 void pmpi_waitany_(const MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *indx,
@@ -1369,8 +1379,10 @@ static int waitsome_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *incou
                          MPI_Fint *array_of_requests, MPI_Fint *outcount,
                          MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses)
 {
+    *outcount = MPI_UNDEFINED;
     int rc = PMPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices,
                            bmpi_f_statuses(s, array_of_statuses));
+    bmpi_f_indices_out(array_of_indices, *outcount, *incount);
     return rc;
 }
 void pmpi_waitsome_(const MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount,

@@ -67,6 +67,20 @@ static inline int *bmpi_f_weights(const struct bmpi_f_sentinels *s, const MPI_Fi
     return (int *)w;
 }
 
+/* Request indices: 0-based in C, 1-based in Fortran, MPI_UNDEFINED in both.
+ * The call set them (or they are still the MPI_UNDEFINED of before it). */
+static inline void bmpi_f_index_out(MPI_Fint *i, MPI_Fint nrequests)
+{
+    if (*i >= 0 && *i < nrequests)
+        ++*i;
+}
+
+static inline void bmpi_f_indices_out(MPI_Fint *a, MPI_Fint n, MPI_Fint nrequests)
+{
+    for (MPI_Fint i = 0; n <= nrequests && i < n; i++)
+        bmpi_f_index_out(&a[i], nrequests);
+}
+
 /* Report that the bindings could not allocate their copy of an argument. */
 int bmpi_f_nomem(MPI_Comm comm, const char *fn);
 

@@ -5,7 +5,7 @@ program fgen_mpi
     implicit none
     integer :: ierr, rank, nranks, next, prev, cnt, cls, rlen, nerr
     integer :: status(MPI_STATUS_SIZE), reqs(2)
-    integer :: val, got, info, buflen, cart, dims(2), coords(2)
+    integer :: val, got, info, buflen, cart, dims(2), coords(2), idx, outcount, indices(2)
     double precision :: sum(2)
     logical :: flag, periods(2)
     character(len=MPI_MAX_INFO_KEY + 40) :: longkey
@@ -35,6 +35,26 @@ program fgen_mpi
     call MPI_Isend(val, 1, MPI_INTEGER, next, 8, MPI_COMM_WORLD, reqs(2), ierr)
     call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
     if (ierr /= MPI_SUCCESS .or. got /= 1000 + prev) call fail('waitall')
+
+    ! request indices are 1-based in Fortran; MPI_UNDEFINED when none is active
+    call MPI_Irecv(got, 1, MPI_INTEGER, 0, 5, MPI_COMM_SELF, reqs(1), ierr)
+    call MPI_Isend(val, 1, MPI_INTEGER, 0, 5, MPI_COMM_SELF, reqs(2), ierr)
+    call MPI_Waitany(2, reqs, idx, status, ierr)
+    if (idx /= 1 .and. idx /= 2) call fail('waitany index')
+    if (reqs(idx) /= MPI_REQUEST_NULL) call fail('waitany freed another request')
+    call MPI_Waitany(2, reqs, idx, status, ierr)
+    if (idx /= 1 .and. idx /= 2) call fail('second waitany index')
+    call MPI_Waitany(2, reqs, idx, status, ierr)
+    if (idx /= MPI_UNDEFINED) call fail('waitany of inactive requests')
+    call MPI_Irecv(got, 1, MPI_INTEGER, 0, 6, MPI_COMM_SELF, reqs(1), ierr)
+    call MPI_Isend(val, 1, MPI_INTEGER, 0, 6, MPI_COMM_SELF, reqs(2), ierr)
+    call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    call MPI_Waitsome(2, reqs, outcount, indices, MPI_STATUSES_IGNORE, ierr)
+    if (outcount /= MPI_UNDEFINED) call fail('waitsome of inactive requests')
+    call MPI_Irecv(got, 1, MPI_INTEGER, 0, 7, MPI_COMM_SELF, reqs(2), ierr)
+    call MPI_Send(val, 1, MPI_INTEGER, 0, 7, MPI_COMM_SELF, ierr)
+    call MPI_Waitsome(2, reqs, outcount, indices, MPI_STATUSES_IGNORE, ierr)
+    if (outcount /= 1 .or. indices(1) /= 2) call fail('waitsome indices')
 
     call MPI_Iprobe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, flag, MPI_STATUS_IGNORE, ierr)
     if (flag) call fail('iprobe found a message')
