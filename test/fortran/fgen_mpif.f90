@@ -5,6 +5,8 @@
       include 'mpif.h'
       integer ierr, rank, size, next, prev, val, got, cnt, cls
       integer status(MPI_STATUS_SIZE), reqs(2), sum, rlen, nerr
+      integer arr(4)
+      integer(kind=MPI_ADDRESS_KIND) a1, a3
       logical flag
       character*(MPI_MAX_PROCESSOR_NAME) pname
       character*(MPI_MAX_OBJECT_NAME) cname
@@ -55,6 +57,13 @@
       call MPI_ALLREDUCE(MPI_IN_PLACE, sum, 1, MPI_INTEGER, MPI_SUM,
      &     MPI_COMM_WORLD, ierr)
       if (sum .ne. size * (size - 1) / 2) call fail('allreduce', nerr)
+!     addresses, and the functions MPI_AINT_DIFF / MPI_AINT_ADD / MPI_WTIME
+      call MPI_GET_ADDRESS(arr(1), a1, ierr)
+      call MPI_GET_ADDRESS(arr(3), a3, ierr)
+      if (MPI_AINT_DIFF(a3, a1) .ne. 8) call fail('aint_diff', nerr)
+      if (MPI_AINT_ADD(a1, 8_MPI_ADDRESS_KIND) .ne. a3)
+     &     call fail('aint_add', nerr)
+      if (MPI_WTIME() .le. 0d0) call fail('wtime', nerr)
 !     strings: names trimmed on the way in, blank-padded on the way out
       call MPI_GET_PROCESSOR_NAME(pname, rlen, ierr)
       if (rlen .le. 0 .or. len_trim(pname) .ne. rlen)
