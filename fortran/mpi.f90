@@ -2471,6 +2471,7 @@ MODULE mpi
             INTEGER, INTENT(IN) :: sources(*)
             INTEGER, INTENT(IN) :: degrees(*)
             INTEGER, INTENT(IN) :: destinations(*)
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: weights
             INTEGER, INTENT(IN) :: weights(*)
             INTEGER, INTENT(IN) :: info
             LOGICAL, INTENT(IN) :: reorder
@@ -2483,9 +2484,11 @@ MODULE mpi
             INTEGER, INTENT(IN) :: comm_old
             INTEGER, INTENT(IN) :: indegree
             INTEGER, INTENT(IN) :: sources(*)
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: sourceweights
             INTEGER, INTENT(IN) :: sourceweights(*)
             INTEGER, INTENT(IN) :: outdegree
             INTEGER, INTENT(IN) :: destinations(*)
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: destweights
             INTEGER, INTENT(IN) :: destweights(*)
             INTEGER, INTENT(IN) :: info
             LOGICAL, INTENT(IN) :: reorder
@@ -2498,9 +2501,11 @@ MODULE mpi
             INTEGER, INTENT(IN) :: comm
             INTEGER, INTENT(IN) :: maxindegree
             INTEGER :: sources(*)
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: sourceweights
             INTEGER :: sourceweights(*)
             INTEGER, INTENT(IN) :: maxoutdegree
             INTEGER :: destinations(*)
+            !GCC$ ATTRIBUTES NO_ARG_CHECK :: destweights
             INTEGER :: destweights(*)
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Dist_graph_neighbors

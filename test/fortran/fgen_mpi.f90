@@ -6,6 +6,7 @@ program fgen_mpi
     integer :: ierr, rank, nranks, next, prev, cnt, cls, rlen, nerr
     integer :: status(MPI_STATUS_SIZE), reqs(2)
     integer :: val, got, info, buflen, cart, dims(2), coords(2), idx, outcount, indices(2)
+    integer :: graph, indeg, outdeg
     double precision :: sum(2)
     logical :: flag, periods(2)
     character(len=MPI_MAX_INFO_KEY + 40) :: longkey
@@ -84,6 +85,13 @@ program fgen_mpi
     call MPI_Cart_get(cart, 2, dims, periods, coords, ierr)
     if (.not. periods(1) .or. periods(2) .or. coords(1) /= rank) call fail('cart_get')
     call MPI_Comm_free(cart, ierr)
+
+    ! MPI_UNWEIGHTED (a scalar of mpif.h's common blocks) reaches C as such
+    call MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 1, [0], MPI_UNWEIGHTED, 1, [0], &
+                                        MPI_UNWEIGHTED, MPI_INFO_NULL, .false., graph, ierr)
+    call MPI_Dist_graph_neighbors_count(graph, indeg, outdeg, flag, ierr)
+    if (ierr /= MPI_SUCCESS .or. flag .or. indeg /= 1) call fail('unweighted graph')
+    call MPI_Comm_free(graph, ierr)
 
     ! info strings: blanks trimmed, lengths without the null, values padded
     call MPI_Info_create(info, ierr)
