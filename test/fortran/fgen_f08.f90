@@ -11,6 +11,7 @@ program fgen_f08
     integer :: val, got, grid(4, 3), col(4)
     double precision :: sum(2)
     logical :: flag
+    integer(kind=MPI_ADDRESS_KIND) :: a1, a3
     character(len=MPI_MAX_PROCESSOR_NAME) :: pname
     character(len=MPI_MAX_OBJECT_NAME) :: cname
     character(len=MPI_MAX_PORT_NAME) :: port
@@ -48,6 +49,12 @@ program fgen_f08
     sum = [dble(rank), 1d0]
     call MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
     if (sum(1) /= nranks * (nranks - 1) / 2 .or. sum(2) /= nranks) call fail('allreduce')
+
+    call MPI_Get_address(grid(1, 1), a1)
+    call MPI_Get_address(grid(3, 1), a3)
+    if (MPI_Aint_diff(a3, a1) /= 8 .or. MPI_Aint_add(a1, 8_MPI_ADDRESS_KIND) /= a3) &
+        call fail('aint_diff/add')
+    if (MPI_Wtime() <= 0d0 .or. MPI_Wtick() <= 0d0) call fail('wtime')
 
     call MPI_Get_processor_name(pname, rlen)
     if (rlen <= 0 .or. len_trim(pname) /= rlen) call fail('processor name')
