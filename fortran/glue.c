@@ -72,9 +72,12 @@ BMPI_F77_NAMES(buffer_attach, BUFFER_ATTACH)
 /* MPI_Buffer_detach */
 static int buffer_detach_glue(const struct bmpi_f_sentinels *s, void *buffer_addr, MPI_Fint *size)
 {
-    (void)s;
     void *buffer_addr_c = NULL;
     int rc = PMPI_Buffer_detach(&buffer_addr_c, size);
+    if (rc == MPI_SUCCESS) {
+        if (s->c_ptr_addresses)
+            *(void **)buffer_addr = buffer_addr_c;
+    }
     return rc;
 }
 void pmpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr);
@@ -176,9 +179,12 @@ BMPI_F77_NAMES(comm_attach_buffer, COMM_ATTACH_BUFFER)
 static int comm_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *comm,
                                    void *buffer_addr, MPI_Fint *size)
 {
-    (void)s;
     void *buffer_addr_c = NULL;
     int rc = PMPI_Comm_detach_buffer(*comm, &buffer_addr_c, size);
+    if (rc == MPI_SUCCESS) {
+        if (s->c_ptr_addresses)
+            *(void **)buffer_addr = buffer_addr_c;
+    }
     return rc;
 }
 void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
@@ -945,9 +951,12 @@ BMPI_F77_NAMES(session_attach_buffer, SESSION_ATTACH_BUFFER)
 static int session_detach_buffer_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *session,
                                       void *buffer_addr, MPI_Fint *size)
 {
-    (void)s;
     void *buffer_addr_c = NULL;
     int rc = PMPI_Session_detach_buffer(*session, &buffer_addr_c, size);
+    if (rc == MPI_SUCCESS) {
+        if (s->c_ptr_addresses)
+            *(void **)buffer_addr = buffer_addr_c;
+    }
     return rc;
 }
 void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size,

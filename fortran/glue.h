@@ -26,6 +26,9 @@ struct bmpi_f_sentinels {
     const MPI_Fint *weights_empty;
     const char *argv_null;
     const char *argvs_null;
+    /* addresses returned as TYPE(C_PTR) (mpi_f08), where mpif.h has a
+     * choice buffer that gets nothing (MPI_BUFFER_DETACH's buffer_addr) */
+    int c_ptr_addresses;
 };
 
 extern const struct bmpi_f_sentinels bmpi_f77_sentinels;

@@ -47,7 +47,7 @@ MODULE mpi_f08
         SUBROUTINE MPI_Buffer_attach_f08ts(buffer, size, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: buffer
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
             INTEGER, INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Buffer_attach_f08ts
@@ -55,8 +55,9 @@ MODULE mpi_f08
     INTERFACE MPI_Buffer_detach
         SUBROUTINE MPI_Buffer_detach_f08(buffer_addr, size, ierror)
             USE mpi_f08_types
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: buffer_addr
+            TYPE(C_PTR), INTENT(OUT) :: buffer_addr
             INTEGER :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Buffer_detach_f08
@@ -89,7 +90,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_Comm), INTENT(IN) :: comm
-            TYPE(*), DIMENSION(..) :: buffer
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
             INTEGER, INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Comm_attach_buffer_f08ts
@@ -97,9 +98,10 @@ MODULE mpi_f08
     INTERFACE MPI_Comm_detach_buffer
         SUBROUTINE MPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
             USE mpi_f08_types
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
             TYPE(MPI_Comm), INTENT(IN) :: comm
-            TYPE(*), DIMENSION(..) :: buffer_addr
+            TYPE(C_PTR), INTENT(OUT) :: buffer_addr
             INTEGER :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Comm_detach_buffer_f08
@@ -490,7 +492,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_Session), INTENT(IN) :: session
-            TYPE(*), DIMENSION(..) :: buffer
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
             INTEGER, INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Session_attach_buffer_f08ts
@@ -498,9 +500,10 @@ MODULE mpi_f08
     INTERFACE MPI_Session_detach_buffer
         SUBROUTINE MPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
             USE mpi_f08_types
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
             TYPE(MPI_Session), INTENT(IN) :: session
-            TYPE(*), DIMENSION(..) :: buffer_addr
+            TYPE(C_PTR), INTENT(OUT) :: buffer_addr
             INTEGER :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Session_detach_buffer_f08
@@ -3118,10 +3121,11 @@ MODULE mpi_f08
         SUBROUTINE MPI_Alloc_mem_f08(size, info, baseptr, ierror)
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             TYPE(MPI_Info), INTENT(IN) :: info
-            INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+            TYPE(C_PTR), INTENT(OUT) :: baseptr
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Alloc_mem_f08
     END INTERFACE MPI_Alloc_mem
@@ -3904,12 +3908,13 @@ MODULE mpi_f08
         SUBROUTINE MPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             INTEGER, INTENT(IN) :: disp_unit
             TYPE(MPI_Info), INTENT(IN) :: info
             TYPE(MPI_Comm), INTENT(IN) :: comm
-            INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+            TYPE(C_PTR), INTENT(OUT) :: baseptr
             TYPE(MPI_Win) :: win
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Win_allocate_f08
@@ -3918,12 +3923,13 @@ MODULE mpi_f08
         SUBROUTINE MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             INTEGER, INTENT(IN) :: disp_unit
             TYPE(MPI_Info), INTENT(IN) :: info
             TYPE(MPI_Comm), INTENT(IN) :: comm
-            INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+            TYPE(C_PTR), INTENT(OUT) :: baseptr
             TYPE(MPI_Win) :: win
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Win_allocate_shared_f08
@@ -3934,7 +3940,7 @@ MODULE mpi_f08
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
             TYPE(MPI_Win), INTENT(IN) :: win
-            TYPE(*), DIMENSION(..) :: base
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Win_attach_f08ts
@@ -3952,7 +3958,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: base
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             INTEGER, INTENT(IN) :: disp_unit
             TYPE(MPI_Info), INTENT(IN) :: info
@@ -3976,7 +3982,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_Win), INTENT(IN) :: win
-            TYPE(*), DIMENSION(..), INTENT(IN) :: base
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: base
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Win_detach_f08ts
     END INTERFACE MPI_Win_detach
@@ -4092,12 +4098,13 @@ MODULE mpi_f08
         SUBROUTINE MPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
+            USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
             IMPLICIT NONE
             TYPE(MPI_Win), INTENT(IN) :: win
             INTEGER, INTENT(IN) :: rank
             INTEGER(KIND=MPI_ADDRESS_KIND) :: size
             INTEGER :: disp_unit
-            INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+            TYPE(C_PTR), INTENT(OUT) :: baseptr
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Win_shared_query_f08
     END INTERFACE MPI_Win_shared_query

@@ -59,14 +59,14 @@ END SUBROUTINE MPI_Bsend_init_f08ts
 SUBROUTINE MPI_Buffer_attach_f08ts(buffer, size, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..) :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
         SUBROUTINE c_glue(buffer, size, ierror) BIND(C, NAME="bmpi_f08ts_buffer_attach")
             USE mpi_f08_types
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: buffer
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
             INTEGER, INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -77,7 +77,7 @@ SUBROUTINE MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_Comm), INTENT(IN) :: comm
-    TYPE(*), DIMENSION(..) :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -85,7 +85,7 @@ SUBROUTINE MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_Comm), INTENT(IN) :: comm
-            TYPE(*), DIMENSION(..) :: buffer
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
             INTEGER, INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -594,7 +594,7 @@ SUBROUTINE MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_Session), INTENT(IN) :: session
-    TYPE(*), DIMENSION(..) :: buffer
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -603,7 +603,7 @@ SUBROUTINE MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_Session), INTENT(IN) :: session
-            TYPE(*), DIMENSION(..) :: buffer
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
             INTEGER, INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -3322,7 +3322,7 @@ SUBROUTINE MPI_Win_attach_f08ts(win, base, size, ierror)
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
-    TYPE(*), DIMENSION(..) :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -3331,7 +3331,7 @@ SUBROUTINE MPI_Win_attach_f08ts(win, base, size, ierror)
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
             TYPE(MPI_Win), INTENT(IN) :: win
-            TYPE(*), DIMENSION(..) :: base
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -3342,7 +3342,7 @@ SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..) :: base
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -3355,7 +3355,7 @@ SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: base
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
             INTEGER, INTENT(IN) :: disp_unit
             TYPE(MPI_Info), INTENT(IN) :: info
@@ -3370,14 +3370,14 @@ SUBROUTINE MPI_Win_detach_f08ts(win, base, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
-    TYPE(*), DIMENSION(..), INTENT(IN) :: base
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
         SUBROUTINE c_glue(win, base, ierror) BIND(C, NAME="bmpi_f08ts_win_detach")
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_Win), INTENT(IN) :: win
-            TYPE(*), DIMENSION(..), INTENT(IN) :: base
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: base
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
     END INTERFACE

@@ -205,4 +205,5 @@ const struct bmpi_f_sentinels bmpi_f08_sentinels = {
     .weights_empty = MPIR_F08_MPI_WEIGHTS_EMPTY,
     .argv_null = MPIR_F08_MPI_ARGV_NULL,
     .argvs_null = MPIR_F08_MPI_ARGVS_NULL,
+    .c_ptr_addresses = 1,
 };

@@ -3,6 +3,7 @@
 ! a non-contiguous section) and the == / /= operators on handles.
 program fgen_f08
     use mpi_f08
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_associated, c_f_pointer
     implicit none
     integer :: ierr, rank, nranks, next, prev, cnt, cls, rlen, nerr, i
     type(MPI_Status) :: status
@@ -12,6 +13,11 @@ program fgen_f08
     double precision :: sum(2)
     logical :: flag
     integer(kind=MPI_ADDRESS_KIND) :: a1, a3
+    character, target :: bbuf(1000)
+    type(c_ptr) :: cp
+    character, pointer :: detached(:)
+    integer, pointer :: mem(:)
+    integer :: bsize
     character(len=MPI_MAX_PROCESSOR_NAME) :: pname
     character(len=MPI_MAX_OBJECT_NAME) :: cname
     character(len=MPI_MAX_PORT_NAME) :: port
@@ -55,6 +61,20 @@ program fgen_f08
     if (MPI_Aint_diff(a3, a1) /= 8 .or. MPI_Aint_add(a1, 8_MPI_ADDRESS_KIND) /= a3) &
         call fail('aint_diff/add')
     if (MPI_Wtime() <= 0d0 .or. MPI_Wtick() <= 0d0) call fail('wtime')
+
+    ! addresses as TYPE(C_PTR)
+    ! (read through the address: the compiler may assume that no pointer to
+    ! bbuf survives the call it was passed to, and fold a comparison)
+    bbuf(1) = 'Z'
+    call MPI_Buffer_attach(bbuf, size(bbuf))
+    call MPI_Buffer_detach(cp, bsize)
+    if (.not. c_associated(cp) .or. bsize /= size(bbuf)) call fail('buffer_detach')
+    call c_f_pointer(cp, detached, [1])
+    if (detached(1) /= 'Z') call fail('buffer_detach address')
+    call MPI_Alloc_mem(40_MPI_ADDRESS_KIND, MPI_INFO_NULL, cp)
+    call c_f_pointer(cp, mem, [10])
+    mem = 7
+    call MPI_Free_mem(mem)
 
     call MPI_Get_processor_name(pname, rlen)
     if (rlen <= 0 .or. len_trim(pname) /= rlen) call fail('processor name')
