@@ -4256,5 +4256,10 @@ MODULE mpi
             INTEGER :: datatype
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Type_match_size
+        SUBROUTINE MPI_F_sync_reg(buf)
+            IMPLICIT NONE
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+            TYPE(*), DIMENSION(*) :: buf
+        END SUBROUTINE MPI_F_sync_reg
     END INTERFACE
 END MODULE mpi

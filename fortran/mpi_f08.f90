@@ -16,6 +16,12 @@ MODULE mpi_f08
     PROCEDURE(MPI_Win_copy_attr_function) :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN
     PROCEDURE(MPI_Win_delete_attr_function) :: MPI_WIN_NULL_DELETE_FN
     PROCEDURE(MPI_Datarep_conversion_function) :: MPI_CONVERSION_FN_NULL
+    INTERFACE MPI_F_sync_reg
+        SUBROUTINE MPI_F_sync_reg_f08ts(buf)
+            IMPLICIT NONE
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+        END SUBROUTINE MPI_F_sync_reg_f08ts
+    END INTERFACE MPI_F_sync_reg
     INTERFACE MPI_Bsend
         SUBROUTINE MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
             USE mpi_f08_types

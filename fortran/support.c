@@ -92,6 +92,26 @@ int bmpi_f_strlen_in(MPI_Fint flen, size_t len)
     return (size_t)flen < len ? flen + 1 : (int)len + 1;
 }
 
+/*
+ * MPI_F_SYNC_REG(buf) (MPI 4.1, 19.1.17): Fortran-only, and empty on
+ * purpose. Called across a library boundary the compiler cannot see into,
+ * it must assume that buf is read and written here, so it neither keeps
+ * buf in a register across the call nor moves accesses to buf past it.
+ * mpi_f08 passes the descriptor of an assumed-rank buffer.
+ */
+void pmpi_f_sync_reg_(void *buf);
+void pmpi_f_sync_reg_(void *buf)
+{
+    (void)buf;
+}
+BMPI_F77_NAMES(f_sync_reg, F_SYNC_REG)
+
+void mpi_f_sync_reg_f08ts_(void *desc);
+void mpi_f_sync_reg_f08ts_(void *desc)
+{
+    (void)desc;
+}
+
 MPI_File bmpi_f_file_f2c(MPI_Fint f)
 {
     return f == 0 ? MPI_FILE_NULL : PMPI_File_f2c(f);
