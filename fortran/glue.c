@@ -10254,18 +10254,16 @@ static int pcontrol_glue(const struct bmpi_f_sentinels *s, const MPI_Fint *level
     int rc = PMPI_Pcontrol(*level);
     return rc;
 }
-void pmpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierr);
-void pmpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierr)
+void pmpi_pcontrol_(const MPI_Fint *level);
+void pmpi_pcontrol_(const MPI_Fint *level)
 {
-    *ierr = pcontrol_glue(&bmpi_f77_sentinels, level);
+    (void)pcontrol_glue(&bmpi_f77_sentinels, level);
 }
 BMPI_F77_NAMES(pcontrol, PCONTROL)
-void mpi_pcontrol_f08_(const MPI_Fint *level, MPI_Fint *ierr);
-void mpi_pcontrol_f08_(const MPI_Fint *level, MPI_Fint *ierr)
+void mpi_pcontrol_f08_(const MPI_Fint *level);
+void mpi_pcontrol_f08_(const MPI_Fint *level)
 {
-    int rc = pcontrol_glue(&bmpi_f08_sentinels, level);
-    if (ierr)
-        *ierr = rc;
+    (void)pcontrol_glue(&bmpi_f08_sentinels, level);
 }
 
 /* MPI_Attr_delete */

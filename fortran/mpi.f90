@@ -4159,10 +4159,9 @@ MODULE mpi
             INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
             INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Register_datarep
-        SUBROUTINE MPI_Pcontrol(level, ierror)
+        SUBROUTINE MPI_Pcontrol(level)
             IMPLICIT NONE
             INTEGER, INTENT(IN) :: level
-            INTEGER, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Pcontrol
         SUBROUTINE MPI_Attr_delete(comm, keyval, ierror)
             IMPLICIT NONE

@@ -4884,11 +4884,10 @@ MODULE mpi_f08
         END SUBROUTINE MPI_Register_datarep_f08
     END INTERFACE MPI_Register_datarep
     INTERFACE MPI_Pcontrol
-        SUBROUTINE MPI_Pcontrol_f08(level, ierror)
+        SUBROUTINE MPI_Pcontrol_f08(level)
             USE mpi_f08_types
             IMPLICIT NONE
             INTEGER, INTENT(IN) :: level
-            INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_Pcontrol_f08
     END INTERFACE MPI_Pcontrol
     INTERFACE MPI_Info_get

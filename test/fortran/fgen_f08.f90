@@ -47,6 +47,7 @@ program fgen_f08
     call MPI_Isend(grid(2, :), 3, MPI_INTEGER, next, 8, MPI_COMM_WORLD, reqs(2))
     call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
     call MPI_F_sync_reg(col)
+    call MPI_Pcontrol(0)
     if (any(col(1:3) /= [2, 6, 10] + 100 * prev) .or. col(4) /= -1) call fail('section')
     if (reqs(1) /= MPI_REQUEST_NULL) call fail('request not freed')
 

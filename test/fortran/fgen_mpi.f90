@@ -36,6 +36,7 @@ program fgen_mpi
     call MPI_Isend(val, 1, MPI_INTEGER, next, 8, MPI_COMM_WORLD, reqs(2), ierr)
     call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
     call MPI_F_sync_reg(got)
+    call MPI_Pcontrol(1)
     if (ierr /= MPI_SUCCESS .or. got /= 1000 + prev) call fail('waitall')
 
     ! request indices are 1-based in Fortran; MPI_UNDEFINED when none is active
