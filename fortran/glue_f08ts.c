@@ -63,7 +63,7 @@ void bmpi_f08ts_buffer_attach(CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fin
 void bmpi_f08ts_buffer_attach(CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, MPI_COMM_WORLD, "MPI_Buffer_attach");
+    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, NULL, MPI_COMM_WORLD, "MPI_Buffer_attach");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_buffer_attach_glue(&bmpi_f08_sentinels, buffer_b.buf, size);
     }
@@ -81,7 +81,7 @@ void bmpi_f08ts_comm_attach_buffer(const MPI_Fint *comm, CFI_cdesc_t *buffer, co
                                    MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, *comm, "MPI_Comm_attach_buffer");
+    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, NULL, *comm, "MPI_Comm_attach_buffer");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_comm_attach_buffer_glue(&bmpi_f08_sentinels, comm, buffer_b.buf, size);
     }
@@ -530,7 +530,8 @@ void bmpi_f08ts_session_attach_buffer(const MPI_Fint *session, CFI_cdesc_t *buff
                                       const MPI_Fint *size, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buffer_b = {0};
-    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, MPI_COMM_WORLD, "MPI_Session_attach_buffer");
+    int rc = bmpi_f08_buffer_contig(buffer, &buffer_b, NULL, MPI_COMM_WORLD,
+                                    "MPI_Session_attach_buffer");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_session_attach_buffer_glue(&bmpi_f08_sentinels, session, buffer_b.buf, size);
     }
@@ -601,7 +602,7 @@ void bmpi_f08ts_precv_init(CFI_cdesc_t *buf, const MPI_Fint *partitions, const M
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, *comm, "MPI_Precv_init");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, *comm, "MPI_Precv_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_precv_init_glue(&bmpi_f08_sentinels, buf_b.buf, partitions, count, datatype,
                                     dest, tag, comm, info, request);
@@ -626,7 +627,7 @@ void bmpi_f08ts_psend_init(CFI_cdesc_t *buf, const MPI_Fint *partitions, const M
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, *comm, "MPI_Psend_init");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, *comm, "MPI_Psend_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_psend_init_glue(&bmpi_f08_sentinels, buf_b.buf, partitions, count, datatype,
                                     dest, tag, comm, info, request);
@@ -642,11 +643,8 @@ void bmpi_f08ts_get_address(CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *
 void bmpi_f08ts_get_address(CFI_cdesc_t *location, MPI_Aint *address, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer location_b = {0};
-    int rc = bmpi_f08_buffer_contig(location, &location_b, MPI_COMM_WORLD, "MPI_Get_address");
-    if (rc == MPI_SUCCESS) {
-        rc = bmpi_f_get_address_glue(&bmpi_f08_sentinels, location_b.buf, address);
-    }
-    bmpi_f08_buffer_release(&location_b);
+    bmpi_f08_buffer_address(location, &location_b);
+    int rc = bmpi_f_get_address_glue(&bmpi_f08_sentinels, location_b.buf, address);
     if (ierr)
         *ierr = rc;
 }
@@ -664,15 +662,17 @@ void bmpi_f08ts_pack(CFI_cdesc_t *inbuf, const MPI_Fint *incount, const MPI_Fint
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
+    void *outbuf_tmp = NULL;
     int rc = bmpi_f08_buffer(inbuf, *incount, *datatype, &inbuf_b, *comm, "MPI_Pack");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(outbuf, &outbuf_b, *comm, "MPI_Pack");
+        rc = bmpi_f08_buffer_contig(outbuf, &outbuf_b, &outbuf_tmp, *comm, "MPI_Pack");
     if (rc == MPI_SUCCESS) {
         MPI_Fint inbuf_n = (MPI_Fint)inbuf_b.count;
         MPI_Fint inbuf_t = inbuf_b.type;
         rc = bmpi_f_pack_glue(&bmpi_f08_sentinels, inbuf_b.buf, &inbuf_n, &inbuf_t, outbuf_b.buf,
                               outsize, position, comm);
     }
+    bmpi_f08_copy_back(outbuf, &outbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&inbuf_b);
     bmpi_f08_buffer_release(&outbuf_b);
     if (ierr)
@@ -692,17 +692,20 @@ void bmpi_f08ts_pack_external(const char *datarep, CFI_cdesc_t *inbuf, const MPI
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
+    void *outbuf_tmp = NULL;
     size_t datarep_len = strlen(datarep);
     int rc = bmpi_f08_buffer(inbuf, *incount, *datatype, &inbuf_b, MPI_COMM_WORLD,
                              "MPI_Pack_external");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(outbuf, &outbuf_b, MPI_COMM_WORLD, "MPI_Pack_external");
+        rc = bmpi_f08_buffer_contig(outbuf, &outbuf_b, &outbuf_tmp, MPI_COMM_WORLD,
+                                    "MPI_Pack_external");
     if (rc == MPI_SUCCESS) {
         MPI_Fint inbuf_n = (MPI_Fint)inbuf_b.count;
         MPI_Fint inbuf_t = inbuf_b.type;
         rc = bmpi_f_pack_external_glue(&bmpi_f08_sentinels, datarep, inbuf_b.buf, &inbuf_n,
                                        &inbuf_t, outbuf_b.buf, outsize, position, datarep_len);
     }
+    bmpi_f08_copy_back(outbuf, &outbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&inbuf_b);
     bmpi_f08_buffer_release(&outbuf_b);
     if (ierr)
@@ -722,7 +725,8 @@ void bmpi_f08ts_unpack(CFI_cdesc_t *inbuf, const MPI_Fint *insize, MPI_Fint *pos
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, *comm, "MPI_Unpack");
+    void *inbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, &inbuf_tmp, *comm, "MPI_Unpack");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(outbuf, *outcount, *datatype, &outbuf_b, *comm, "MPI_Unpack");
     if (rc == MPI_SUCCESS) {
@@ -731,6 +735,7 @@ void bmpi_f08ts_unpack(CFI_cdesc_t *inbuf, const MPI_Fint *insize, MPI_Fint *pos
         rc = bmpi_f_unpack_glue(&bmpi_f08_sentinels, inbuf_b.buf, insize, position, outbuf_b.buf,
                                 &outbuf_n, &outbuf_t, comm);
     }
+    bmpi_f08_copy_back(inbuf, &inbuf_tmp, 0);
     bmpi_f08_buffer_release(&inbuf_b);
     bmpi_f08_buffer_release(&outbuf_b);
     if (ierr)
@@ -751,8 +756,10 @@ void bmpi_f08ts_unpack_external(const char *datarep, CFI_cdesc_t *inbuf, const M
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer outbuf_b = {0};
+    void *inbuf_tmp = NULL;
     size_t datarep_len = strlen(datarep);
-    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, MPI_COMM_WORLD, "MPI_Unpack_external");
+    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, &inbuf_tmp, MPI_COMM_WORLD,
+                                    "MPI_Unpack_external");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(outbuf, *outcount, *datatype, &outbuf_b, MPI_COMM_WORLD,
                              "MPI_Unpack_external");
@@ -762,6 +769,7 @@ void bmpi_f08ts_unpack_external(const char *datarep, CFI_cdesc_t *inbuf, const M
         rc = bmpi_f_unpack_external_glue(&bmpi_f08_sentinels, datarep, inbuf_b.buf, insize,
                                          position, outbuf_b.buf, &outbuf_n, &outbuf_t, datarep_len);
     }
+    bmpi_f08_copy_back(inbuf, &inbuf_tmp, 0);
     bmpi_f08_buffer_release(&inbuf_b);
     bmpi_f08_buffer_release(&outbuf_b);
     if (ierr)
@@ -852,15 +860,17 @@ void bmpi_f08ts_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
+    void *recvbuf_tmp = NULL;
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allgatherv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Allgatherv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
         rc = bmpi_f_allgatherv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, &sendbuf_n, &sendbuf_t,
                                     recvbuf_b.buf, recvcounts, displs, recvtype, comm);
     }
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -889,7 +899,7 @@ void bmpi_f08ts_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
                              "MPI_Allgatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allgatherv_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Allgatherv_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -916,13 +926,17 @@ void bmpi_f08ts_allreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Allreduce");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Allreduce");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allreduce");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Allreduce");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_allreduce_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count,
                                    datatype, op, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -942,9 +956,9 @@ void bmpi_f08ts_allreduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Allreduce_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Allreduce_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Allreduce_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Allreduce_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_allreduce_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count,
                                         datatype, op, comm, info, request);
@@ -1038,13 +1052,17 @@ void bmpi_f08ts_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, cons
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallv");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Alltoallv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Alltoallv");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_alltoallv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                    sendtype, recvbuf_b.buf, recvcounts, rdispls, recvtype, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -1072,9 +1090,9 @@ void bmpi_f08ts_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallv_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Alltoallv_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallv_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Alltoallv_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_alltoallv_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                         sendtype, recvbuf_b.buf, recvcounts, rdispls, recvtype,
@@ -1102,13 +1120,17 @@ void bmpi_f08ts_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, cons
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallw");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Alltoallw");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallw");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Alltoallw");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_alltoallw_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                    sendtypes, recvbuf_b.buf, recvcounts, rdispls, recvtypes, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -1136,9 +1158,9 @@ void bmpi_f08ts_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Alltoallw_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Alltoallw_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Alltoallw_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Alltoallw_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_alltoallw_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                         sendtypes, recvbuf_b.buf, recvcounts, rdispls, recvtypes,
@@ -1207,13 +1229,17 @@ void bmpi_f08ts_exscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fin
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Exscan");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Exscan");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Exscan");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Exscan");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_exscan_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count, datatype,
                                 op, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -1233,9 +1259,9 @@ void bmpi_f08ts_exscan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Exscan_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Exscan_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Exscan_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Exscan_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_exscan_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count,
                                      datatype, op, comm, info, request);
@@ -1329,15 +1355,17 @@ void bmpi_f08ts_gatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
+    void *recvbuf_tmp = NULL;
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gatherv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Gatherv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Gatherv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
         rc = bmpi_f_gatherv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, &sendbuf_n, &sendbuf_t,
                                  recvbuf_b.buf, recvcounts, displs, recvtype, root, comm);
     }
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -1365,7 +1393,7 @@ void bmpi_f08ts_gatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
     struct bmpi_f08_buffer recvbuf_b = {0};
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Gatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Gatherv_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Gatherv_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -1432,7 +1460,7 @@ void bmpi_f08ts_iallgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
     struct bmpi_f08_buffer recvbuf_b = {0};
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Iallgatherv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iallgatherv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Iallgatherv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -1458,9 +1486,9 @@ void bmpi_f08ts_iallreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iallreduce");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Iallreduce");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iallreduce");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Iallreduce");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_iallreduce_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count,
                                     datatype, op, comm, request);
@@ -1521,9 +1549,9 @@ void bmpi_f08ts_ialltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ialltoallv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ialltoallv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ialltoallv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ialltoallv");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ialltoallv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                     sendtype, recvbuf_b.buf, recvcounts, rdispls, recvtype, comm,
@@ -1554,9 +1582,9 @@ void bmpi_f08ts_ialltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ialltoallw");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ialltoallw");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ialltoallw");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ialltoallw");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ialltoallw_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                     sendtypes, recvbuf_b.buf, recvcounts, rdispls, recvtypes, comm,
@@ -1605,9 +1633,9 @@ void bmpi_f08ts_iexscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fi
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iexscan");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Iexscan");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iexscan");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Iexscan");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_iexscan_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count, datatype,
                                  op, comm, request);
@@ -1669,7 +1697,7 @@ void bmpi_f08ts_igatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
     struct bmpi_f08_buffer recvbuf_b = {0};
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm, "MPI_Igatherv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Igatherv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Igatherv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -1695,9 +1723,9 @@ void bmpi_f08ts_ireduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fi
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ireduce");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ireduce");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ireduce");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ireduce_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count, datatype,
                                  op, root, comm, request);
@@ -1723,9 +1751,9 @@ void bmpi_f08ts_ireduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce_scatter");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ireduce_scatter");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ireduce_scatter");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ireduce_scatter");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ireduce_scatter_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf,
                                          recvcounts, datatype, op, comm, request);
@@ -1752,9 +1780,9 @@ void bmpi_f08ts_ireduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ireduce_scatter_block");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ireduce_scatter_block");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ireduce_scatter_block");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ireduce_scatter_block");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ireduce_scatter_block_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf,
                                                recvcount, datatype, op, comm, request);
@@ -1778,9 +1806,9 @@ void bmpi_f08ts_iscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iscan");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Iscan");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Iscan");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Iscan");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_iscan_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count, datatype,
                                op, comm, request);
@@ -1841,7 +1869,7 @@ void bmpi_f08ts_iscatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, cons
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Iscatterv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Iscatterv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Iscatterv");
     if (rc == MPI_SUCCESS) {
@@ -1869,13 +1897,17 @@ void bmpi_f08ts_reduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fin
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Reduce");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Reduce");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count, datatype,
                                 op, root, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -1898,9 +1930,9 @@ void bmpi_f08ts_reduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Reduce_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Reduce_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count,
                                      datatype, op, root, comm, info, request);
@@ -1921,13 +1953,19 @@ void bmpi_f08ts_reduce_local(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, const MP
 {
     struct bmpi_f08_buffer inbuf_b = {0};
     struct bmpi_f08_buffer inoutbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, MPI_COMM_WORLD, "MPI_Reduce_local");
+    void *inbuf_tmp = NULL;
+    void *inoutbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(inbuf, &inbuf_b, &inbuf_tmp, MPI_COMM_WORLD,
+                                    "MPI_Reduce_local");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(inoutbuf, &inoutbuf_b, MPI_COMM_WORLD, "MPI_Reduce_local");
+        rc = bmpi_f08_buffer_contig(inoutbuf, &inoutbuf_b, &inoutbuf_tmp, MPI_COMM_WORLD,
+                                    "MPI_Reduce_local");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_local_glue(&bmpi_f08_sentinels, inbuf_b.buf, inoutbuf_b.buf, count,
                                       datatype, op);
     }
+    bmpi_f08_copy_back(inbuf, &inbuf_tmp, 0);
+    bmpi_f08_copy_back(inoutbuf, &inoutbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&inbuf_b);
     bmpi_f08_buffer_release(&inoutbuf_b);
     if (ierr)
@@ -1947,13 +1985,17 @@ void bmpi_f08ts_reduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Reduce_scatter");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Reduce_scatter");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_scatter_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf,
                                         recvcounts, datatype, op, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -1973,13 +2015,19 @@ void bmpi_f08ts_reduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_block");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm,
+                                    "MPI_Reduce_scatter_block");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter_block");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm,
+                                    "MPI_Reduce_scatter_block");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_scatter_block_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf,
                                               recvcount, datatype, op, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -2003,9 +2051,11 @@ void bmpi_f08ts_reduce_scatter_block_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *rec
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_block_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm,
+                                    "MPI_Reduce_scatter_block_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter_block_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm,
+                                    "MPI_Reduce_scatter_block_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_scatter_block_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf,
                                                    recvbuf_b.buf, recvcount, datatype, op, comm,
@@ -2033,9 +2083,9 @@ void bmpi_f08ts_reduce_scatter_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Reduce_scatter_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Reduce_scatter_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Reduce_scatter_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Reduce_scatter_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_reduce_scatter_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf,
                                              recvcounts, datatype, op, comm, info, request);
@@ -2059,13 +2109,17 @@ void bmpi_f08ts_scan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint 
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scan");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Scan");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Scan");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm, "MPI_Scan");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_scan_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count, datatype,
                               op, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -2085,9 +2139,9 @@ void bmpi_f08ts_scan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scan_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Scan_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Scan_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Scan_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_scan_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, recvbuf_b.buf, count,
                                    datatype, op, comm, info, request);
@@ -2181,7 +2235,8 @@ void bmpi_f08ts_scatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scatterv");
+    void *sendbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm, "MPI_Scatterv");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm, "MPI_Scatterv");
     if (rc == MPI_SUCCESS) {
@@ -2190,6 +2245,7 @@ void bmpi_f08ts_scatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const
         rc = bmpi_f_scatterv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, displs, sendtype,
                                   recvbuf_b.buf, &recvbuf_n, &recvbuf_t, root, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -2215,7 +2271,7 @@ void bmpi_f08ts_scatterv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts,
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Scatterv_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Scatterv_init");
     if (rc == MPI_SUCCESS)
         rc = bmpi_f08_buffer(recvbuf, *recvcount, *recvtype, &recvbuf_b, *comm,
                              "MPI_Scatterv_init");
@@ -2291,7 +2347,7 @@ void bmpi_f08ts_ineighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
                              "MPI_Ineighbor_allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ineighbor_allgatherv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ineighbor_allgatherv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2362,9 +2418,9 @@ void bmpi_f08ts_ineighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ineighbor_alltoallv");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ineighbor_alltoallv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ineighbor_alltoallv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ineighbor_alltoallv");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ineighbor_alltoallv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts,
                                              sdispls, sendtype, recvbuf_b.buf, recvcounts, rdispls,
@@ -2396,9 +2452,9 @@ void bmpi_f08ts_ineighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Ineighbor_alltoallw");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm, "MPI_Ineighbor_alltoallw");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Ineighbor_alltoallw");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm, "MPI_Ineighbor_alltoallw");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_ineighbor_alltoallw_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts,
                                              sdispls, sendtypes, recvbuf_b.buf, recvcounts, rdispls,
@@ -2502,10 +2558,12 @@ void bmpi_f08ts_neighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
+    void *recvbuf_tmp = NULL;
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
                              "MPI_Neighbor_allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_allgatherv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm,
+                                    "MPI_Neighbor_allgatherv");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2513,6 +2571,7 @@ void bmpi_f08ts_neighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
                                              &sendbuf_t, recvbuf_b.buf, recvcounts, displs,
                                              recvtype, comm);
     }
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -2542,7 +2601,8 @@ void bmpi_f08ts_neighbor_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *s
     int rc = bmpi_f08_buffer(sendbuf, *sendcount, *sendtype, &sendbuf_b, *comm,
                              "MPI_Neighbor_allgatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_allgatherv_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm,
+                                    "MPI_Neighbor_allgatherv_init");
     if (rc == MPI_SUCCESS) {
         MPI_Fint sendbuf_n = (MPI_Fint)sendbuf_b.count;
         MPI_Fint sendbuf_t = sendbuf_b.type;
@@ -2649,14 +2709,20 @@ void bmpi_f08ts_neighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallv");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm,
+                                    "MPI_Neighbor_alltoallv");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallv");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm,
+                                    "MPI_Neighbor_alltoallv");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_neighbor_alltoallv_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                             sendtype, recvbuf_b.buf, recvcounts, rdispls, recvtype,
                                             comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -2685,9 +2751,11 @@ void bmpi_f08ts_neighbor_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *se
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallv_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm,
+                                    "MPI_Neighbor_alltoallv_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallv_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm,
+                                    "MPI_Neighbor_alltoallv_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_neighbor_alltoallv_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts,
                                                  sdispls, sendtype, recvbuf_b.buf, recvcounts,
@@ -2718,14 +2786,20 @@ void bmpi_f08ts_neighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallw");
+    void *sendbuf_tmp = NULL;
+    void *recvbuf_tmp = NULL;
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, &sendbuf_tmp, *comm,
+                                    "MPI_Neighbor_alltoallw");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallw");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, &recvbuf_tmp, *comm,
+                                    "MPI_Neighbor_alltoallw");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_neighbor_alltoallw_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts, sdispls,
                                             sendtypes, recvbuf_b.buf, recvcounts, rdispls,
                                             recvtypes, comm);
     }
+    bmpi_f08_copy_back(sendbuf, &sendbuf_tmp, 0);
+    bmpi_f08_copy_back(recvbuf, &recvbuf_tmp, rc == MPI_SUCCESS);
     bmpi_f08_buffer_release(&sendbuf_b);
     bmpi_f08_buffer_release(&recvbuf_b);
     if (ierr)
@@ -2754,9 +2828,11 @@ void bmpi_f08ts_neighbor_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *se
 {
     struct bmpi_f08_buffer sendbuf_b = {0};
     struct bmpi_f08_buffer recvbuf_b = {0};
-    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, *comm, "MPI_Neighbor_alltoallw_init");
+    int rc = bmpi_f08_buffer_contig(sendbuf, &sendbuf_b, NULL, *comm,
+                                    "MPI_Neighbor_alltoallw_init");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, *comm, "MPI_Neighbor_alltoallw_init");
+        rc = bmpi_f08_buffer_contig(recvbuf, &recvbuf_b, NULL, *comm,
+                                    "MPI_Neighbor_alltoallw_init");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_neighbor_alltoallw_init_glue(&bmpi_f08_sentinels, sendbuf_b.buf, sendcounts,
                                                  sdispls, sendtypes, recvbuf_b.buf, recvcounts,
@@ -2774,11 +2850,8 @@ void bmpi_f08ts_free_mem(CFI_cdesc_t *base, MPI_Fint *ierr);
 void bmpi_f08ts_free_mem(CFI_cdesc_t *base, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Free_mem");
-    if (rc == MPI_SUCCESS) {
-        rc = bmpi_f_free_mem_glue(&bmpi_f08_sentinels, base_b.buf);
-    }
-    bmpi_f08_buffer_release(&base_b);
+    bmpi_f08_buffer_address(base, &base_b);
+    int rc = bmpi_f_free_mem_glue(&bmpi_f08_sentinels, base_b.buf);
     if (ierr)
         *ierr = rc;
 }
@@ -2832,13 +2905,13 @@ void bmpi_f08ts_compare_and_swap(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_
     struct bmpi_f08_buffer origin_addr_b = {0};
     struct bmpi_f08_buffer compare_addr_b = {0};
     struct bmpi_f08_buffer result_addr_b = {0};
-    int rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, MPI_COMM_WORLD,
+    int rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, NULL, MPI_COMM_WORLD,
                                     "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(compare_addr, &compare_addr_b, MPI_COMM_WORLD,
+        rc = bmpi_f08_buffer_contig(compare_addr, &compare_addr_b, NULL, MPI_COMM_WORLD,
                                     "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, MPI_COMM_WORLD,
+        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, NULL, MPI_COMM_WORLD,
                                     "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_compare_and_swap_glue(&bmpi_f08_sentinels, origin_addr_b.buf,
@@ -2867,10 +2940,10 @@ void bmpi_f08ts_fetch_and_op(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr,
 {
     struct bmpi_f08_buffer origin_addr_b = {0};
     struct bmpi_f08_buffer result_addr_b = {0};
-    int rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, MPI_COMM_WORLD,
+    int rc = bmpi_f08_buffer_contig(origin_addr, &origin_addr_b, NULL, MPI_COMM_WORLD,
                                     "MPI_Fetch_and_op");
     if (rc == MPI_SUCCESS)
-        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, MPI_COMM_WORLD,
+        rc = bmpi_f08_buffer_contig(result_addr, &result_addr_b, NULL, MPI_COMM_WORLD,
                                     "MPI_Fetch_and_op");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_fetch_and_op_glue(&bmpi_f08_sentinels, origin_addr_b.buf, result_addr_b.buf,
@@ -3135,7 +3208,7 @@ void bmpi_f08ts_win_attach(const MPI_Fint *win, CFI_cdesc_t *base, const MPI_Ain
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Win_attach");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, NULL, MPI_COMM_WORLD, "MPI_Win_attach");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_win_attach_glue(&bmpi_f08_sentinels, win, base_b.buf, size);
     }
@@ -3156,7 +3229,7 @@ void bmpi_f08ts_win_create(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Fi
                            MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = bmpi_f08_buffer_contig(base, &base_b, *comm, "MPI_Win_create");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, NULL, *comm, "MPI_Win_create");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_win_create_glue(&bmpi_f08_sentinels, base_b.buf, size, disp_unit, info, comm,
                                     win);
@@ -3172,7 +3245,7 @@ void bmpi_f08ts_win_detach(const MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ier
 void bmpi_f08ts_win_detach(const MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer base_b = {0};
-    int rc = bmpi_f08_buffer_contig(base, &base_b, MPI_COMM_WORLD, "MPI_Win_detach");
+    int rc = bmpi_f08_buffer_contig(base, &base_b, NULL, MPI_COMM_WORLD, "MPI_Win_detach");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_win_detach_glue(&bmpi_f08_sentinels, win, base_b.buf);
     }
@@ -3477,7 +3550,7 @@ void bmpi_f08ts_file_read_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint
                                   MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, MPI_COMM_WORLD, "MPI_File_read_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_read_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3569,7 +3642,7 @@ void bmpi_f08ts_file_read_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_F
                                      MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_at_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, MPI_COMM_WORLD, "MPI_File_read_at_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_read_at_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3632,7 +3705,7 @@ void bmpi_f08ts_file_read_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_
                                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_read_ordered_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, MPI_COMM_WORLD, "MPI_File_read_ordered_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_read_ordered_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3733,7 +3806,7 @@ void bmpi_f08ts_file_write_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fin
                                    MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, MPI_COMM_WORLD, "MPI_File_write_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_write_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3825,7 +3898,7 @@ void bmpi_f08ts_file_write_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_
                                       MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_at_all_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, MPI_COMM_WORLD, "MPI_File_write_at_all_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_write_at_all_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }
@@ -3891,7 +3964,8 @@ void bmpi_f08ts_file_write_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI
                                        MPI_Fint *ierr)
 {
     struct bmpi_f08_buffer buf_b = {0};
-    int rc = bmpi_f08_buffer_contig(buf, &buf_b, MPI_COMM_WORLD, "MPI_File_write_ordered_end");
+    int rc = bmpi_f08_buffer_contig(buf, &buf_b, NULL, MPI_COMM_WORLD,
+                                    "MPI_File_write_ordered_end");
     if (rc == MPI_SUCCESS) {
         rc = bmpi_f_file_write_ordered_end_glue(&bmpi_f08_sentinels, fh, buf_b.buf, status);
     }

@@ -3732,7 +3732,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -3750,9 +3750,9 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
-            TYPE(*), DIMENSION(..), INTENT(IN) :: compare_addr
-            TYPE(*), DIMENSION(..) :: result_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: compare_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, INTENT(IN) :: target_rank
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -3766,8 +3766,8 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
-            TYPE(*), DIMENSION(..) :: result_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, INTENT(IN) :: target_rank
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -3782,7 +3782,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: origin_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -3800,10 +3800,10 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
-            TYPE(*), DIMENSION(..) :: result_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
             INTEGER, INTENT(IN) :: result_count
             TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -3821,7 +3821,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -4543,7 +4543,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4554,7 +4554,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_read_all_end_f08ts
@@ -4594,7 +4594,7 @@ MODULE mpi_f08
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
             INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4605,7 +4605,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_read_at_all_end_f08ts
@@ -4627,7 +4627,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4638,7 +4638,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_read_ordered_end_f08ts
@@ -4756,7 +4756,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4767,7 +4767,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_write_all_end_f08ts
@@ -4807,7 +4807,7 @@ MODULE mpi_f08
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
             INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4818,7 +4818,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_write_at_all_end_f08ts
@@ -4840,7 +4840,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4851,7 +4851,7 @@ MODULE mpi_f08
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE MPI_File_write_ordered_end_f08ts

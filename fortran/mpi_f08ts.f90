@@ -2953,7 +2953,7 @@ SUBROUTINE MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, targ
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -2969,7 +2969,7 @@ SUBROUTINE MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, targ
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -2989,9 +2989,9 @@ SUBROUTINE MPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, da
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
-    TYPE(*), DIMENSION(..), INTENT(IN) :: compare_addr
-    TYPE(*), DIMENSION(..) :: result_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: compare_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -3003,9 +3003,9 @@ SUBROUTINE MPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, da
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
-            TYPE(*), DIMENSION(..), INTENT(IN) :: compare_addr
-            TYPE(*), DIMENSION(..) :: result_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: compare_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, INTENT(IN) :: target_rank
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -3021,8 +3021,8 @@ SUBROUTINE MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ran
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
-    TYPE(*), DIMENSION(..) :: result_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: target_rank
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -3035,8 +3035,8 @@ SUBROUTINE MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ran
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
-            TYPE(*), DIMENSION(..) :: result_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, INTENT(IN) :: target_rank
             INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
@@ -3052,7 +3052,7 @@ SUBROUTINE MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..) :: origin_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -3067,7 +3067,7 @@ SUBROUTINE MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..) :: origin_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -3087,10 +3087,10 @@ SUBROUTINE MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, 
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
-    TYPE(*), DIMENSION(..) :: result_addr
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
     INTEGER, INTENT(IN) :: result_count
     TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -3107,10 +3107,10 @@ SUBROUTINE MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, 
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
-            TYPE(*), DIMENSION(..) :: result_addr
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
             INTEGER, INTENT(IN) :: result_count
             TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -3130,7 +3130,7 @@ SUBROUTINE MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank
     USE mpi_f08_types
     USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
     IMPLICIT NONE
-    TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
     INTEGER, INTENT(IN) :: origin_count
     TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
     INTEGER, INTENT(IN) :: target_rank
@@ -3145,7 +3145,7 @@ SUBROUTINE MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank
             USE mpi_f08_types
             USE mpi_f08_compile_constants, ONLY: MPI_ADDRESS_KIND
             IMPLICIT NONE
-            TYPE(*), DIMENSION(..), INTENT(IN) :: origin_addr
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
             INTEGER, INTENT(IN) :: origin_count
             TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
             INTEGER, INTENT(IN) :: target_rank
@@ -3691,7 +3691,7 @@ SUBROUTINE MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..) :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3701,7 +3701,7 @@ SUBROUTINE MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3713,7 +3713,7 @@ SUBROUTINE MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..) :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -3721,7 +3721,7 @@ SUBROUTINE MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -3790,7 +3790,7 @@ SUBROUTINE MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ie
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    TYPE(*), DIMENSION(..) :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3802,7 +3802,7 @@ SUBROUTINE MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ie
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
             INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3814,7 +3814,7 @@ SUBROUTINE MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..) :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -3822,7 +3822,7 @@ SUBROUTINE MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -3857,7 +3857,7 @@ SUBROUTINE MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..) :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3867,7 +3867,7 @@ SUBROUTINE MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3879,7 +3879,7 @@ SUBROUTINE MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..) :: buf
+    TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -3887,7 +3887,7 @@ SUBROUTINE MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..) :: buf
+            TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -3970,7 +3970,7 @@ SUBROUTINE MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3980,7 +3980,7 @@ SUBROUTINE MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3992,7 +3992,7 @@ SUBROUTINE MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -4000,7 +4000,7 @@ SUBROUTINE MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -4069,7 +4069,7 @@ SUBROUTINE MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, i
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
     INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4081,7 +4081,7 @@ SUBROUTINE MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, i
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
             INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4093,7 +4093,7 @@ SUBROUTINE MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -4101,7 +4101,7 @@ SUBROUTINE MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue
@@ -4136,7 +4136,7 @@ SUBROUTINE MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     INTEGER, INTENT(IN) :: count
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4146,7 +4146,7 @@ SUBROUTINE MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             INTEGER, INTENT(IN) :: count
             TYPE(MPI_Datatype), INTENT(IN) :: datatype
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4158,7 +4158,7 @@ SUBROUTINE MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
     USE mpi_f08_types
     IMPLICIT NONE
     TYPE(MPI_File), INTENT(IN) :: fh
-    TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+    TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     INTERFACE
@@ -4166,7 +4166,7 @@ SUBROUTINE MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
             USE mpi_f08_types
             IMPLICIT NONE
             TYPE(MPI_File), INTENT(IN) :: fh
-            TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+            TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
             TYPE(MPI_Status) :: status
             INTEGER, OPTIONAL, INTENT(OUT) :: ierror
         END SUBROUTINE c_glue

@@ -18,6 +18,9 @@ program fgen_f08
     character, pointer :: detached(:)
     integer, pointer :: mem(:)
     integer :: bsize
+    integer, allocatable :: rows(:, :), counts(:), displs(:)
+    integer(kind=MPI_ADDRESS_KIND) :: a_row, a_elem
+    type(MPI_Request) :: req
     character(len=MPI_MAX_PROCESSOR_NAME) :: pname
     character(len=MPI_MAX_OBJECT_NAME) :: cname
     character(len=MPI_MAX_PORT_NAME) :: port
@@ -78,6 +81,24 @@ program fgen_f08
     mem = 7
     call MPI_Free_mem(mem)
 
+    ! sections where the call needs a contiguous buffer: copied for the
+    ! blocking calls, their address taken by MPI_Get_address
+    grid(2, :) = [1, 2, 3] * (rank + 1)
+    call MPI_Allreduce(MPI_IN_PLACE, grid(2, :), 3, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+    if (any(grid(2, :) /= [1, 2, 3] * (nranks * (nranks + 1) / 2)) .or. &
+        any(grid(1, :) /= [1, 5, 9] + 100 * rank)) call fail('allreduce of a row')
+    allocate(rows(2, nranks), counts(nranks), displs(nranks))
+    rows = -5
+    counts = 1
+    displs = [(i, i = 0, nranks - 1)]
+    call MPI_Allgatherv(rank + 10, 1, MPI_INTEGER, rows(1, :), counts, displs, MPI_INTEGER, &
+                        MPI_COMM_WORLD)
+    if (any(rows(1, :) /= [(i + 10, i = 0, nranks - 1)]) .or. any(rows(2, :) /= -5)) &
+        call fail('allgatherv into a row')
+    call MPI_Get_address(grid(2, :), a_row)
+    call MPI_Get_address(grid(2, 1), a_elem)
+    if (a_row /= a_elem) call fail('get_address of a section')
+
     call MPI_Get_processor_name(pname, rlen)
     if (rlen <= 0 .or. len_trim(pname) /= rlen) call fail('processor name')
     call MPI_Comm_dup(MPI_COMM_WORLD, dup)
@@ -96,6 +117,11 @@ program fgen_f08
     call MPI_Send(val, 1, MPI_DATATYPE_NULL, 0, 1, MPI_COMM_SELF, ierr)
     call MPI_Error_class(ierr, cls)
     if (cls /= MPI_ERR_TYPE) call fail('bad datatype')
+    ! a nonblocking call cannot work on a copy
+    call MPI_Iallreduce(MPI_IN_PLACE, grid(2, :), 3, MPI_INTEGER, MPI_SUM, MPI_COMM_SELF, &
+                        req, ierr)
+    call MPI_Error_class(ierr, cls)
+    if (cls /= MPI_ERR_BUFFER) call fail('nonblocking call on a section')
 
     call MPI_Finalize()
     if (nerr /= 0) stop 1
