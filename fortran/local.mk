@@ -7,5 +7,6 @@ lib_LTLIBRARIES += libbmpifort.la
 libbmpifort_la_SOURCES = fortran/fortran.h
 libbmpifort_la_LIBADD = libbmpi.la
 libbmpifort_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+include fortran/fgen.mk
 include fortran/frt.mk
 endif

@@ -22,8 +22,7 @@
  *
  * Not declared here: the MPI-1 functions that MPI 3.0 removed (MPI_Address,
  * MPI_Type_extent, MPI_Type_struct, MPI_Errhandler_set, ... and
- * MPI_LB/MPI_UB), and the objects that exist only for Fortran
- * (MPI_F_STATUS_IGNORE, MPI_F08_STATUS_IGNORE).
+ * MPI_LB/MPI_UB).
  *
  * Handle conversions (MPI_Comm_c2f, MPI_Type_f2c, ...) are macros, as in
  * MPICH, because an int handle is its own Fortran handle; only MPI_File,
@@ -181,6 +180,13 @@ typedef struct {
 #define MPI_F_SOURCE      2
 #define MPI_F_TAG         3
 #define MPI_F_ERROR       4
+
+/* The Fortran MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE as C sees them
+ * (data symbols, as in MPICH): the status conversions refuse them. */
+extern MPI_Fint *const MPI_F_STATUS_IGNORE;
+extern MPI_Fint *const MPI_F_STATUSES_IGNORE;
+extern MPI_F08_status *const MPI_F08_STATUS_IGNORE;
+extern MPI_F08_status *const MPI_F08_STATUSES_IGNORE;
 
 #define MPI_STATUS_IGNORE   ((MPI_Status *)1)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)1)

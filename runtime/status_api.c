@@ -16,9 +16,12 @@ _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
 _Static_assert(sizeof(MPI_F08_status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
                "Fortran 2008 and Fortran statuses must have the same layout");
 
+/* NULL or one of the IGNORE sentinels of C and Fortran (MPI_F_STATUS_IGNORE ...) */
 static bool no_status(const void *status)
 {
-    return !status || status == (const void *)MPI_STATUS_IGNORE;
+    return !status || status == (const void *)MPI_STATUS_IGNORE ||
+           status == MPI_F_STATUS_IGNORE || status == MPI_F_STATUSES_IGNORE ||
+           status == MPI_F08_STATUS_IGNORE || status == MPI_F08_STATUSES_IGNORE;
 }
 
 /* The field at Fortran index i of a status, read or written. */
