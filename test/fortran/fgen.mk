@@ -4,7 +4,7 @@
 # fgen_fstatus.sh (C): the conversions refuse MPI_F_STATUS_IGNORE and friends.
 TESTS += test/fortran/check-gen-fortran.sh test/fortran/fgen_fstatus.sh
 EXTRA_DIST += test/fortran/check-gen-fortran.sh test/fortran/fgen_mpif.sh \
-	test/fortran/fgen_fstatus.sh test/fortran/fgen_f08.sh docs/fortran.md fortran/README.md
+	test/fortran/fgen_fstatus.sh test/fortran/fgen_f08.sh test/fortran/f08_large.sh docs/fortran.md fortran/README.md
 check_PROGRAMS += test/fortran/fgen_fstatus
 test_fortran_fgen_fstatus_LDADD = libbmpi.la
 if BMPI_FORTRAN
@@ -25,4 +25,10 @@ test_fortran_fgen_f08_SOURCES = test/fortran/fgen_f08.f90
 test_fortran_fgen_f08_LDADD = libbmpifort.la libbmpi.la
 test/fortran/fgen_f08.$(OBJEXT): fortran/mpi_f08.mod
 TESTS += test/fortran/fgen_f08.sh
+# f08_large.sh: more than 2^31 elements through the _c specifics of mpi_f08.
+check_PROGRAMS += test/fortran/f08_large
+test_fortran_f08_large_SOURCES = test/fortran/f08_large.f90
+test_fortran_f08_large_LDADD = libbmpifort.la libbmpi.la
+test/fortran/f08_large.$(OBJEXT): fortran/mpi_f08.mod
+TESTS += test/fortran/f08_large.sh
 endif
