@@ -49,21 +49,20 @@ static long deal(const struct bmpi_hostlist *hl, int *count, long left, const st
     return left;
 }
 
-/* -N asks for a fixed number a node: more than a node's slots is
- * oversubscribing it, as Open MPI counts it. */
-static int check_npernode(const struct bmpi_hostlist *hl, const struct bmpi_place_request *req, int n,
-                          struct bmpi_placement *p)
+/* -N asks for a fixed number a node: more than the slots of a node that
+ * gets them is oversubscribing it, as Open MPI counts it. */
+static int check_npernode(const struct bmpi_hostlist *hl, const struct bmpi_place_request *req,
+                          const int *count, struct bmpi_placement *p)
 {
-    long total = (long)req->npernode * hl->n;
-    if (n > total)
-        return fail(p, "%d ranks asked for, but -N %d on %d host(s) places %ld; give -n %ld or less, or more hosts",
-                    n, req->npernode, hl->n, total, total);
     for (int i = 0; i < hl->n; i++) {
         const struct bmpi_host *h = &hl->hosts[i];
-        if (req->npernode > (req->oversubscribe ? hard_cap(h) : h->slots))
-            return fail(p, "-N %d places more ranks on host '%s' than its %d %s%s", req->npernode, h->name,
-                        req->oversubscribe ? h->max_slots : h->slots, req->oversubscribe ? "max_slots" : "slots",
-                        req->oversubscribe ? "" : "; give more slots or --oversubscribe");
+        if (!req->oversubscribe && count[i] > h->slots)
+            return fail(p, "-N %d places %d ranks on host '%s', more than its %d slots; give more slots or "
+                           "--oversubscribe",
+                        req->npernode, count[i], h->name, h->slots);
+        if (count[i] > hard_cap(h))
+            return fail(p, "-N %d places %d ranks on host '%s', more than its max_slots=%d", req->npernode,
+                        count[i], h->name, h->max_slots);
     }
     return 0;
 }
@@ -72,8 +71,6 @@ static int count_per_node(const struct bmpi_hostlist *hl, const struct bmpi_plac
                           int *count, struct bmpi_placement *p)
 {
     long left = n, total = 0;
-    if (req->npernode > 0 && check_npernode(hl, req, n, p) != 0)
-        return -1;
     for (int i = 0; i < hl->n; i++) {
         total += cap(&hl->hosts[i], req);
         if (req->map_by == BMPI_MAP_SLOT) {
@@ -83,7 +80,10 @@ static int count_per_node(const struct bmpi_hostlist *hl, const struct bmpi_plac
     }
     left = deal(hl, count, left, req, false);
     if (left == 0)
-        return 0;
+        return req->npernode > 0 ? check_npernode(hl, req, count, p) : 0;
+    if (req->npernode > 0)
+        return fail(p, "%d ranks asked for, but -N %d on %d host(s) places %ld; give -n %ld or less, or more hosts",
+                    n, req->npernode, hl->n, total, total);
     if (!req->oversubscribe)
         return fail(p, "%d ranks asked for, but the %d host(s) have %ld slots; give -n %ld or less, more slots, "
                        "or --oversubscribe",

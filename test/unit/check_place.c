@@ -212,10 +212,23 @@ START_TEST(npernode)
     ck_assert_int_eq(place(5, 2, BMPI_MAP_SLOT, false), -1);
     ck_assert_str_eq(pl.error, "5 ranks asked for, but -N 2 on 2 host(s) places 4; give -n 4 or less, or more hosts");
     ck_assert_int_eq(place(0, 5, BMPI_MAP_SLOT, false), -1);
-    ck_assert_str_eq(pl.error, "-N 5 places more ranks on host 'a' than its 4 slots; give more slots or "
+    ck_assert_str_eq(pl.error, "-N 5 places 5 ranks on host 'a', more than its 4 slots; give more slots or "
                                "--oversubscribe");
     ck_assert_int_eq(place(0, 5, BMPI_MAP_SLOT, true), 0);
     ck_assert_int_eq(pl.nranks, 10);
+    bmpi_hostlist_free(&hl);
+    /* only the hosts that get ranks must take them */
+    ck_assert_int_eq(bmpi_hostlist_add_list(&hl, "-H", "a:2,b:2,c"), 0);
+    ck_assert_int_eq(place(4, 2, BMPI_MAP_SLOT, false), 0);
+    ck_assert_str_eq(show_placement(), "0.0 0.1 1.0 1.1 | 0,1 2,3 ");
+    ck_assert_int_eq(place(6, 2, BMPI_MAP_SLOT, false), -1);
+    ck_assert_str_eq(pl.error, "-N 2 places 2 ranks on host 'c', more than its 1 slots; give more slots or "
+                               "--oversubscribe");
+    bmpi_hostlist_free(&hl);
+    static const char *const lines[] = {"a slots=1 max_slots=1", NULL};
+    add_lines(lines);
+    ck_assert_int_eq(place(0, 2, BMPI_MAP_SLOT, true), -1);
+    ck_assert_str_eq(pl.error, "-N 2 places 2 ranks on host 'a', more than its max_slots=1");
 }
 END_TEST
 
