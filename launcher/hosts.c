@@ -253,8 +253,9 @@ static int apply_tasks(struct bmpi_hostlist *l, int first, const char *tasks)
         if (count >= 1 && strncmp(p, "(x", 2) == 0) {
             p += 2;
             times = take_number(&p, &width);
-            p += *p == ')' ? 1 : 0;
-            if (p[-1] != ')')
+            if (*p == ')')
+                p++;
+            else
                 times = -1;
         }
         if (count < 1 || count > MAX_SLOTS || times < 1 || (*p != ',' && *p != '\0'))

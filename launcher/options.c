@@ -84,8 +84,9 @@ static void print_help(void)
         "PMIx server (rank, size, node map, address exchange, abort).\n"
         "\n"
         "options (one or two dashes; a value follows as the next word or after '='):\n"
-        "  -n, -np N            number of ranks (default 1). More ranks than cores\n"
-        "                       is allowed: ranks then share the cores.\n"
+        "  -n, -np N            number of ranks (default 1, or every slot of a host\n"
+        "                       list). More ranks than cores is allowed: ranks\n"
+        "                       then share the cores.\n"
         "  --oversubscribe      allow more ranks than the slots of a host list (up\n"
         "                       to max_slots); without a host list always allowed\n"
         "  -x VAR[=value]       pass VAR to every rank, with the given value or the\n"
@@ -251,7 +252,8 @@ static bool is_loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET)
         return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
-    return sa->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+    return sa->sa_family == AF_INET6 &&
+           IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
 }
 
 static bool same_address(const struct sockaddr *a, const struct sockaddr *b)
