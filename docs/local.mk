@@ -4,3 +4,4 @@ EXTRA_DIST += docs/architecture.md docs/collectives.md docs/communicators.md \
 EXTRA_DIST += docs/large-counts.md
 EXTRA_DIST += docs/building.md
 EXTRA_DIST += docs/fortran-internals.md
+EXTRA_DIST += docs/launcher.md

@@ -3,6 +3,8 @@ bin_PROGRAMS += launcher/bmpirun
 launcher_bmpirun_SOURCES = \
 	launcher/main.c \
 	launcher/options.c launcher/options.h \
+	launcher/hosts.c launcher/hosts.h \
+	launcher/placement.c launcher/placement.h \
 	launcher/job.c launcher/job.h \
 	launcher/pmix_server.c launcher/pmix_server.h \
 	launcher/spawn.c launcher/spawn.h \

@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <netdb.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,8 @@ enum opt_id {
     OPT_ALLOW_ROOT,
     OPT_HOST,
     OPT_HOSTFILE,
+    OPT_NPERNODE,
+    OPT_MAP_BY,
     OPT_NO_MPICH_ABI,
     OPT_VERSION,
     OPT_HELP,
@@ -58,6 +63,11 @@ static const struct opt_spec opt_table[] = {
     {"H", OPT_HOST, true},
     {"hostfile", OPT_HOSTFILE, true},
     {"machinefile", OPT_HOSTFILE, true},
+    {"f", OPT_HOSTFILE, true},
+    {"N", OPT_NPERNODE, true},
+    {"npernode", OPT_NPERNODE, true},
+    {"ppn", OPT_NPERNODE, true},
+    {"map-by", OPT_MAP_BY, true},
     {"no-mpich-abi", OPT_NO_MPICH_ABI, false},
     {"version", OPT_VERSION, false},
     {"V", OPT_VERSION, false},
@@ -74,9 +84,11 @@ static void print_help(void)
         "PMIx server (rank, size, node map, address exchange, abort).\n"
         "\n"
         "options (one or two dashes; a value follows as the next word or after '='):\n"
-        "  -n, -np N            number of ranks (default 1). More ranks than cores\n"
-        "                       is allowed: ranks then share the cores.\n"
-        "  --oversubscribe      accepted for mpirun compatibility (always allowed)\n"
+        "  -n, -np N            number of ranks (default 1, or every slot of a host\n"
+        "                       list). More ranks than cores is allowed: ranks\n"
+        "                       then share the cores.\n"
+        "  --oversubscribe      allow more ranks than the slots of a host list (up\n"
+        "                       to max_slots); without a host list always allowed\n"
         "  -x VAR[=value]       pass VAR to every rank, with the given value or the\n"
         "                       one in bmpirun's environment (repeatable). Ranks\n"
         "                       also inherit bmpirun's whole environment.\n"
@@ -90,10 +102,18 @@ static void print_help(void)
         "                       bmpirun may use, so that every core gets its share\n"
         "                       of ranks; none otherwise\n"
         "  --allow-run-as-root  accepted for mpirun compatibility; root needs nothing\n"
-        "  --host, -H LIST      accepted when LIST (host[:slots],...) names only this\n"
-        "                       host; bmpirun does not start ranks on other hosts\n"
-        "  --hostfile, --machinefile FILE\n"
-        "                       the same for the hosts listed in FILE\n"
+        "  --host, -H LIST      hosts and their slots: h1:2,h2:2 or h1,h1,h2 (a name\n"
+        "                       without :N is one slot; repeats add slots)\n"
+        "  --hostfile, --machinefile, -f FILE\n"
+        "                       hosts from FILE, one a line: 'host slots=N\n"
+        "                       [max_slots=M]' or 'host:N'; '#' starts a comment.\n"
+        "                       Without -n, the job fills every slot. Inside a\n"
+        "                       Slurm allocation, its nodes are the default list.\n"
+        "                       Ranks run on this host only: a rank placed on\n"
+        "                       another host is refused (docs/launcher.md)\n"
+        "  -N, --npernode, -ppn K  K ranks on each host\n"
+        "  --map-by slot|node   slot (default): fill each host's slots before the\n"
+        "                       next; node: one rank per host, round robin\n"
         "  --no-mpich-abi       leave the ranks' LD_LIBRARY_PATH as it is. By default\n"
         "                       bmpi's directory of MPICH library names comes first\n"
         "                       on it, so that programs built with MPICH's mpicc or\n"
@@ -219,7 +239,7 @@ static int add_env(struct bmpi_options *o, const char *val)
     return BMPI_OPT_RUN;
 }
 
-/* ---- hosts: this one only (launcher/README.md "Multi-host") ------------- */
+/* ---- hosts and placement (docs/launcher.md "Hosts and placement") ------ */
 
 static void this_host(char self[HOST_NAME_MAX + 1])
 {
@@ -228,68 +248,127 @@ static void this_host(char self[HOST_NAME_MAX + 1])
     self[HOST_NAME_MAX] = '\0';
 }
 
-static bool is_this_host(const char *name, size_t len)
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
+    return sa->sa_family == AF_INET6 &&
+           IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+}
+
+static bool same_address(const struct sockaddr *a, const struct sockaddr *b)
+{
+    if (a->sa_family != b->sa_family)
+        return false;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)(const void *)b)->sin_addr.s_addr;
+    return a->sa_family == AF_INET6 && memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr,
+                                              &((const struct sockaddr_in6 *)(const void *)b)->sin6_addr,
+                                              sizeof(struct in6_addr)) == 0;
+}
+
+/* By address: the name resolves to a loopback address or to one of this
+ * machine's interfaces (a name that does not resolve is another host). */
+static bool resolves_here(const char *name)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    struct ifaddrs *ifs = NULL;
+    if (getaddrinfo(name, NULL, &hints, &res) != 0)
+        return false;
+    bool here = false;
+    if (getifaddrs(&ifs) != 0)
+        ifs = NULL;
+    for (const struct addrinfo *ai = res; ai != NULL && !here; ai = ai->ai_next) {
+        here = is_loopback(ai->ai_addr);
+        for (const struct ifaddrs *i = ifs; i != NULL && !here; i = i->ifa_next)
+            here = i->ifa_addr != NULL && same_address(ai->ai_addr, i->ifa_addr);
+    }
+    freeifaddrs(ifs);
+    freeaddrinfo(res);
+    return here;
+}
+
+/* By name first (localhost, this machine's name or short name), then by
+ * address. */
+static bool is_this_host(const char *name)
 {
     char self[HOST_NAME_MAX + 1];
     this_host(self);
-    size_t selflen = strlen(self), shortlen = strcspn(self, ".");
-    static const char *const loopback[] = {"localhost", "localhost.localdomain", "::1"};
-    for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
-        if (strlen(loopback[i]) == len && strncmp(loopback[i], name, len) == 0)
-            return true;
-    if (len > 4 && strncmp(name, "127.", 4) == 0)
+    size_t len = strlen(name), shortlen = strcspn(self, ".");
+    if (strcmp(name, "localhost") == 0 || strcmp(name, self) == 0 ||
+        (len == shortlen && strncmp(name, self, len) == 0))
         return true;
-    return len > 0 && ((len == selflen && strncmp(name, self, len) == 0) ||
-                       (len == shortlen && strncmp(name, self, len) == 0));
+    return resolves_here(name);
 }
 
-static int refuse_host(const char *flag, const char *what, const char *name, size_t len)
+static int refuse_host(const char *name)
 {
     char self[HOST_NAME_MAX + 1];
     this_host(self);
     fprintf(stderr,
-            "bmpirun: %s %s: '%.*s' is another host, and bmpirun starts ranks on this host (%s) only; "
-            "for a job across hosts use Slurm (srun --mpi=pmix) or an mpirun (Open MPI's mpirun, "
-            "MPICH's mpiexec)\n",
-            flag, what, (int)len, name, self);
+            "bmpirun: ranks placed on host '%s', another host than this one (%s): ranks on other hosts need "
+            "the multi-host runner, not built yet; for a job across hosts use Slurm (srun --mpi=pmix) or "
+            "Open MPI's mpirun (docs/launcher.md)\n",
+            name, self);
     return USAGE_ERROR;
 }
 
-/* --host a,b:2,...: each entry names this host, or the job is refused. */
-static int check_host_list(const char *flag, const char *list)
+static int host_error(const struct bmpi_hostlist *hosts)
 {
-    const char *p = list;
-    for (;;) {
-        size_t entry = strcspn(p, ",");
-        size_t name = strcspn(p, ",:");
-        if (name > entry)
-            name = entry;
-        if (!is_this_host(p, name))
-            return refuse_host(flag, list, p, name);
-        if (p[entry] == '\0')
-            return BMPI_OPT_RUN;
-        p += entry + 1;
-    }
+    fprintf(stderr, "bmpirun: %s\n", hosts->error);
+    return USAGE_ERROR;
 }
 
-/* A hostfile: one host a line ("name slots=N" as Open MPI, "name:N" as
- * MPICH), '#' starts a comment. */
-static int check_hostfile(const char *flag, const char *path)
+/* -N/--npernode/-ppn and --map-by. */
+static int set_npernode(struct bmpi_options *o, const char *flag, const char *val)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        fprintf(stderr, "bmpirun: %s '%s': cannot read it: %s\n", flag, path, strerror(errno));
+    long v = parse_count(val);
+    if (v < 1 || v > BMPI_MAX_RANKS) {
+        fprintf(stderr, "bmpirun: %s '%s': not a number of ranks per host; give e.g. %s 2\n", flag, val, flag);
         return USAGE_ERROR;
     }
-    char line[1024];
-    int rc = BMPI_OPT_RUN;
-    while (rc == BMPI_OPT_RUN && fgets(line, sizeof(line), f) != NULL) {
-        char *p = line + strspn(line, " \t");
-        size_t name = strcspn(p, " \t\r\n:#");
-        if (name > 0 && !is_this_host(p, name))
-            rc = refuse_host(flag, path, p, name);
+    o->npernode = (int)v;
+    return BMPI_OPT_RUN;
+}
+
+static int set_map_by(struct bmpi_options *o, const char *val)
+{
+    if (strcmp(val, "slot") == 0 || strcmp(val, "node") == 0) {
+        o->map_by = val[0] == 's' ? BMPI_MAP_SLOT : BMPI_MAP_NODE;
+        return BMPI_OPT_RUN;
     }
-    fclose(f);
+    fprintf(stderr, "bmpirun: --map-by '%s': unknown mapping; use --map-by slot or --map-by node\n", val);
+    return USAGE_ERROR;
+}
+
+/* Place the ranks over the host list (or Slurm's allocation, when given
+ * none) and take the job's size from it; every host that gets a rank must
+ * be this one. */
+static int place_ranks(struct bmpi_options *o)
+{
+    const char *nodelist = getenv("SLURM_JOB_NODELIST");
+    if (o->hosts.n == 0 && nodelist != NULL &&
+        bmpi_hostlist_add_slurm(&o->hosts, nodelist, getenv("SLURM_TASKS_PER_NODE")) != 0)
+        return host_error(&o->hosts);
+    struct bmpi_place_request req = {.nprocs = o->nprocs_given ? o->nprocs : 0, .npernode = o->npernode,
+                                     .map_by = o->map_by, .oversubscribe = o->oversubscribe};
+    struct bmpi_placement p;
+    int rc = BMPI_OPT_RUN;
+    if (bmpi_place(&o->hosts, &req, &p) != 0) {
+        fprintf(stderr, "bmpirun: %s\n", p.error);
+        rc = USAGE_ERROR;
+    }
+    for (int i = 0; rc == BMPI_OPT_RUN && i < o->hosts.n; i++)
+        if (p.node_nranks[i] > 0 && !is_this_host(o->hosts.hosts[i].name))
+            rc = refuse_host(o->hosts.hosts[i].name);
+    if (rc == BMPI_OPT_RUN && p.nranks > BMPI_MAX_RANKS) {
+        fprintf(stderr, "bmpirun: %d ranks: more than %d ranks on one node is not supported\n", p.nranks,
+                BMPI_MAX_RANKS);
+        rc = USAGE_ERROR;
+    }
+    o->nprocs = p.nranks;
+    bmpi_placement_free(&p);
     return rc;
 }
 
@@ -444,16 +523,26 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             rc = BMPI_OPT_RUN;
             break;
         case OPT_HOST:
-            rc = check_host_list(arg[1] == 'H' ? "-H" : "--host", val);
+            rc = bmpi_hostlist_add_list(&o->hosts, arg[1] == 'H' ? "-H" : "--host", val) == 0
+                     ? BMPI_OPT_RUN : host_error(&o->hosts);
             break;
         case OPT_HOSTFILE:
-            rc = check_hostfile(namelen == 8 ? "--hostfile" : "--machinefile", val);
+            rc = bmpi_hostlist_read_file(&o->hosts, val) == 0 ? BMPI_OPT_RUN : host_error(&o->hosts);
+            break;
+        case OPT_NPERNODE:
+            rc = set_npernode(o, namelen == 1 ? "-N" : namelen == 3 ? "-ppn" : "--npernode", val);
+            break;
+        case OPT_MAP_BY:
+            rc = set_map_by(o, val);
             break;
         case OPT_NO_MPICH_ABI:
             o->no_mpich_abi = true;
             rc = BMPI_OPT_RUN;
             break;
         case OPT_OVERSUBSCRIBE:
+            o->oversubscribe = true;
+            rc = BMPI_OPT_RUN;
+            break;
         case OPT_ALLOW_ROOT:
             rc = BMPI_OPT_RUN;
             break;
@@ -479,6 +568,8 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
         fprintf(stderr, "bmpirun: the program name is empty\n");
         return 2;
     }
+    if ((rc = place_ranks(o)) != BMPI_OPT_RUN)
+        return rc;
     if ((rc = find_program(o, argv[i])) != BMPI_OPT_RUN)
         return rc;
     o->argv = &argv[i];
@@ -491,5 +582,6 @@ void bmpi_options_free(struct bmpi_options *o)
         free(o->env[i]);
     free(o->env);
     free(o->program);
+    bmpi_hostlist_free(&o->hosts);
     *o = (struct bmpi_options){0};
 }

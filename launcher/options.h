@@ -6,6 +6,9 @@
 
 #include <stdbool.h>
 
+#include "launcher/hosts.h"
+#include "launcher/placement.h"
+
 /* AUTO: bind to cores when the job has more ranks than bmpirun has CPUs
  * (spawn.c says why), otherwise not. */
 enum bmpi_bind { BMPI_BIND_AUTO, BMPI_BIND_NONE, BMPI_BIND_CORE };
@@ -16,6 +19,13 @@ struct bmpi_options {
     bool tag_output;
     double timeout; /* seconds; 0 = none */
     enum bmpi_bind bind;
+    /* Where ranks go (docs/launcher.md "Hosts and placement"): the hosts
+     * of -H/--hostfile or the Slurm allocation, -N and --map-by. Every
+     * placed rank runs on this host today. */
+    struct bmpi_hostlist hosts;
+    int npernode; /* 0: not given */
+    enum bmpi_map_by map_by;
+    bool oversubscribe;
     bool no_mpich_abi; /* leave LD_LIBRARY_PATH alone (launcher/mpich_abi.h) */
     int nenv;
     char **env;     /* "VAR=value" from -x, malloc'd */

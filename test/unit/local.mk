@@ -5,3 +5,4 @@ include test/unit/datatype.mk
 include test/unit/ofi_order.mk
 include test/unit/shmenv.mk
 include test/unit/cdesc.mk
+include test/unit/place.mk
