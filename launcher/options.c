@@ -116,10 +116,13 @@ static void print_help(void)
         "a rank's exit status; 128+N for a rank killed by signal N; the status given\n"
         "to MPI_Abort/PMIx_Abort (1 if that was 0); 1 for a rank that exits 0 after\n"
         "PMIx_Init without PMIx_Finalize, or without PMIx_Init while its peers wait\n"
-        "in it; 124 on --timeout; 128+N when bmpirun got signal N. bmpirun's own\n"
-        "errors: 1 launch failure, 2 usage error, 126 program not executable, 127\n"
-        "program not found. When one rank fails, all others are terminated; ranks\n"
-        "that fail because a peer died (a failed fence) are not the first failure.\n",
+        "in it; 1 when ranks have not connected within BMPI_BOOTSTRAP_TIMEOUT while\n"
+        "others did, or when no rank of a program that calls MPI_Init connected (a\n"
+        "program of another MPI: singletons); 124 on --timeout; 128+N when bmpirun\n"
+        "got signal N. bmpirun's own errors: 1 launch failure, 2 usage error, 126\n"
+        "program not executable, 127 program not found. When one rank fails, all\n"
+        "others are terminated; ranks that fail because a peer died (a failed\n"
+        "fence) are not the first failure.\n",
         BMPI_KILL_GRACE_MS);
 }
 

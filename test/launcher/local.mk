@@ -26,3 +26,4 @@ LAUNCHER_TESTS = \
 TESTS += $(LAUNCHER_TESTS)
 EXTRA_DIST += $(LAUNCHER_TESTS) test/launcher/lib.sh
 include test/launcher/hardening.mk
+include test/launcher/noconn.mk
