@@ -266,11 +266,10 @@ int bmpi_job_init(struct bmpi_job *job)
     job->lock_fd = -1;
     job->event_pipe[0] = job->event_pipe[1] = -1;
     job->nhosts = 1;
-    bmpi_iof_init(&job->iof, job->opt.tag_output);
-
     if (gethostname(job->hostname, sizeof(job->hostname)) != 0)
         snprintf(job->hostname, sizeof(job->hostname), "localhost");
     job->hostname[sizeof(job->hostname) - 1] = '\0';
+    bmpi_iof_init(&job->iof, job->opt.tag_output, job->opt.tag_host ? job->hostname : NULL);
 
     uint32_t rnd;
     if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {

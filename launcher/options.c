@@ -35,6 +35,10 @@ enum opt_id {
     OPT_HOST,
     OPT_HOSTFILE,
     OPT_NO_MPICH_ABI,
+    OPT_WDIR,
+    OPT_GENV,
+    OPT_GENVLIST,
+    OPT_REPORT_BINDINGS,
     OPT_VERSION,
     OPT_HELP,
 };
@@ -59,6 +63,11 @@ static const struct opt_spec opt_table[] = {
     {"hostfile", OPT_HOSTFILE, true},
     {"machinefile", OPT_HOSTFILE, true},
     {"no-mpich-abi", OPT_NO_MPICH_ABI, false},
+    {"wdir", OPT_WDIR, true},
+    {"wd", OPT_WDIR, true},
+    {"genv", OPT_GENV, true},
+    {"genvlist", OPT_GENVLIST, true},
+    {"report-bindings", OPT_REPORT_BINDINGS, false},
     {"version", OPT_VERSION, false},
     {"V", OPT_VERSION, false},
     {"help", OPT_HELP, false},
@@ -80,8 +89,16 @@ static void print_help(void)
         "  -x VAR[=value]       pass VAR to every rank, with the given value or the\n"
         "                       one in bmpirun's environment (repeatable). Ranks\n"
         "                       also inherit bmpirun's whole environment.\n"
-        "  --tag-output         prefix every output line with the rank that wrote it:\n"
-        "                       \"[3] text\" (stdout lines on stdout, stderr on stderr)\n"
+        "  -genv VAR VALUE      pass VAR=VALUE to every rank (MPICH's spelling)\n"
+        "  -genvlist A,B,...    pass A, B, ... from bmpirun's environment, as -x A -x B\n"
+        "  --tag-output[=host]  prefix every output line with the rank that wrote it:\n"
+        "                       \"[3] text\", with =host \"[3@host] text\" (stdout\n"
+        "                       lines on stdout, stderr on stderr)\n"
+        "  --wdir, -wdir, -wd DIR\n"
+        "                       start the ranks in DIR (default: bmpirun's directory);\n"
+        "                       a relative program path is taken from DIR, as mpirun\n"
+        "                       and mpiexec do\n"
+        "  --report-bindings    one line per rank on stderr: the CPUs it may run on\n"
         "  --timeout SECONDS    kill the job after SECONDS (fractions allowed; 0 = no\n"
         "                       limit) and exit with status 124\n"
         "  --bind-to core|none  core: bind rank i to core i %% ncores (cores that\n"
@@ -185,12 +202,12 @@ static bool is_env_name(const char *s, size_t len)
     return true;
 }
 
-static int add_env(struct bmpi_options *o, const char *val)
+static int add_env(struct bmpi_options *o, const char *flag, const char *val)
 {
     const char *eq = strchr(val, '=');
     size_t namelen = eq ? (size_t)(eq - val) : strlen(val);
     if (!is_env_name(val, namelen)) {
-        fprintf(stderr, "bmpirun: -x '%s': %s; use -x VAR or -x VAR=value\n", val,
+        fprintf(stderr, "bmpirun: %s '%s': %s; use -x VAR or -x VAR=value\n", flag, val,
                 namelen == 0 ? "no variable name" : "not a variable name");
         return USAGE_ERROR;
     }
@@ -201,9 +218,9 @@ static int add_env(struct bmpi_options *o, const char *val)
         const char *cur = getenv(val);
         if (cur == NULL) {
             fprintf(stderr,
-                    "bmpirun: warning: -x %s: %s is not set in bmpirun's environment, so there "
+                    "bmpirun: warning: %s %s: %s is not set in bmpirun's environment, so there "
                     "is nothing to pass on; use -x %s=value to give it a value\n",
-                    val, val, val);
+                    flag, val, val, val);
             return BMPI_OPT_RUN;
         }
         if (asprintf(&entry, "%s=%s", val, cur) < 0)
@@ -214,7 +231,7 @@ static int add_env(struct bmpi_options *o, const char *val)
         free(entry);
         if (grown)
             o->env = grown;
-        fprintf(stderr, "bmpirun: out of memory while parsing -x\n");
+        fprintf(stderr, "bmpirun: out of memory while parsing %s\n", flag);
         return 1;
     }
     o->env = grown;
@@ -296,9 +313,71 @@ static int check_hostfile(const char *flag, const char *path)
     return rc;
 }
 
+/* -genv VAR VALUE (Hydra): VALUE is the next word; -genv VAR=VALUE too. */
+static int add_genv(struct bmpi_options *o, const char *name, int argc, char **argv, int *i)
+{
+    if (strchr(name, '=') != NULL)
+        return add_env(o, "-genv", name);
+    if (*i >= argc) {
+        fprintf(stderr, "bmpirun: -genv %s needs a value: -genv VAR VALUE\n", name);
+        return USAGE_ERROR;
+    }
+    char *entry;
+    if (asprintf(&entry, "%s=%s", name, argv[(*i)++]) < 0)
+        return 1;
+    int rc = add_env(o, "-genv", entry);
+    free(entry);
+    return rc;
+}
+
+/* -genvlist A,B (Hydra): each as -x A. */
+static int add_genvlist(struct bmpi_options *o, const char *list)
+{
+    int rc = BMPI_OPT_RUN;
+    for (const char *p = list; rc == BMPI_OPT_RUN;) {
+        size_t len = strcspn(p, ",");
+        char *name = strndup(p, len);
+        rc = name != NULL ? add_env(o, "-genvlist", name) : 1;
+        free(name);
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    return rc;
+}
+
+static int set_wdir(struct bmpi_options *o, const char *flag, const char *dir)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (realpath(dir, real) == NULL || stat(real, &st) != 0) {
+        fprintf(stderr, "bmpirun: %s '%s': cannot use it as the ranks' working directory: %s\n", flag, dir,
+                strerror(errno));
+        return USAGE_ERROR;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "bmpirun: %s '%s': not a directory\n", flag, dir);
+        return USAGE_ERROR;
+    }
+    free(o->wdir);
+    o->wdir = strdup(real);
+    return o->wdir != NULL ? BMPI_OPT_RUN : 1;
+}
+
+static int set_tag_output(struct bmpi_options *o, const char *val)
+{
+    if (val != NULL && strcmp(val, "host") != 0 && strcmp(val, "rank") != 0) {
+        fprintf(stderr, "bmpirun: --tag-output=%s: unknown tag; use --tag-output or --tag-output=host\n", val);
+        return USAGE_ERROR;
+    }
+    o->tag_output = true;
+    o->tag_host = val != NULL && strcmp(val, "host") == 0;
+    return BMPI_OPT_RUN;
+}
+
 /* Resolve program as execvp would, and make sure it can run, so that a typo
  * fails here and not in N ranks at once. */
-static int find_program(struct bmpi_options *o, const char *name)
+static int find_program_in(struct bmpi_options *o, const char *name)
 {
     struct stat st;
     if (strchr(name, '/') != NULL) {
@@ -352,6 +431,21 @@ static int find_program(struct bmpi_options *o, const char *name)
     return 127;
 }
 
+/* With --wdir, a relative path names a program there: the ranks start in
+ * that directory, as under mpirun and mpiexec. */
+static int find_program(struct bmpi_options *o, const char *name)
+{
+    char *in_wdir = NULL;
+    if (o->wdir != NULL && strchr(name, '/') != NULL && name[0] != '/') {
+        if (asprintf(&in_wdir, "%s/%s", o->wdir, name) < 0)
+            return 1;
+        name = in_wdir;
+    }
+    int rc = find_program_in(o, name);
+    free(in_wdir);
+    return rc;
+}
+
 static const struct opt_spec *lookup(const char *name, size_t len)
 {
     for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++)
@@ -402,6 +496,8 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
                 fprintf(stderr, "bmpirun: option '%s' needs a value; see bmpirun --help\n", arg);
                 return 2;
             }
+        } else if (eq && spec->id == OPT_TAG_OUTPUT) {
+            val = eq + 1; /* an optional value: --tag-output=host */
         } else if (eq) {
             fprintf(stderr, "bmpirun: option '%.*s' takes no value\n", (int)(eq - arg), arg);
             return 2;
@@ -413,7 +509,7 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             rc = set_nprocs(o, namelen == 1 ? "-n" : "-np", val);
             break;
         case OPT_X:
-            rc = add_env(o, val);
+            rc = add_env(o, "-x", val);
             break;
         case OPT_TIMEOUT: {
             char *end;
@@ -443,7 +539,19 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             rc = BMPI_OPT_RUN;
             break;
         case OPT_TAG_OUTPUT:
-            o->tag_output = true;
+            rc = set_tag_output(o, val);
+            break;
+        case OPT_WDIR:
+            rc = set_wdir(o, "--wdir", val);
+            break;
+        case OPT_GENV:
+            rc = add_genv(o, val, argc, argv, &i);
+            break;
+        case OPT_GENVLIST:
+            rc = add_genvlist(o, val);
+            break;
+        case OPT_REPORT_BINDINGS:
+            o->report_bindings = true;
             rc = BMPI_OPT_RUN;
             break;
         case OPT_HOST:
@@ -494,5 +602,6 @@ void bmpi_options_free(struct bmpi_options *o)
         free(o->env[i]);
     free(o->env);
     free(o->program);
+    free(o->wdir);
     *o = (struct bmpi_options){0};
 }
