@@ -731,9 +731,8 @@ static void check_connections(struct bmpi_job *job)
     } else {
         struct bmpi_rank *w = rank_waiting(job);
         bmpi_say("rank(s) %s did not connect to bmpirun (MPI_Init) within the bootstrap timeout "
-                 "(BMPI_BOOTSTRAP_TIMEOUT=%d s) while %d rank(s)%s did; terminating the job",
-                 list, job->bootstrap_timeout_s, connected,
-                 w ? " wait for them in MPI_Init, and" : "");
+                 "(BMPI_BOOTSTRAP_TIMEOUT=%d s) while %d rank(s) did%s; terminating the job",
+                 list, job->bootstrap_timeout_s, connected, w ? " and wait for them in MPI_Init" : "");
     }
     bmpi_job_terminate(job, SIGTERM);
 }
