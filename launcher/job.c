@@ -317,7 +317,7 @@ int bmpi_job_init(struct bmpi_job *job)
     job->bootstrap_timeout_s = bootstrap_timeout_s(job);
     bmpi_deadline_in(&job->connect_deadline, job->bootstrap_timeout_s * 1000L);
     job->have_connect_deadline = true;
-    job->program_calls_mpi_init = bmpi_program_calls_mpi_init(job->opt.program);
+    job->program_of_other_mpi = bmpi_program_uses_other_mpi(job->opt.program);
     return 0;
 }
 
@@ -402,6 +402,11 @@ static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
 #define NOT_BMPI_HINT                                                                                 \
     "is it built with bmpi (bmpicc)? a program linked with another MPI (Open MPI, a static MPICH " \
     "build) runs as a singleton under bmpirun"
+
+/* Why no rank of a program that calls MPI_Init without libbmpi connects. */
+#define OTHER_MPI_HINT                                                                                 \
+    "it is not linked with bmpi but with another MPI (Open MPI, a static MPICH build), whose ranks run " \
+    "as singletons, each a job of its own; rebuild it with bmpicc"
 
 /* A rank that connected and has not finalized: it waits for its peers. */
 static bool waits_for_peers(const struct bmpi_rank *r)
@@ -720,13 +725,12 @@ static void check_connections(struct bmpi_job *job)
     int connected = count_connected(job);
     char list[512];
     list_unconnected(job, list, sizeof(list));
-    if (list[0] == '\0' || (connected == 0 && (!job->program_calls_mpi_init || job->nranks < 2)))
+    if (list[0] == '\0' || (connected == 0 && (!job->program_of_other_mpi || job->nranks < 2)))
         return;
     bmpi_job_fail(job, 1);
     if (connected == 0) {
         bmpi_say("none of the %d ranks of %s connected to bmpirun within the bootstrap timeout "
-                 "(BMPI_BOOTSTRAP_TIMEOUT=%d s), yet it calls MPI_Init: " NOT_BMPI_HINT
-                 "; terminating the job",
+                 "(BMPI_BOOTSTRAP_TIMEOUT=%d s), yet it calls MPI_Init: " OTHER_MPI_HINT "; terminating the job",
                  job->nranks, job->opt.program, job->bootstrap_timeout_s);
     } else {
         struct bmpi_rank *w = rank_waiting(job);
@@ -787,12 +791,11 @@ static int poll_timeout(const struct bmpi_job *job)
  * asked for). */
 static void check_none_connected(struct bmpi_job *job)
 {
-    if (job->failed || job->nrunning > 0 || job->nranks < 2 || !job->program_calls_mpi_init ||
+    if (job->failed || job->nrunning > 0 || job->nranks < 2 || !job->program_of_other_mpi ||
         count_connected(job) > 0)
         return;
     bmpi_job_fail(job, 1);
-    bmpi_say("none of the %d ranks of %s connected to bmpirun, yet it calls MPI_Init, so each ran as "
-             "a job of its own: " NOT_BMPI_HINT,
+    bmpi_say("none of the %d ranks of %s connected to bmpirun, yet it calls MPI_Init: " OTHER_MPI_HINT,
              job->nranks, job->opt.program);
 }
 

@@ -121,7 +121,7 @@ struct bmpi_job {
     struct timespec connect_deadline;
     bool have_connect_deadline;
     int bootstrap_timeout_s;
-    bool program_calls_mpi_init; /* launcher/mpich_abi.h */
+    bool program_of_other_mpi; /* launcher/mpich_abi.h */
 
     /* What has been set up, so that cleanup undoes exactly that. */
     bool tmpdir_made;

@@ -194,7 +194,7 @@ static bool is_mpi_init(const char *name)
 
 /* Whether sec is a symbol table (SHT_DYNSYM or SHT_SYMTAB) naming an
  * MPI_Init. */
-static bool visit_symtab(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab, void *arg)
+static bool symtab_has_mpi_init(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab)
 {
     if (sec->sh_type != SHT_DYNSYM && sec->sh_type != SHT_SYMTAB)
         return false;
@@ -211,7 +211,41 @@ static bool visit_symtab(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab
     return false;
 }
 
-bool bmpi_program_calls_mpi_init(const char *program)
+/* Whether the dynamic section dyn needs bmpi's own library. */
+static bool needs_libbmpi(int fd, const Elf64_Shdr *dyn, const Elf64_Shdr *strtab)
 {
-    return elf_scan(program, visit_symtab, NULL);
+    static const char lib[] = "libbmpi.so";
+    size_t n = dyn->sh_size / sizeof(Elf64_Dyn);
+    for (size_t i = 0; i < n; i++) {
+        Elf64_Dyn d;
+        char name[64];
+        if (!read_at(fd, &d, sizeof(d), (off_t)(dyn->sh_offset + i * sizeof(d))) || d.d_tag == DT_NULL)
+            return false;
+        if (d.d_tag == DT_NEEDED && read_string(fd, name, sizeof(name), (off_t)(strtab->sh_offset + d.d_un.d_val)) &&
+            strncmp(name, lib, sizeof(lib) - 1) == 0)
+            return true;
+    }
+    return false;
+}
+
+struct mpi_use {
+    bool calls_init;
+    bool needs_bmpi;
+};
+
+static bool visit_mpi_use(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab, void *arg)
+{
+    struct mpi_use *use = arg;
+    if (sec->sh_type == SHT_DYNAMIC)
+        use->needs_bmpi = needs_libbmpi(fd, sec, strtab);
+    else if (!use->calls_init)
+        use->calls_init = symtab_has_mpi_init(fd, sec, strtab);
+    return false; /* every section */
+}
+
+bool bmpi_program_uses_other_mpi(const char *program)
+{
+    struct mpi_use use = {0};
+    elf_scan(program, visit_mpi_use, &use);
+    return use.calls_init && !use.needs_bmpi;
 }

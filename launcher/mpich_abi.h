@@ -20,9 +20,11 @@ char *bmpi_mpich_abi_ld_path(const char *const *env);
 void bmpi_mpich_abi_check_program(const char *program);
 
 /* Whether program is a 64-bit ELF file whose symbols (dynamic, or a static
- * build's unstripped table) name MPI_Init or MPI_Init_thread, C or Fortran:
- * an MPI program of some MPI, bmpi or another. A script, a stripped static
- * build or a program that loads MPI with dlopen answers false. */
-bool bmpi_program_calls_mpi_init(const char *program);
+ * build's unstripped table) name MPI_Init or MPI_Init_thread, C or Fortran,
+ * and that does not need bmpi's libbmpi.so: an MPI program of another MPI
+ * (or of MPICH's ABI, which bmpirun serves with bmpi unless --no-mpich-abi).
+ * A script, a stripped static build or a program that loads MPI with
+ * dlopen answers false. */
+bool bmpi_program_uses_other_mpi(const char *program);
 
 #endif

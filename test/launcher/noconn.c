@@ -3,7 +3,7 @@
  *
  *   noconn skip VICTIM [MARKER]       the victim exits 0 without MPI_Init
  *   noconn late VICTIM SECONDS [...]  the victim sleeps before MPI_Init
- *
+ * VICTIM "all": every rank.
  * Every other rank calls MPI_Init, MPI_Barrier and MPI_Finalize. */
 #include <mpi.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     /* The world rank before MPI_Init, from the launcher's environment. */
     const char *env = getenv("PMIX_RANK");
     int me = env != NULL ? atoi(env) : -1;
-    if (me == atoi(argv[2])) {
+    if (me == atoi(argv[2]) || strcmp(argv[2], "all") == 0) {
         if (strcmp(argv[1], "skip") == 0) {
             printf("rank %d leaves without MPI\n", me);
             return 0;

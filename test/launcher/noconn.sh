@@ -50,6 +50,18 @@ for how in env x; do
 done
 echo "ok: a rank later than the bootstrap timeout is named"
 
+# A bmpi program whose ranks all come later than the bootstrap timeout is
+# not taken for another MPI's: it needs libbmpi.so (the binary, not
+# libtool's wrapper script, is what bmpirun looks at).
+REAL="$top_builddir/test/launcher/.libs/noconn"
+if [ -x "$REAL" ]; then
+    LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" BMPI_BOOTSTRAP_TIMEOUT=1 \
+        bmpirun -n 2 "$REAL" late all 2 "$MARKER"
+    expect_rc 0 "a bmpi program starting MPI late on all ranks"
+    expect_silent "a bmpi program starting MPI late on all ranks"
+    echo "ok: a bmpi program late on all ranks passes"
+fi
+
 # A program built with Open MPI runs as singletons, which bmpirun says.
 command -v mpicc.openmpi >/dev/null 2>&1 || { echo "SKIP: Open MPI's mpicc.openmpi is not installed"; exit 77; }
 cat >"$SCRATCH/hello.c" <<'END'
@@ -75,11 +87,11 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 bmpirun -n 2 "$SCRATCH/ompi_hello"
 expect_rc 1 "an Open MPI program"
 [ "$(grep -c '^size 1$' "$SCRATCH/out")" -eq 2 ] || fail "the Open MPI program did not run as 2 singletons"
-expect_line "none of the 2 ranks of .*ompi_hello connected to bmpirun, yet it calls MPI_Init.*built with bmpi (bmpicc)"
+expect_line "none of the 2 ranks of .*ompi_hello connected to bmpirun, yet it calls MPI_Init: it is not linked with bmpi but with another MPI.*rebuild it with bmpicc"
 bmpirun -n 1 "$SCRATCH/ompi_hello"
 expect_rc 0 "an Open MPI program as one rank"
 BMPI_BOOTSTRAP_TIMEOUT=2 bmpirun -n 2 "$SCRATCH/ompi_hello" sleep "$MARKER"
 expect_rc 1 "an Open MPI program sleeping past the bootstrap timeout"
-expect_line "none of the 2 ranks of .*ompi_hello connected to bmpirun within the bootstrap timeout (BMPI_BOOTSTRAP_TIMEOUT=2 s)"
+expect_line "none of the 2 ranks of .*ompi_hello connected to bmpirun within the bootstrap timeout (BMPI_BOOTSTRAP_TIMEOUT=2 s), yet it calls MPI_Init: it is not linked with bmpi"
 check_clean
 echo "ok: an Open MPI program is reported"
