@@ -360,8 +360,15 @@ static int set_wdir(struct bmpi_options *o, const char *flag, const char *dir)
         return USAGE_ERROR;
     }
     free(o->wdir);
-    o->wdir = strdup(real);
-    return o->wdir != NULL ? BMPI_OPT_RUN : 1;
+    if ((o->wdir = strdup(real)) == NULL)
+        return 1;
+    /* What a shell's pwd trusts, as mpirun sets it. */
+    char *pwd;
+    if (asprintf(&pwd, "PWD=%s", real) < 0)
+        return 1;
+    int rc = add_env(o, flag, pwd);
+    free(pwd);
+    return rc;
 }
 
 static int set_tag_output(struct bmpi_options *o, const char *val)

@@ -17,6 +17,9 @@ done
 (cd "$SCRATCH" && bmpirun -n 1 --wdir="work dir" ./here)
 expect_rc 0 "--wdir=relative"
 grep -q "^here $WDIR\$" "$SCRATCH/out" || fail "--wdir=relative: the rank did not start in $WDIR"
+# PWD, which shells trust, names it too (as under mpirun).
+bmpirun -n 1 --wdir "$WDIR" "$CLIENT" noinit env=PWD
+grep -qx "env 0 PWD=$WDIR" "$SCRATCH/out" || fail "--wdir: PWD is not $WDIR"
 bmpirun -n 1 --wdir "$SCRATCH/none" true
 expect_rc 2 "--wdir of a missing directory"
 grep -q "^bmpirun: --wdir '$SCRATCH/none': cannot use it" "$SCRATCH/err" || fail "no line about the missing --wdir"
