@@ -50,6 +50,15 @@ for how in env x; do
 done
 echo "ok: a rank later than the bootstrap timeout is named"
 
+# Rank 1 comes late to MPI_Finalize: the fence of its peers, which have
+# connected long ago, names it (runtime/pmix.c), and the call it is in.
+BMPI_BOOTSTRAP_TIMEOUT=2 bmpirun -n 3 "$PROG" latefin 1 30 "$MARKER"
+[ "$RC" -ne 0 ] || fail "rank 1 late to MPI_Finalize: status 0"
+grep -q "PMIx_Fence in MPI_Finalize timed out after 2 s: rank(s) 1 of this host never reached it" "$SCRATCH/err" ||
+    fail "rank 1 late to MPI_Finalize: no line naming it"
+check_clean
+echo "ok: a rank late to MPI_Finalize is named"
+
 # A bmpi program whose ranks all come later than the bootstrap timeout is
 # not taken for another MPI's: it needs libbmpi.so (the binary, not
 # libtool's wrapper script, is what bmpirun looks at).
