@@ -40,21 +40,21 @@ echo "ok: a rank skipping MPI_Init is named"
 # then through -x): the line names it, not the ranks that gave up on it.
 for how in env x; do
     if [ $how = env ]; then
-        BMPI_BOOTSTRAP_TIMEOUT=2 bmpirun -n 3 "$PROG" late 1 30 "$MARKER"
+        BMPI_BOOTSTRAP_TIMEOUT=5 bmpirun -n 3 "$PROG" late 1 40 "$MARKER"
     else
-        bmpirun -n 3 -x BMPI_BOOTSTRAP_TIMEOUT=2 "$PROG" late 1 30 "$MARKER"
+        bmpirun -n 3 -x BMPI_BOOTSTRAP_TIMEOUT=5 "$PROG" late 1 40 "$MARKER"
     fi
     expect_rc 1 "rank 1 late ($how)"
-    expect_line "rank(s) 1 (pid [0-9]*) did not connect to bmpirun (MPI_Init) within the bootstrap timeout (BMPI_BOOTSTRAP_TIMEOUT=2 s) while 2 rank(s) did and wait for them in MPI_Init"
+    expect_line "rank(s) 1 (pid [0-9]*) did not connect to bmpirun (MPI_Init) within the bootstrap timeout (BMPI_BOOTSTRAP_TIMEOUT=5 s) while 2 rank(s) did and wait for them in MPI_Init"
     check_clean
 done
 echo "ok: a rank later than the bootstrap timeout is named"
 
 # Rank 1 comes late to MPI_Finalize: the fence of its peers, which have
 # connected long ago, names it (runtime/pmix.c), and the call it is in.
-BMPI_BOOTSTRAP_TIMEOUT=2 bmpirun -n 3 "$PROG" latefin 1 30 "$MARKER"
+BMPI_BOOTSTRAP_TIMEOUT=5 bmpirun -n 3 "$PROG" latefin 1 40 "$MARKER"
 [ "$RC" -ne 0 ] || fail "rank 1 late to MPI_Finalize: status 0"
-grep -q "PMIx_Fence in MPI_Finalize timed out after 2 s: rank(s) 1 of this host never reached it" "$SCRATCH/err" ||
+grep -q "PMIx_Fence in MPI_Finalize timed out after 5 s: rank(s) 1 of this host never reached it" "$SCRATCH/err" ||
     fail "rank 1 late to MPI_Finalize: no line naming it"
 check_clean
 echo "ok: a rank late to MPI_Finalize is named"
@@ -64,8 +64,8 @@ echo "ok: a rank late to MPI_Finalize is named"
 # libtool's wrapper script, is what bmpirun looks at).
 REAL="$top_builddir/test/launcher/.libs/noconn"
 if [ -x "$REAL" ]; then
-    LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" BMPI_BOOTSTRAP_TIMEOUT=1 \
-        bmpirun -n 2 "$REAL" late all 2 "$MARKER"
+    LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" BMPI_BOOTSTRAP_TIMEOUT=3 \
+        bmpirun -n 2 "$REAL" late all 4 "$MARKER"
     expect_rc 0 "a bmpi program starting MPI late on all ranks"
     expect_silent "a bmpi program starting MPI late on all ranks"
     echo "ok: a bmpi program late on all ranks passes"
