@@ -20,6 +20,10 @@ expect_silent() {
 }
 
 # A plain program: no noise, whether it ends before or after the timeout.
+bmpirun -n 2 hostname
+expect_rc 0 "hostname"
+expect_silent "hostname"
+[ "$(grep -cx "$(hostname)" "$SCRATCH/out")" -eq 2 ] || fail "hostname: not 2 lines of output"
 bmpirun -n 3 "$CLIENT" noinit "$MARKER"
 expect_rc 0 "a plain program"
 expect_silent "a plain program"
