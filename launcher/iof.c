@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,9 +71,9 @@ void bmpi_say(const char *fmt, ...)
     (void)write_all(STDERR_FILENO, buf, len);
 }
 
-void bmpi_iof_init(struct bmpi_iof *iof, bool tag)
+void bmpi_iof_init(struct bmpi_iof *iof, bool tag, const char *tag_host)
 {
-    *iof = (struct bmpi_iof){.tag = tag, .in_src = -1, .in_dst = -1};
+    *iof = (struct bmpi_iof){.tag = tag, .tag_host = tag_host, .in_src = -1, .in_dst = -1};
 }
 
 void bmpi_iof_fini(struct bmpi_iof *iof)
@@ -106,8 +107,9 @@ static void emit(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int 
         sink(iof, which, s->buf, len);
         return;
     }
-    char tag[32];
-    int taglen = snprintf(tag, sizeof(tag), "[%d] ", rank);
+    char tag[HOST_NAME_MAX + 32];
+    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%d@%s] ", rank, iof->tag_host)
+                               : snprintf(tag, sizeof(tag), "[%d] ", rank);
     size_t lines = 1;
     for (const char *p = s->buf; (p = memchr(p, '\n', (size_t)(s->buf + len - p))) != NULL; p++)
         lines++;

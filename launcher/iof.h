@@ -21,6 +21,7 @@ struct bmpi_iof_stream {
 
 struct bmpi_iof {
     bool tag;
+    const char *tag_host; /* with the rank in the tag; NULL: the rank only */
     bool sink_gone[BMPI_NSTREAMS]; /* our stdout/stderr reader went away */
     char *scratch;                 /* tagged lines are assembled here */
     size_t scratch_cap;
@@ -31,7 +32,7 @@ struct bmpi_iof {
     size_t in_len, in_off;
 };
 
-void bmpi_iof_init(struct bmpi_iof *iof, bool tag);
+void bmpi_iof_init(struct bmpi_iof *iof, bool tag, const char *tag_host);
 void bmpi_iof_fini(struct bmpi_iof *iof);
 
 void bmpi_iof_stream_init(struct bmpi_iof_stream *s);

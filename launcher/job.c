@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "launcher/job.h"
+#include "launcher/mpich_abi.h"
 #include "launcher/pmix_server.h"
 
 /* ---- time ---------------------------------------------------------------- */
@@ -239,17 +240,36 @@ static int setup_fd_limit(struct bmpi_job *job)
     return 0;
 }
 
+/* BMPI_BOOTSTRAP_TIMEOUT as the ranks will see it: the last -x of it, else
+ * bmpirun's own environment; what the runtime would not take counts as the
+ * default. */
+static int bootstrap_timeout_s(const struct bmpi_job *job)
+{
+    static const char name[] = "BMPI_BOOTSTRAP_TIMEOUT=";
+    const char *val = getenv("BMPI_BOOTSTRAP_TIMEOUT");
+    for (int i = 0; i < job->opt.nenv; i++)
+        if (strncmp(job->opt.env[i], name, sizeof(name) - 1) == 0)
+            val = job->opt.env[i] + sizeof(name) - 1;
+    if (val == NULL || *val < '0' || *val > '9')
+        return BMPI_BOOTSTRAP_TIMEOUT_S;
+    char *end;
+    errno = 0;
+    long s = strtol(val, &end, 10);
+    if (errno != 0 || *end != '\0' || s < 1 || s > BMPI_BOOTSTRAP_TIMEOUT_MAX_S)
+        return BMPI_BOOTSTRAP_TIMEOUT_S;
+    return (int)s;
+}
+
 int bmpi_job_init(struct bmpi_job *job)
 {
     job->sigfd = -1;
     job->lock_fd = -1;
     job->event_pipe[0] = job->event_pipe[1] = -1;
     job->nhosts = 1;
-    bmpi_iof_init(&job->iof, job->opt.tag_output);
-
     if (gethostname(job->hostname, sizeof(job->hostname)) != 0)
         snprintf(job->hostname, sizeof(job->hostname), "localhost");
     job->hostname[sizeof(job->hostname) - 1] = '\0';
+    bmpi_iof_init(&job->iof, job->opt.tag_output, job->opt.tag_host ? job->hostname : NULL);
 
     uint32_t rnd;
     if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
@@ -293,6 +313,11 @@ int bmpi_job_init(struct bmpi_job *job)
         bmpi_deadline_in(&job->job_deadline, ms > 1e12 ? (long)1e12 : (long)ms);
         job->have_job_deadline = true;
     }
+    /* Armed before the first fork: every rank's own waits end later. */
+    job->bootstrap_timeout_s = bootstrap_timeout_s(job);
+    bmpi_deadline_in(&job->connect_deadline, job->bootstrap_timeout_s * 1000L);
+    job->have_connect_deadline = true;
+    job->program_of_other_mpi = bmpi_program_uses_other_mpi(job->opt.program);
     return 0;
 }
 
@@ -373,6 +398,16 @@ static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
         bmpi_iof_stdin_stop(&job->iof);
 }
 
+/* Why an MPI program's rank never connects to bmpirun. */
+#define NOT_BMPI_HINT                                                                                 \
+    "is it built with bmpi (bmpicc)? a program linked with another MPI (Open MPI, a static MPICH " \
+    "build) runs as a singleton under bmpirun"
+
+/* Why no rank of a program that calls MPI_Init without libbmpi connects. */
+#define OTHER_MPI_HINT                                                                                 \
+    "it is not linked with bmpi but with another MPI (Open MPI, a static MPICH build), whose ranks run " \
+    "as singletons, each a job of its own; rebuild it with bmpicc"
+
 /* A rank that connected and has not finalized: it waits for its peers. */
 static bool waits_for_peers(const struct bmpi_rank *r)
 {
@@ -385,6 +420,18 @@ static struct bmpi_rank *rank_waiting(struct bmpi_job *job)
         if (waits_for_peers(&job->ranks[i]))
             return &job->ranks[i];
     return NULL;
+}
+
+/* r exited 0 without ever connecting, and rank peer waits in its fence for
+ * it: the rank skipped MPI_Init, or what it ran (through a script) is
+ * linked with another MPI, whose MPI_Init never talks to bmpirun. */
+static void left_before_peer(struct failure *f, struct bmpi_rank *r, int peer)
+{
+    *f = (struct failure){.kind = FAIL_MIDWAY, .rank = r, .code = 1};
+    snprintf(f->what, sizeof(f->what),
+             "exited with status 0 without calling MPI_Init (PMIx_Init) or ever connecting to bmpirun, "
+             "while rank %d did and would wait for it forever: did it skip MPI_Init, or %s",
+             peer, NOT_BMPI_HINT);
 }
 
 /* How r ended, as a failure of the job (FAIL_NONE: not one). A rank that
@@ -420,12 +467,7 @@ static void judge_exit(struct bmpi_job *job, struct bmpi_rank *r, struct failure
                 job->left_before_init = r;
             return;
         }
-        f->kind = FAIL_MIDWAY;
-        f->code = 1;
-        snprintf(f->what, sizeof(f->what),
-                 "exited with status 0 without calling MPI_Init (PMIx_Init), which rank %d called and "
-                 "would wait in for it forever",
-                 w->rank);
+        left_before_peer(f, r, w->rank);
     }
 }
 
@@ -574,11 +616,8 @@ static void handle_connected(struct bmpi_job *job, const struct bmpi_event *ev)
     struct bmpi_rank *gone = job->left_before_init;
     if (gone == NULL || !waits_for_peers(&job->ranks[ev->rank]))
         return;
-    struct failure f = {.kind = FAIL_MIDWAY, .rank = gone, .code = 1};
-    snprintf(f.what, sizeof(f.what),
-             "exited with status 0 without calling MPI_Init (PMIx_Init), which rank %d called and would "
-             "wait in for it forever",
-             ev->rank);
+    struct failure f;
+    left_before_peer(&f, gone, ev->rank);
     declare_failure(job, &f);
 }
 
@@ -653,10 +692,62 @@ static void report_stuck(struct bmpi_job *job)
              job->nrunning, BMPI_REAP_TIMEOUT_MS / 1000, list, shown < job->nrunning ? ", ..." : "");
 }
 
+static int count_connected(const struct bmpi_job *job)
+{
+    int n = 0;
+    for (int i = 0; i < job->nranks; i++)
+        n += atomic_load(&job->ranks[i].connected);
+    return n;
+}
+
+/* "1 (pid 42), 3 (pid 44)" of the running ranks that never connected. */
+static void list_unconnected(const struct bmpi_job *job, char *list, size_t size)
+{
+    size_t off = 0;
+    list[0] = '\0';
+    for (int i = 0; i < job->nranks && off + 32 < size; i++) {
+        const struct bmpi_rank *r = &job->ranks[i];
+        if (r->state == BMPI_RANK_RUNNING && !atomic_load(&r->connected))
+            off += (size_t)snprintf(list + off, size - off, "%s%d (pid %d)", off ? ", " : "", r->rank,
+                                    (int)r->pid);
+    }
+    if (off + 32 >= size)
+        snprintf(list + off, size - off, ", ...");
+}
+
+/* The bootstrap timeout passed. Ranks that connected wait in MPI_Init for
+ * the others, and would give up soon with a message that cannot name them:
+ * name them here. When none connected, a plain program is fine, but an MPI
+ * program is not bmpi's: its ranks run as singletons. */
+static void check_connections(struct bmpi_job *job)
+{
+    job->have_connect_deadline = false;
+    int connected = count_connected(job);
+    char list[512];
+    list_unconnected(job, list, sizeof(list));
+    if (list[0] == '\0' || (connected == 0 && (!job->program_of_other_mpi || job->nranks < 2)))
+        return;
+    bmpi_job_fail(job, 1);
+    if (connected == 0) {
+        bmpi_say("none of the %d ranks of %s connected to bmpirun within the bootstrap timeout "
+                 "(BMPI_BOOTSTRAP_TIMEOUT=%d s), yet it calls MPI_Init: " OTHER_MPI_HINT "; terminating the job",
+                 job->nranks, job->opt.program, job->bootstrap_timeout_s);
+    } else {
+        struct bmpi_rank *w = rank_waiting(job);
+        bmpi_say("rank(s) %s did not connect to bmpirun (MPI_Init) within the bootstrap timeout "
+                 "(BMPI_BOOTSTRAP_TIMEOUT=%d s) while %d rank(s) did%s; terminating the job",
+                 list, job->bootstrap_timeout_s, connected, w ? " and wait for them in MPI_Init" : "");
+    }
+    bmpi_job_terminate(job, SIGTERM);
+}
+
 /* Escalate the teardown or start it on --timeout; false when the loop should
  * give up waiting. */
 static bool handle_timers(struct bmpi_job *job)
 {
+    if (job->phase == BMPI_PHASE_RUN && !job->failed && job->have_connect_deadline &&
+        bmpi_ms_until(&job->connect_deadline) <= 0)
+        check_connections(job);
     if (job->phase == BMPI_PHASE_RUN && job->have_job_deadline && bmpi_ms_until(&job->job_deadline) <= 0) {
         bmpi_job_fail(job, BMPI_EXIT_TIMEOUT);
         bmpi_say("the job reached its time limit (--timeout %g s); terminating the %d running ranks",
@@ -677,16 +768,36 @@ static bool handle_timers(struct bmpi_job *job)
 static int poll_timeout(const struct bmpi_job *job)
 {
     long ms = -1;
-    if (job->phase != BMPI_PHASE_RUN)
+    bool armed = job->phase != BMPI_PHASE_RUN || job->have_job_deadline || job->have_connect_deadline;
+    if (job->phase != BMPI_PHASE_RUN) {
         ms = bmpi_ms_until(&job->phase_deadline);
-    else if (job->have_job_deadline)
-        ms = bmpi_ms_until(&job->job_deadline);
-    if (ms < 0 && (job->phase != BMPI_PHASE_RUN || job->have_job_deadline))
+    } else {
+        if (job->have_job_deadline)
+            ms = bmpi_ms_until(&job->job_deadline);
+        if (job->have_connect_deadline) {
+            long c = bmpi_ms_until(&job->connect_deadline);
+            ms = job->have_job_deadline && ms < c ? ms : c;
+        }
+    }
+    if (ms < 0 && armed)
         ms = 0;
     return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 /* ---- the loop --------------------------------------------------------------- */
+
+/* Every rank of an MPI program ended without connecting: they ran as
+ * singletons of another MPI, not as one job (one rank alone is what was
+ * asked for). */
+static void check_none_connected(struct bmpi_job *job)
+{
+    if (job->failed || job->nrunning > 0 || job->nranks < 2 || !job->program_of_other_mpi ||
+        count_connected(job) > 0)
+        return;
+    bmpi_job_fail(job, 1);
+    bmpi_say("none of the %d ranks of %s connected to bmpirun, yet it calls MPI_Init: " OTHER_MPI_HINT,
+             job->nranks, job->opt.program);
+}
 
 enum { PFD_SIG, PFD_EVENT, PFD_STDIN, PFD_RANK0_IN, PFD_RANKS };
 
@@ -737,6 +848,7 @@ int bmpi_job_run(struct bmpi_job *job)
             break;
     }
     free(pfd);
+    check_none_connected(job);
     return job->failed ? job->exit_code : 0;
 }
 

@@ -39,6 +39,10 @@ enum {
 #define BMPI_SETTLE_MS 1000
 /* How long the job's end waits for the library to stop. */
 #define BMPI_PMIX_STOP_MS 2000
+/* The ranks' limit of every PMIx wait at start-up (BMPI_BOOTSTRAP_TIMEOUT,
+ * runtime/pmix.c); bmpirun waits as long for every rank to connect. */
+#define BMPI_BOOTSTRAP_TIMEOUT_S 120
+#define BMPI_BOOTSTRAP_TIMEOUT_MAX_S 86400
 
 enum bmpi_rank_state {
     BMPI_RANK_PENDING, /* not started (yet) */
@@ -112,6 +116,12 @@ struct bmpi_job {
     struct timespec phase_deadline; /* when to escalate (TERM -> KILL -> give up) */
     struct timespec job_deadline;   /* --timeout, if given */
     bool have_job_deadline;
+    /* Every rank must have connected by then, or the job fails (job.c:
+     * check_connections); cleared once they have or the check is done. */
+    struct timespec connect_deadline;
+    bool have_connect_deadline;
+    int bootstrap_timeout_s;
+    bool program_of_other_mpi; /* launcher/mpich_abi.h */
 
     /* What has been set up, so that cleanup undoes exactly that. */
     bool tmpdir_made;

@@ -106,8 +106,11 @@ static void read_dynamic(int fd, const Elf64_Shdr *dyn, const Elf64_Shdr *strtab
     }
 }
 
-/* false when path is no 64-bit ELF file with a dynamic section. */
-static bool read_deps(const char *path, struct mpich_deps *deps)
+/* Calls visit(fd, section, its linked string table, arg) for every section
+ * of a 64-bit ELF file that links one, until visit returns true; returns
+ * what the last visit returned (false for a file that is no such ELF). */
+typedef bool elf_visit_fn(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab, void *arg);
+static bool elf_scan(const char *path, elf_visit_fn *visit, void *arg)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -115,19 +118,32 @@ static bool read_deps(const char *path, struct mpich_deps *deps)
     Elf64_Ehdr eh;
     bool ok = read_at(fd, &eh, sizeof(eh), 0) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
               eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr);
-    bool found = false;
-    for (unsigned i = 0; ok && !found && i < eh.e_shnum; i++) {
-        Elf64_Shdr dyn, strtab;
-        if (!read_at(fd, &dyn, sizeof(dyn), (off_t)(eh.e_shoff + i * sizeof(dyn))))
+    bool done = false;
+    for (unsigned i = 0; ok && !done && i < eh.e_shnum; i++) {
+        Elf64_Shdr sec, strtab;
+        if (!read_at(fd, &sec, sizeof(sec), (off_t)(eh.e_shoff + i * sizeof(sec))))
             break;
-        if (dyn.sh_type != SHT_DYNAMIC || dyn.sh_link >= eh.e_shnum ||
-            !read_at(fd, &strtab, sizeof(strtab), (off_t)(eh.e_shoff + dyn.sh_link * sizeof(strtab))))
+        if (sec.sh_link == 0 || sec.sh_link >= eh.e_shnum ||
+            !read_at(fd, &strtab, sizeof(strtab), (off_t)(eh.e_shoff + sec.sh_link * sizeof(strtab))))
             continue;
-        read_dynamic(fd, &dyn, &strtab, deps);
-        found = true;
+        done = visit(fd, &sec, &strtab, arg);
     }
     close(fd);
-    return found;
+    return done;
+}
+
+static bool visit_dynamic(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab, void *deps)
+{
+    if (sec->sh_type != SHT_DYNAMIC)
+        return false;
+    read_dynamic(fd, sec, strtab, deps);
+    return true;
+}
+
+/* false when path is no 64-bit ELF file with a dynamic section. */
+static bool read_deps(const char *path, struct mpich_deps *deps)
+{
+    return elf_scan(path, visit_dynamic, deps);
 }
 
 /* The directory of rpath (':'-separated) that holds soname, or NULL. */
@@ -161,4 +177,75 @@ void bmpi_mpich_abi_check_program(const char *program)
              "it with MPICH's mpiexec (docs/mpich-abi.md)",
              program, deps.soname, deps.rpath, dir, deps.soname);
     free(dir);
+}
+
+/* MPI's start calls, in C and in Fortran's usual manglings. */
+static const char *const mpi_init_names[] = {
+    "MPI_Init", "MPI_Init_thread", "mpi_init_", "mpi_init__", "mpi_init_thread_", "mpi_init_thread__",
+};
+
+static bool is_mpi_init(const char *name)
+{
+    for (size_t i = 0; i < sizeof(mpi_init_names) / sizeof(mpi_init_names[0]); i++)
+        if (strcmp(name, mpi_init_names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether sec is a symbol table (SHT_DYNSYM or SHT_SYMTAB) naming an
+ * MPI_Init. */
+static bool symtab_has_mpi_init(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab)
+{
+    if (sec->sh_type != SHT_DYNSYM && sec->sh_type != SHT_SYMTAB)
+        return false;
+    size_t n = sec->sh_size / sizeof(Elf64_Sym);
+    for (size_t i = 0; i < n; i++) {
+        Elf64_Sym s;
+        char name[32];
+        if (!read_at(fd, &s, sizeof(s), (off_t)(sec->sh_offset + i * sizeof(s))))
+            return false;
+        if (s.st_name != 0 && read_string(fd, name, sizeof(name), (off_t)(strtab->sh_offset + s.st_name)) &&
+            is_mpi_init(name))
+            return true;
+    }
+    return false;
+}
+
+/* Whether the dynamic section dyn needs bmpi's own library. */
+static bool needs_libbmpi(int fd, const Elf64_Shdr *dyn, const Elf64_Shdr *strtab)
+{
+    static const char lib[] = "libbmpi.so";
+    size_t n = dyn->sh_size / sizeof(Elf64_Dyn);
+    for (size_t i = 0; i < n; i++) {
+        Elf64_Dyn d;
+        char name[64];
+        if (!read_at(fd, &d, sizeof(d), (off_t)(dyn->sh_offset + i * sizeof(d))) || d.d_tag == DT_NULL)
+            return false;
+        if (d.d_tag == DT_NEEDED && read_string(fd, name, sizeof(name), (off_t)(strtab->sh_offset + d.d_un.d_val)) &&
+            strncmp(name, lib, sizeof(lib) - 1) == 0)
+            return true;
+    }
+    return false;
+}
+
+struct mpi_use {
+    bool calls_init;
+    bool needs_bmpi;
+};
+
+static bool visit_mpi_use(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab, void *arg)
+{
+    struct mpi_use *use = arg;
+    if (sec->sh_type == SHT_DYNAMIC)
+        use->needs_bmpi = needs_libbmpi(fd, sec, strtab);
+    else if (!use->calls_init)
+        use->calls_init = symtab_has_mpi_init(fd, sec, strtab);
+    return false; /* every section */
+}
+
+bool bmpi_program_uses_other_mpi(const char *program)
+{
+    struct mpi_use use = {0};
+    elf_scan(program, visit_mpi_use, &use);
+    return use.calls_init && !use.needs_bmpi;
 }

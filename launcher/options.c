@@ -40,6 +40,10 @@ enum opt_id {
     OPT_NPERNODE,
     OPT_MAP_BY,
     OPT_NO_MPICH_ABI,
+    OPT_WDIR,
+    OPT_GENV,
+    OPT_GENVLIST,
+    OPT_REPORT_BINDINGS,
     OPT_VERSION,
     OPT_HELP,
 };
@@ -69,6 +73,11 @@ static const struct opt_spec opt_table[] = {
     {"ppn", OPT_NPERNODE, true},
     {"map-by", OPT_MAP_BY, true},
     {"no-mpich-abi", OPT_NO_MPICH_ABI, false},
+    {"wdir", OPT_WDIR, true},
+    {"wd", OPT_WDIR, true},
+    {"genv", OPT_GENV, true},
+    {"genvlist", OPT_GENVLIST, true},
+    {"report-bindings", OPT_REPORT_BINDINGS, false},
     {"version", OPT_VERSION, false},
     {"V", OPT_VERSION, false},
     {"help", OPT_HELP, false},
@@ -92,8 +101,16 @@ static void print_help(void)
         "  -x VAR[=value]       pass VAR to every rank, with the given value or the\n"
         "                       one in bmpirun's environment (repeatable). Ranks\n"
         "                       also inherit bmpirun's whole environment.\n"
-        "  --tag-output         prefix every output line with the rank that wrote it:\n"
-        "                       \"[3] text\" (stdout lines on stdout, stderr on stderr)\n"
+        "  -genv VAR VALUE      pass VAR=VALUE to every rank (MPICH's spelling)\n"
+        "  -genvlist A,B,...    pass A, B, ... from bmpirun's environment, as -x A -x B\n"
+        "  --tag-output[=host]  prefix every output line with the rank that wrote it:\n"
+        "                       \"[3] text\", with =host \"[3@host] text\" (stdout\n"
+        "                       lines on stdout, stderr on stderr)\n"
+        "  --wdir, -wdir, -wd DIR\n"
+        "                       start the ranks in DIR (default: bmpirun's directory);\n"
+        "                       a relative program path is taken from DIR, as mpirun\n"
+        "                       and mpiexec do\n"
+        "  --report-bindings    one line per rank on stderr: the CPUs it may run on\n"
         "  --timeout SECONDS    kill the job after SECONDS (fractions allowed; 0 = no\n"
         "                       limit) and exit with status 124\n"
         "  --bind-to core|none  core: bind rank i to core i %% ncores (cores that\n"
@@ -136,10 +153,13 @@ static void print_help(void)
         "a rank's exit status; 128+N for a rank killed by signal N; the status given\n"
         "to MPI_Abort/PMIx_Abort (1 if that was 0); 1 for a rank that exits 0 after\n"
         "PMIx_Init without PMIx_Finalize, or without PMIx_Init while its peers wait\n"
-        "in it; 124 on --timeout; 128+N when bmpirun got signal N. bmpirun's own\n"
-        "errors: 1 launch failure, 2 usage error, 126 program not executable, 127\n"
-        "program not found. When one rank fails, all others are terminated; ranks\n"
-        "that fail because a peer died (a failed fence) are not the first failure.\n",
+        "in it; 1 when ranks have not connected within BMPI_BOOTSTRAP_TIMEOUT while\n"
+        "others did, or when no rank of a program that calls MPI_Init connected (a\n"
+        "program of another MPI: singletons); 124 on --timeout; 128+N when bmpirun\n"
+        "got signal N. bmpirun's own errors: 1 launch failure, 2 usage error, 126\n"
+        "program not executable, 127 program not found. When one rank fails, all\n"
+        "others are terminated; ranks that fail because a peer died (a failed\n"
+        "fence) are not the first failure.\n",
         BMPI_KILL_GRACE_MS);
 }
 
@@ -202,12 +222,12 @@ static bool is_env_name(const char *s, size_t len)
     return true;
 }
 
-static int add_env(struct bmpi_options *o, const char *val)
+static int add_env(struct bmpi_options *o, const char *flag, const char *val)
 {
     const char *eq = strchr(val, '=');
     size_t namelen = eq ? (size_t)(eq - val) : strlen(val);
     if (!is_env_name(val, namelen)) {
-        fprintf(stderr, "bmpirun: -x '%s': %s; use -x VAR or -x VAR=value\n", val,
+        fprintf(stderr, "bmpirun: %s '%s': %s; use -x VAR or -x VAR=value\n", flag, val,
                 namelen == 0 ? "no variable name" : "not a variable name");
         return USAGE_ERROR;
     }
@@ -218,9 +238,9 @@ static int add_env(struct bmpi_options *o, const char *val)
         const char *cur = getenv(val);
         if (cur == NULL) {
             fprintf(stderr,
-                    "bmpirun: warning: -x %s: %s is not set in bmpirun's environment, so there "
+                    "bmpirun: warning: %s %s: %s is not set in bmpirun's environment, so there "
                     "is nothing to pass on; use -x %s=value to give it a value\n",
-                    val, val, val);
+                    flag, val, val, val);
             return BMPI_OPT_RUN;
         }
         if (asprintf(&entry, "%s=%s", val, cur) < 0)
@@ -231,7 +251,7 @@ static int add_env(struct bmpi_options *o, const char *val)
         free(entry);
         if (grown)
             o->env = grown;
-        fprintf(stderr, "bmpirun: out of memory while parsing -x\n");
+        fprintf(stderr, "bmpirun: out of memory while parsing %s\n", flag);
         return 1;
     }
     o->env = grown;
@@ -372,9 +392,78 @@ static int place_ranks(struct bmpi_options *o)
     return rc;
 }
 
+/* -genv VAR VALUE (Hydra): VALUE is the next word; -genv VAR=VALUE too. */
+static int add_genv(struct bmpi_options *o, const char *name, int argc, char **argv, int *i)
+{
+    if (strchr(name, '=') != NULL)
+        return add_env(o, "-genv", name);
+    if (*i >= argc) {
+        fprintf(stderr, "bmpirun: -genv %s needs a value: -genv VAR VALUE\n", name);
+        return USAGE_ERROR;
+    }
+    char *entry;
+    if (asprintf(&entry, "%s=%s", name, argv[(*i)++]) < 0)
+        return 1;
+    int rc = add_env(o, "-genv", entry);
+    free(entry);
+    return rc;
+}
+
+/* -genvlist A,B (Hydra): each as -x A. */
+static int add_genvlist(struct bmpi_options *o, const char *list)
+{
+    int rc = BMPI_OPT_RUN;
+    for (const char *p = list; rc == BMPI_OPT_RUN;) {
+        size_t len = strcspn(p, ",");
+        char *name = strndup(p, len);
+        rc = name != NULL ? add_env(o, "-genvlist", name) : 1;
+        free(name);
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    return rc;
+}
+
+static int set_wdir(struct bmpi_options *o, const char *flag, const char *dir)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (realpath(dir, real) == NULL || stat(real, &st) != 0) {
+        fprintf(stderr, "bmpirun: %s '%s': cannot use it as the ranks' working directory: %s\n", flag, dir,
+                strerror(errno));
+        return USAGE_ERROR;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "bmpirun: %s '%s': not a directory\n", flag, dir);
+        return USAGE_ERROR;
+    }
+    free(o->wdir);
+    if ((o->wdir = strdup(real)) == NULL)
+        return 1;
+    /* What a shell's pwd trusts, as mpirun sets it. */
+    char *pwd;
+    if (asprintf(&pwd, "PWD=%s", real) < 0)
+        return 1;
+    int rc = add_env(o, flag, pwd);
+    free(pwd);
+    return rc;
+}
+
+static int set_tag_output(struct bmpi_options *o, const char *val)
+{
+    if (val != NULL && strcmp(val, "host") != 0 && strcmp(val, "rank") != 0) {
+        fprintf(stderr, "bmpirun: --tag-output=%s: unknown tag; use --tag-output or --tag-output=host\n", val);
+        return USAGE_ERROR;
+    }
+    o->tag_output = true;
+    o->tag_host = val != NULL && strcmp(val, "host") == 0;
+    return BMPI_OPT_RUN;
+}
+
 /* Resolve program as execvp would, and make sure it can run, so that a typo
  * fails here and not in N ranks at once. */
-static int find_program(struct bmpi_options *o, const char *name)
+static int find_program_in(struct bmpi_options *o, const char *name)
 {
     struct stat st;
     if (strchr(name, '/') != NULL) {
@@ -428,6 +517,21 @@ static int find_program(struct bmpi_options *o, const char *name)
     return 127;
 }
 
+/* With --wdir, a relative path names a program there: the ranks start in
+ * that directory, as under mpirun and mpiexec. */
+static int find_program(struct bmpi_options *o, const char *name)
+{
+    char *in_wdir = NULL;
+    if (o->wdir != NULL && strchr(name, '/') != NULL && name[0] != '/') {
+        if (asprintf(&in_wdir, "%s/%s", o->wdir, name) < 0)
+            return 1;
+        name = in_wdir;
+    }
+    int rc = find_program_in(o, name);
+    free(in_wdir);
+    return rc;
+}
+
 static const struct opt_spec *lookup(const char *name, size_t len)
 {
     for (size_t i = 0; i < sizeof(opt_table) / sizeof(opt_table[0]); i++)
@@ -478,6 +582,8 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
                 fprintf(stderr, "bmpirun: option '%s' needs a value; see bmpirun --help\n", arg);
                 return 2;
             }
+        } else if (eq && spec->id == OPT_TAG_OUTPUT) {
+            val = eq + 1; /* an optional value: --tag-output=host */
         } else if (eq) {
             fprintf(stderr, "bmpirun: option '%.*s' takes no value\n", (int)(eq - arg), arg);
             return 2;
@@ -489,7 +595,7 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             rc = set_nprocs(o, namelen == 1 ? "-n" : "-np", val);
             break;
         case OPT_X:
-            rc = add_env(o, val);
+            rc = add_env(o, "-x", val);
             break;
         case OPT_TIMEOUT: {
             char *end;
@@ -519,7 +625,19 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             rc = BMPI_OPT_RUN;
             break;
         case OPT_TAG_OUTPUT:
-            o->tag_output = true;
+            rc = set_tag_output(o, val);
+            break;
+        case OPT_WDIR:
+            rc = set_wdir(o, "--wdir", val);
+            break;
+        case OPT_GENV:
+            rc = add_genv(o, val, argc, argv, &i);
+            break;
+        case OPT_GENVLIST:
+            rc = add_genvlist(o, val);
+            break;
+        case OPT_REPORT_BINDINGS:
+            o->report_bindings = true;
             rc = BMPI_OPT_RUN;
             break;
         case OPT_HOST:
@@ -583,5 +701,6 @@ void bmpi_options_free(struct bmpi_options *o)
     free(o->env);
     free(o->program);
     bmpi_hostlist_free(&o->hosts);
+    free(o->wdir);
     *o = (struct bmpi_options){0};
 }

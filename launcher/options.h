@@ -17,6 +17,9 @@ struct bmpi_options {
     int nprocs;
     bool nprocs_given; /* by -n/-np: a second one must agree */
     bool tag_output;
+    bool tag_host;        /* --tag-output=host: the host with the rank */
+    bool report_bindings; /* one line per rank: the CPUs it may run on */
+    char *wdir;           /* --wdir, absolute, malloc'd; NULL: bmpirun's */
     double timeout; /* seconds; 0 = none */
     enum bmpi_bind bind;
     /* Where ranks go (docs/launcher.md "Hosts and placement"): the hosts

@@ -44,6 +44,7 @@ struct child_plan {
     char *const *argv;
     char *const *env;
     const cpu_set_t *cpus;
+    const char *wdir; /* NULL: bmpirun's */
     const struct bmpi_job *job;
     pid_t parent;
     char prefix[64]; /* "bmpirun: rank N: " */
@@ -128,6 +129,40 @@ static bool binds_to_cores(const struct bmpi_job *job, const struct core_list *c
         break;
     }
     return false;
+}
+
+/* "0-3,8" of set. */
+static void format_cpulist(const cpu_set_t *set, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < CPU_SETSIZE && off + 24 < size; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+            last++;
+        off += (size_t)snprintf(buf + off, size - off, last > c ? "%s%d-%d" : "%s%d", off ? "," : "", c, last);
+        c = last;
+    }
+}
+
+/* --report-bindings: the CPUs the rank runs on, which are the core it was
+ * bound to or else bmpirun's own affinity, which it inherits. */
+static void report_binding(const struct bmpi_rank *r, const cpu_set_t *cpus)
+{
+    cpu_set_t own;
+    if (cpus == NULL) {
+        if (sched_getaffinity(0, sizeof(own), &own) != 0) {
+            bmpi_say("rank %d (pid %d): cannot read the CPU affinity: %m", r->rank, (int)r->pid);
+            return;
+        }
+        cpus = &own;
+    }
+    char list[1024];
+    format_cpulist(cpus, list, sizeof(list));
+    bmpi_say("rank %d (pid %d) on %s may run on CPUs %s (%s)", r->rank, (int)r->pid, r->job->hostname, list,
+             cpus == &own ? "not bound" : "bound to one core");
 }
 
 /* ---- environment -------------------------------------------------------- */
@@ -256,6 +291,8 @@ static void child_exec(const struct child_plan *cp)
 
     if (cp->cpus != NULL && sched_setaffinity(0, sizeof(*cp->cpus), cp->cpus) != 0)
         child_fail(cp, "binding to a core: sched_setaffinity", errno, BMPI_EXIT_LAUNCH);
+    if (cp->wdir != NULL && chdir(cp->wdir) != 0)
+        child_fail(cp, "changing to the --wdir directory", errno, BMPI_EXIT_LAUNCH);
 
     execve(cp->path, cp->argv, cp->env);
     int err = errno;
@@ -299,6 +336,7 @@ static int spawn_one(struct bmpi_job *job, struct bmpi_rank *r, char **env, cons
         .argv = job->opt.argv,
         .env = env,
         .cpus = cpus,
+        .wdir = job->opt.wdir,
         .job = job,
         .parent = getpid(),
     };
@@ -382,6 +420,8 @@ int bmpi_spawn_all(struct bmpi_job *job)
         env_free(env);
         if (s != 0)
             goto out;
+        if (job->opt.report_bindings)
+            report_binding(r, cpus);
     }
     rc = 0;
 

@@ -24,6 +24,7 @@ static struct {
     pmix_proc_t me;
     pmix_proc_t wildcard;
     int timeout_s;
+    uint32_t nfences; /* fences begun, FENCE_KEY's value */
     /* a singleton keeps its own puts */
     struct singleton_kv { char *key; void *data; size_t len; } *kv;
     int nkv;
@@ -34,12 +35,21 @@ static int pmix_fail(const char *what, pmix_status_t rc)
     return bmpi_err_set(MPI_ERR_OTHER, "%s failed: %s", what, PMIx_Error_string(rc));
 }
 
-/* Get key of proc as an unsigned integer of whatever width PMIx gave it. */
-static pmix_status_t get_uint(const pmix_proc_t *proc, const char *key, uint32_t *out)
+/* Each rank puts the number of the fence it enters under this key, local
+ * scope: peers on its host see it at once, so a fence that timed out can
+ * name the ranks of this host that never reached it. */
+#define FENCE_KEY "bmpi.fence"
+
+/* Get key of proc as an unsigned integer of whatever width PMIx gave it;
+ * immediate: only what the local server has now, without waiting. */
+static pmix_status_t get_uint_how(const pmix_proc_t *proc, const char *key, bool immediate, uint32_t *out)
 {
     pmix_value_t *val = NULL;
     pmix_info_t info;
-    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &boot.timeout_s, PMIX_INT);
+    if (immediate)
+        PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
+    else
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &boot.timeout_s, PMIX_INT);
     pmix_status_t rc = PMIx_Get(proc, key, &info, 1, &val);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS)
@@ -54,6 +64,11 @@ static pmix_status_t get_uint(const pmix_proc_t *proc, const char *key, uint32_t
     }
     PMIX_VALUE_RELEASE(val);
     return rc;
+}
+
+static pmix_status_t get_uint(const pmix_proc_t *proc, const char *key, uint32_t *out)
+{
+    return get_uint_how(proc, key, false, out);
 }
 
 static pmix_status_t get_string(const pmix_proc_t *proc, const char *key, char **out)
@@ -215,11 +230,65 @@ int bmpi_pmix_put(const char *key, const void *data, size_t len)
     return BMPI_OK;
 }
 
+/* "1, 3" of the ranks of this host that have not entered fence number
+ * boot.nfences; how many there are. */
+static int list_missing(char *buf, size_t size)
+{
+    size_t off = 0;
+    int missing = 0, shown = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < bmpi_world.local_size; i++) {
+        int r = bmpi_world.local_peers[i];
+        pmix_proc_t peer;
+        uint32_t seq;
+        PMIX_LOAD_PROCID(&peer, boot.me.nspace, (pmix_rank_t)r);
+        if (r == bmpi_world.rank ||
+            (get_uint_how(&peer, FENCE_KEY, true, &seq) == PMIX_SUCCESS && seq >= boot.nfences))
+            continue;
+        /* room for ", " and a rank, and ", ..." after them */
+        if (off + 20 < size) {
+            off += (size_t)snprintf(buf + off, size - off, "%s%d", shown ? ", " : "", r);
+            shown++;
+        }
+        missing++;
+    }
+    if (shown < missing)
+        snprintf(buf + off, size - off, ", ...");
+    return missing;
+}
+
+static int fence_timed_out(void)
+{
+    /* MPI_Init fences before MPI is running, MPI_Finalize while it is. */
+    const char *call = bmpi_initialized() ? "MPI_Finalize" : "MPI_Init";
+    char missing[256];
+    if (list_missing(missing, sizeof(missing)) > 0)
+        return bmpi_err_set(MPI_ERR_OTHER,
+                            "PMIx_Fence in %s timed out after %d s: rank(s) %s of this host never "
+                            "reached it (stuck, or died before %s; BMPI_BOOTSTRAP_TIMEOUT changes the limit)",
+                            call, boot.timeout_s, missing, call);
+    return bmpi_err_set(MPI_ERR_OTHER,
+                        "PMIx_Fence in %s timed out after %d s waiting for all %d ranks (%s is stuck or died "
+                        "before %s; BMPI_BOOTSTRAP_TIMEOUT changes the limit)",
+                        call, boot.timeout_s, bmpi_world.size,
+                        bmpi_world.local_size < bmpi_world.size ? "every rank of this host reached it: a rank "
+                                                                  "of another host"
+                                                                : "a rank",
+                        call);
+}
+
 int bmpi_pmix_fence(void)
 {
     if (bmpi_world.singleton)
         return BMPI_OK;
-    pmix_status_t rc = PMIx_Commit();
+    pmix_value_t seq;
+    PMIX_VALUE_CONSTRUCT(&seq);
+    seq.type = PMIX_UINT32;
+    seq.data.uint32 = ++boot.nfences;
+    pmix_status_t rc = PMIx_Put(PMIX_LOCAL, FENCE_KEY, &seq);
+    if (rc != PMIX_SUCCESS)
+        return pmix_fail("PMIx_Put", rc);
+    rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS)
         return pmix_fail("PMIx_Commit", rc);
     pmix_info_t info[2];
@@ -230,11 +299,7 @@ int bmpi_pmix_fence(void)
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
     if (rc == PMIX_ERR_TIMEOUT)
-        return bmpi_err_set(MPI_ERR_OTHER,
-                            "PMIx_Fence timed out after %d s waiting for all %d ranks to reach "
-                            "MPI_Init (a rank is stuck or died before MPI_Init; "
-                            "BMPI_BOOTSTRAP_TIMEOUT changes the limit)",
-                            boot.timeout_s, bmpi_world.size);
+        return fence_timed_out();
     if (rc != PMIX_SUCCESS)
         return pmix_fail("PMIx_Fence", rc);
     return BMPI_OK;

@@ -27,3 +27,4 @@ TESTS += $(LAUNCHER_TESTS)
 EXTRA_DIST += $(LAUNCHER_TESTS) test/launcher/lib.sh
 include test/launcher/hardening.mk
 include test/launcher/place.mk
+include test/launcher/noconn.mk
