@@ -7,6 +7,9 @@
 set -u
 : "${top_builddir:?}" "${top_srcdir:?}"
 tools=$top_builddir/tools
+# The wrappers print the source tree as a plain path (a VPATH build's
+# top_srcdir may be build/../src, as under make distcheck).
+srcdir=$(cd "$top_srcdir" && pwd)
 version=$(sed -n 's/^#define BMPI_VERSION_STRING "\(.*\)"/\1/p' "$top_srcdir/include/mpi.h")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wrappers.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -68,21 +71,21 @@ for lang in cc cxx fort; do
     fi
     compiler=$("$tools/$w" -showme:command)
     [ -n "$compiler" ] || no "$w -showme:command printed nothing"
-    has "$w" -show x -- "$compiler" "-I$top_srcdir/include" $libs "-L$top_builddir/.libs"
+    has "$w" -show x -- "$compiler" "-I$srcdir/include" $libs "-L$top_builddir/.libs"
     has "$w" -showme x -- "$compiler" $libs
-    has "$w" -showme:compile -- "-I$top_srcdir/include"
+    has "$w" -showme:compile -- "-I$srcdir/include"
     has "$w" -showme:link -- $libs "-Wl,-rpath,$top_builddir/.libs"
-    has "$w" -showme:incdirs -- "$top_srcdir/include"
+    has "$w" -showme:incdirs -- "$srcdir/include"
     has "$w" -showme:libdirs -- "$top_builddir/.libs"
     has "$w" -showme:libs -- $(printf "%s" "$libs" | sed "s/-l//g")
     has "$w" -showme:command -- "$compiler"
     has "$w" -showme:version -- "bmpi" "$version," "MPI" "4.1" "(Language:" "$name)"
-    has "$w" -compile-info -- "$compiler" "-I$top_srcdir/include"
-    has "$w" -link-info -- "$compiler" "-I$top_srcdir/include" $libs
+    has "$w" -compile-info -- "$compiler" "-I$srcdir/include"
+    has "$w" -link-info -- "$compiler" "-I$srcdir/include" $libs
     has "$w" --version -- "bmpi" "$version," "4.1" "$name)" "compiler:"
     has "$w" -showme:help -- "-showme:link" "-link-info"
     for only in -c -S -E -M -MM; do
-        has "$w" -show $only x -- "$only" "-I$top_srcdir/include"
+        has "$w" -show $only x -- "$only" "-I$srcdir/include"
         lacks "$w" -show $only x -- -lbmpi
     done
     has "$w" -show -MD -o x x.o -- -MD -lbmpi
