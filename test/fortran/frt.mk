@@ -33,6 +33,8 @@ test_fortran_f_p2p_f08_SOURCES = test/fortran/f_p2p_f08.f90
 test_fortran_f_coll_f08_SOURCES = test/fortran/f_coll_f08.f90
 test_fortran_f_types_f08_SOURCES = test/fortran/f_types_f08.f90
 test_fortran_f_comm_f08_SOURCES = test/fortran/f_comm_f08.f90
+# The test programs' own modules land in the build tree's top directory.
+CLEANFILES += f_coll_f08_ops.mod f_comm_f08_cb.mod f_comm_seen.mod
 test_fortran_f_p2p_mpifh_FCFLAGS = $(frt_fcflags)
 test_fortran_f_coll_mpifh_FCFLAGS = $(frt_fcflags)
 test_fortran_f_types_mpifh_FCFLAGS = $(frt_fcflags)
