@@ -57,6 +57,7 @@ struct mpich_deps {
     char soname[32];        /* the first MPICH soname it needs, or "" */
     char rpath[PATH_MAX];   /* its DT_RPATH, "" without one */
     bool has_runpath;       /* the loader then ignores DT_RPATH */
+    bool needs_bmpi;        /* it needs bmpi's own libbmpi.so */
 };
 
 static const char *const mpich_sonames[] = {
@@ -96,10 +97,12 @@ static void read_dynamic(int fd, const Elf64_Shdr *dyn, const Elf64_Shdr *strtab
         if (!read_at(fd, &d, sizeof(d), (off_t)(dyn->sh_offset + i * sizeof(d))) || d.d_tag == DT_NULL)
             return;
         off_t str = (off_t)(strtab->sh_offset + d.d_un.d_val);
-        if (d.d_tag == DT_NEEDED && deps->soname[0] == '\0' && read_string(fd, name, sizeof(name), str) &&
-            is_mpich_soname(name))
-            memcpy(deps->soname, name, sizeof(name));
-        else if (d.d_tag == DT_RPATH && !read_string(fd, deps->rpath, sizeof(deps->rpath), str))
+        if (d.d_tag == DT_NEEDED && read_string(fd, name, sizeof(name), str)) {
+            if (deps->soname[0] == '\0' && is_mpich_soname(name))
+                memcpy(deps->soname, name, sizeof(name));
+            if (strncmp(name, "libbmpi.so", strlen("libbmpi.so")) == 0)
+                deps->needs_bmpi = true;
+        } else if (d.d_tag == DT_RPATH && !read_string(fd, deps->rpath, sizeof(deps->rpath), str))
             deps->rpath[0] = '\0';
         else if (d.d_tag == DT_RUNPATH)
             deps->has_runpath = true;
@@ -211,23 +214,6 @@ static bool symtab_has_mpi_init(int fd, const Elf64_Shdr *sec, const Elf64_Shdr 
     return false;
 }
 
-/* Whether the dynamic section dyn needs bmpi's own library. */
-static bool needs_libbmpi(int fd, const Elf64_Shdr *dyn, const Elf64_Shdr *strtab)
-{
-    static const char lib[] = "libbmpi.so";
-    size_t n = dyn->sh_size / sizeof(Elf64_Dyn);
-    for (size_t i = 0; i < n; i++) {
-        Elf64_Dyn d;
-        char name[64];
-        if (!read_at(fd, &d, sizeof(d), (off_t)(dyn->sh_offset + i * sizeof(d))) || d.d_tag == DT_NULL)
-            return false;
-        if (d.d_tag == DT_NEEDED && read_string(fd, name, sizeof(name), (off_t)(strtab->sh_offset + d.d_un.d_val)) &&
-            strncmp(name, lib, sizeof(lib) - 1) == 0)
-            return true;
-    }
-    return false;
-}
-
 struct mpi_use {
     bool calls_init;
     bool needs_bmpi;
@@ -236,9 +222,11 @@ struct mpi_use {
 static bool visit_mpi_use(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab, void *arg)
 {
     struct mpi_use *use = arg;
-    if (sec->sh_type == SHT_DYNAMIC)
-        use->needs_bmpi = needs_libbmpi(fd, sec, strtab);
-    else if (!use->calls_init)
+    if (sec->sh_type == SHT_DYNAMIC) {
+        struct mpich_deps deps = {0};
+        read_dynamic(fd, sec, strtab, &deps);
+        use->needs_bmpi = deps.needs_bmpi;
+    } else if (!use->calls_init)
         use->calls_init = symtab_has_mpi_init(fd, sec, strtab);
     return false; /* every section */
 }
