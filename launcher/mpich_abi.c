@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,22 +197,32 @@ static bool is_mpi_init(const char *name)
 }
 
 /* Whether sec is a symbol table (SHT_DYNSYM or SHT_SYMTAB) naming an
- * MPI_Init. */
+ * MPI_Init. The file is mapped rather than read a symbol at a time: an
+ * unstripped program that is no MPI program has every symbol looked at,
+ * and that runs before each job starts. */
 static bool symtab_has_mpi_init(int fd, const Elf64_Shdr *sec, const Elf64_Shdr *strtab)
 {
+    struct stat st;
     if (sec->sh_type != SHT_DYNSYM && sec->sh_type != SHT_SYMTAB)
         return false;
-    size_t n = sec->sh_size / sizeof(Elf64_Sym);
-    for (size_t i = 0; i < n; i++) {
-        Elf64_Sym s;
-        char name[32];
-        if (!read_at(fd, &s, sizeof(s), (off_t)(sec->sh_offset + i * sizeof(s))))
-            return false;
-        if (s.st_name != 0 && read_string(fd, name, sizeof(name), (off_t)(strtab->sh_offset + s.st_name)) &&
-            is_mpi_init(name))
-            return true;
+    if (fstat(fd, &st) != 0 || sec->sh_offset % _Alignof(Elf64_Sym) != 0 || sec->sh_offset > (uint64_t)st.st_size ||
+        sec->sh_size > (uint64_t)st.st_size - sec->sh_offset || strtab->sh_offset > (uint64_t)st.st_size ||
+        strtab->sh_size > (uint64_t)st.st_size - strtab->sh_offset)
+        return false;
+    const char *file = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (file == MAP_FAILED)
+        return false;
+    const Elf64_Sym *syms = (const Elf64_Sym *)(const void *)(file + sec->sh_offset);
+    const char *names = file + strtab->sh_offset;
+    bool found = false;
+    for (size_t i = 0; !found && i < sec->sh_size / sizeof(Elf64_Sym); i++) {
+        uint32_t at = syms[i].st_name;
+        /* A name must end inside the string table to be compared. */
+        found = at != 0 && at < strtab->sh_size &&
+                memchr(names + at, '\0', strtab->sh_size - at) != NULL && is_mpi_init(names + at);
     }
-    return false;
+    munmap((void *)file, (size_t)st.st_size);
+    return found;
 }
 
 struct mpi_use {
