@@ -6,6 +6,7 @@
 #define BMPI_LAUNCHER_PMIX_SERVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct bmpi_job;
 
@@ -21,6 +22,10 @@ int bmpi_pmix_start(struct bmpi_job *job);
 /* Add what rank needs to reach the server to *env (a malloc'd,
  * NULL-terminated array of malloc'd strings; it may be realloc'd). */
 int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env);
+/* Another host asked (fence.c) for rank's data of nspace: the library
+ * answers; the answer goes back to vertex requester through the job's
+ * event pipe (BMPI_EV_DMODEX_DATA). */
+void bmpi_pmix_dmodex_serve(struct bmpi_job *job, const char *nspace, int rank, uint64_t id, int requester);
 /* Undo bmpi_pmix_start (whatever part of it happened), within
  * BMPI_PMIX_STOP_MS. False when the library could not be stopped (or was
  * better not: see pmix_server.c): its thread may still run and use the
