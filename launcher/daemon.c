@@ -303,6 +303,7 @@ static int daemon_start(struct bmpi_job *job, int node)
     set_prefix(job->opt.hosts.hosts[job->self_node].name);
     if (bmpi_job_init(job) != 0)
         return -1;
+    bmpi_job_start_sweeper(job);
     if (join_tree(job, why, sizeof(why)) != 0) {
         bmpi_say("%s", why);
         return -1;

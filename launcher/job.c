@@ -413,6 +413,38 @@ int bmpi_job_init(struct bmpi_job *job)
     return 0;
 }
 
+/* ---- the sweeper ----------------------------------------------------------- */
+
+/* A daemon killed by SIGKILL (or lost with its host's agent) cannot remove
+ * its job directory and segments, and nothing else on its host knows of
+ * them: a child forked while the daemon is still single-threaded waits for
+ * the daemon's end (its pipe closes) and removes them then. */
+void bmpi_job_start_sweeper(struct bmpi_job *job)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[1]);
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd <= 2; fd++)
+            dup2(null, fd);
+        setsid(); /* not in the agent's group: a kill of it must not stop us */
+        char c;
+        while (read(p[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        unlink_shm(job->nspace);
+        rm_tree(job->tmpdir);
+        rmdir(job->tmpdir);
+        _exit(0);
+    }
+    close(p[0]);
+    if (pid < 0)
+        close(p[1]);
+    /* p[1] stays open, close-on-exec, until this process ends. */
+}
+
 /* ---- killing --------------------------------------------------------------- */
 
 void bmpi_job_kill_all(struct bmpi_job *job, int sig)
@@ -449,6 +481,8 @@ void bmpi_job_terminate(struct bmpi_job *job, int first_signal)
         job->phase = BMPI_PHASE_KILL;
         bmpi_deadline_in(&job->phase_deadline, BMPI_REAP_TIMEOUT_MS);
     }
+    if (job->remote != NULL)
+        bmpi_remote_abandon_unjoined(job);
 }
 
 /* ---- child tracking -------------------------------------------------------- */

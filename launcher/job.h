@@ -186,6 +186,9 @@ void bmpi_job_handle_events(struct bmpi_job *job);
  * posted it. */
 void bmpi_job_handle_event(struct bmpi_job *job, struct bmpi_event *ev);
 int bmpi_job_run(struct bmpi_job *job);
+/* A daemon: remove the job directory and segments of this host when this
+ * process ends, however it ends (call before any thread starts). */
+void bmpi_job_start_sweeper(struct bmpi_job *job);
 void bmpi_job_kill_all(struct bmpi_job *job, int sig);
 void bmpi_job_fail(struct bmpi_job *job, int code);
 void bmpi_job_terminate(struct bmpi_job *job, int first_signal);

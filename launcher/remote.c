@@ -559,7 +559,10 @@ static size_t head_pollfds(struct bmpi_job *job, struct pollfd *pfd)
     size_t n = bmpi_tree_pollfds(&rm->tree, pfd);
     for (int i = 0; i < rm->nagents; i++)
         pfd[n++] = (struct pollfd){.fd = rm->agents[i].stderr_fd, .events = POLLIN};
-    pfd[n++] = (struct pollfd){.fd = rm->stdin_open && !rm->stdin_unacked ? STDIN_FILENO : -1, .events = POLLIN};
+    /* Rank 0's input waits until its daemon has joined: the tree has no
+     * way to it before. */
+    bool want_stdin = rm->stdin_open && !rm->stdin_unacked && rm->vx[rm->rank0_vertex].joined;
+    pfd[n++] = (struct pollfd){.fd = want_stdin ? STDIN_FILENO : -1, .events = POLLIN};
     return n;
 }
 
@@ -671,6 +674,19 @@ int bmpi_remote_start(struct bmpi_job *job)
     explicit_bzero(boot, bootlen);
     free(boot);
     return rc;
+}
+
+void bmpi_remote_abandon_unjoined(struct bmpi_job *job)
+{
+    struct bmpi_remote *rm = job->remote;
+    for (int v = 1; v < job->nvertices; v++) {
+        if (rm->vx[v].joined || rm->vx[v].lost)
+            continue;
+        for (int i = 0; i < rm->nagents; i++)
+            if (rm->agents[i].pid > 0 && (rm->agents[i].vertex == v || rm->agents[i].vertex < 0))
+                kill(-rm->agents[i].pid, SIGTERM);
+        lose_subtree(job, v, "bmpirun's daemon had not joined the job yet");
+    }
 }
 
 void bmpi_remote_signal(struct bmpi_job *job, int sig)

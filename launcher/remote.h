@@ -18,6 +18,9 @@ int bmpi_remote_start(struct bmpi_job *job);
 void bmpi_remote_finish(struct bmpi_job *job);
 void bmpi_remote_free(struct bmpi_job *job);
 
+/* The job ends: hosts whose daemon has not joined yet are given up (their
+ * agents stopped, their ranks counted as gone). */
+void bmpi_remote_abandon_unjoined(struct bmpi_job *job);
 /* A signal for every rank on the other hosts. */
 void bmpi_remote_signal(struct bmpi_job *job, int sig);
 /* Rank 0 (on another host) is gone: stop reading stdin for it. */

@@ -256,6 +256,28 @@ static int connect_one(const char *addr, int timeout_ms, char *why, size_t why_l
     return fd;
 }
 
+/* The parent's answer to our HELLO: an empty HELLO back. Nothing else may
+ * come before it; a refusal is the connection's end. */
+static int wait_welcome(struct bmpi_tree *t, int timeout_ms)
+{
+    struct bmpi_tree_hdr h;
+    size_t got = 0;
+    while (got < sizeof(h)) {
+        struct pollfd p = {.fd = t->up.fd, .events = POLLIN | (t->up.out_len > t->up.out_off ? POLLOUT : 0)};
+        if (poll(&p, 1, timeout_ms) <= 0)
+            return -1;
+        if (p.revents & POLLOUT)
+            link_write_some(&t->up);
+        if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        ssize_t n = recv(t->up.fd, (char *)&h + got, sizeof(h) - got, 0);
+        if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR)))
+            return -1;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    return h.type == HELLO && h.len == 0 ? 0 : -1;
+}
+
 int bmpi_tree_connect(struct bmpi_tree *t, const char *addrs, int timeout_ms, char *why, size_t why_len)
 {
     char *list = strdup(addrs), *save = NULL;
@@ -277,7 +299,13 @@ int bmpi_tree_connect(struct bmpi_tree *t, const char *addrs, int timeout_ms, ch
     struct hello h = {.vertex = t->self};
     memcpy(h.secret, t->secret, sizeof(h.secret));
     struct bmpi_tree_hdr hdr = {.len = sizeof(h), .type = HELLO, .src = t->self, .dst = t->up.vertex};
-    return link_queue(&t->up, &hdr, &h, sizeof(h), NULL, 0);
+    if (link_queue(&t->up, &hdr, &h, sizeof(h), NULL, 0) != 0 || wait_welcome(t, timeout_ms) != 0) {
+        snprintf(why, why_len, "%s closed the connection: it refused this daemon (a wrong job secret?)",
+                 t->up.peer);
+        link_close(&t->up);
+        return -1;
+    }
+    return 0;
 }
 
 void bmpi_tree_local_addr(const struct bmpi_tree *t, char *buf, size_t len)
@@ -378,6 +406,8 @@ static bool accept_hello(struct bmpi_tree *t, struct bmpi_tree_link *l, const st
         return false;
     }
     l->vertex = hello.vertex;
+    struct bmpi_tree_hdr welcome = {.type = HELLO, .src = t->self, .dst = l->vertex};
+    link_queue(l, &welcome, NULL, 0, NULL, 0);
     if (t->ev.joined != NULL)
         t->ev.joined(t->ev.ctx, l->vertex, l->peer);
     return true;
