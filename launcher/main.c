@@ -69,8 +69,10 @@ int main(int argc, char **argv)
         return BMPI_EXIT_LAUNCH;
     }
 
+    /* Across hosts the head's own ranks start once every daemon has
+     * joined (remote.c). */
     if (bmpi_job_init(&job) != 0 || bmpi_pmix_start(&job) != 0 ||
-        (job.opt.multi_host && bmpi_remote_start(&job) != 0) || bmpi_spawn_all(&job) != 0) {
+        (job.opt.multi_host ? bmpi_remote_start(&job) : bmpi_spawn_all(&job)) != 0) {
         if (job.nrunning > 0)
             bmpi_say("terminating the %d rank(s) already started", job.nrunning);
         rc = BMPI_EXIT_LAUNCH;

@@ -32,6 +32,7 @@
 #include "launcher/fence.h"
 #include "launcher/job.h"
 #include "launcher/remote.h"
+#include "launcher/spawn.h"
 #include "launcher/tree.h"
 #include "launcher/wire.h"
 
@@ -64,6 +65,7 @@ struct bmpi_remote {
     struct vertex_state *vx;
     int njoined;
     struct timespec join_deadline;
+    bool local_started; /* the head's own ranks, once every daemon joined */
     /* stdin for rank 0 on another host */
     int rank0_vertex;
     bool stdin_open;
@@ -566,9 +568,25 @@ static size_t head_pollfds(struct bmpi_job *job, struct pollfd *pfd)
     return n;
 }
 
+/* The head's own ranks start once every other host has: a host that
+ * cannot be reached then leaves nothing started here. */
+static void start_local(struct bmpi_job *job)
+{
+    struct bmpi_remote *rm = job->remote;
+    if (rm->local_started || rm->njoined < job->nvertices - 1 || job->phase != BMPI_PHASE_RUN || job->failed)
+        return;
+    rm->local_started = true;
+    if (bmpi_spawn_all(job) != 0) {
+        bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
+        bmpi_say("terminating the job: the ranks of this host could not start");
+        bmpi_job_terminate(job, SIGTERM);
+    }
+}
+
 static void check_joins(struct bmpi_job *job)
 {
     struct bmpi_remote *rm = job->remote;
+    start_local(job);
     if (rm->njoined == job->nvertices - 1 || bmpi_ms_until(&rm->join_deadline) > 0)
         return;
     for (int v = 1; v < job->nvertices; v++) {
@@ -662,13 +680,16 @@ int bmpi_remote_start(struct bmpi_job *job)
         bmpi_say("out of memory for the daemons' bootstrap");
         return -1;
     }
-    /* Counted as running from now on: they end only through their daemon. */
+    /* Counted as running from now on: they end only through their daemon
+     * (or when their host is given up). */
     for (int i = 0; i < job->nranks; i++) {
         if (bmpi_rank_is_local(&job->ranks[i]))
             continue;
         job->ranks[i].state = BMPI_RANK_RUNNING;
         job->nrunning++;
     }
+    if (job->self_node < 0)
+        rm->local_started = true; /* none here */
     int rc = job->opt.from_slurm && job->opt.launch_agent == NULL ? start_srun(job, rm, boot, bootlen)
                                                                   : start_agents(job, rm, boot, bootlen);
     explicit_bzero(boot, bootlen);
