@@ -467,6 +467,39 @@ static bool link_read(struct bmpi_tree *t, struct bmpi_tree_link *l)
     }
 }
 
+/* Connections that have not said HELLO yet: at most this many, for at
+ * most this long, so that a stranger who connects and says nothing holds
+ * neither fds nor memory of the job for long. */
+#define MAX_PENDING 64
+#define PENDING_MS 10000
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void drop_stale_pending(struct bmpi_tree *t)
+{
+    long now = now_ms();
+    for (int i = 0; i < t->ndown; i++) {
+        struct bmpi_tree_link *l = &t->down[i];
+        if (l->fd >= 0 && l->vertex < 0 && now - l->since_ms > PENDING_MS) {
+            bmpi_say("dropped a connection from %s: no HELLO within %d s", l->peer, PENDING_MS / 1000);
+            link_close(l);
+        }
+    }
+}
+
+static int npending(const struct bmpi_tree *t)
+{
+    int n = 0;
+    for (int i = 0; i < t->ndown; i++)
+        n += t->down[i].fd >= 0 && t->down[i].vertex < 0;
+    return n;
+}
+
 static void accept_new(struct bmpi_tree *t)
 {
     for (;;) {
@@ -475,6 +508,10 @@ static void accept_new(struct bmpi_tree *t)
         int fd = accept4(t->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return;
+        if (npending(t) >= MAX_PENDING) {
+            close(fd);
+            continue;
+        }
         struct bmpi_tree_link *grown = realloc(t->down, (size_t)(t->ndown + 1) * sizeof(*grown));
         if (grown == NULL) {
             close(fd);
@@ -484,7 +521,8 @@ static void accept_new(struct bmpi_tree *t)
         char peer[80];
         sockaddr_text((struct sockaddr *)&ss, peer, sizeof(peer));
         set_nodelay(fd);
-        link_init(&t->down[t->ndown++], fd, -1, peer);
+        link_init(&t->down[t->ndown], fd, -1, peer);
+        t->down[t->ndown++].since_ms = now_ms();
     }
 }
 
@@ -542,6 +580,7 @@ void bmpi_tree_handle(struct bmpi_tree *t, const struct pollfd *pfd, size_t n)
     for (int i = 0; i < ndown && (size_t)i + 2 < n; i++)
         if (pfd[i + 2].fd == t->down[i].fd)
             handle_link(t, &t->down[i], pfd[i + 2].revents);
+    drop_stale_pending(t);
     compact(t);
     if (n >= 1 && t->listen_fd >= 0 && (pfd[0].revents & POLLIN))
         accept_new(t);

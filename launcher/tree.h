@@ -38,6 +38,7 @@ struct bmpi_tree_link {
     int fd;     /* -1: closed */
     int vertex; /* the vertex at the other end; -1 before HELLO */
     char peer[80]; /* "192.0.2.1:40312" for messages */
+    long since_ms;  /* accepted at (CLOCK_MONOTONIC): HELLO is due soon */
     char *in;
     size_t in_len, in_cap;
     char *out;
