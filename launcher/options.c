@@ -318,15 +318,16 @@ static bool resolves_here(const char *name)
     return here;
 }
 
-/* By name first (localhost, this machine's name or short name), then by
- * address. */
+/* By name first (localhost, this machine's name or short name, or Slurm's
+ * name for the node a batch script runs on), then by address. */
 static bool is_this_host(const char *name)
 {
     char self[HOST_NAME_MAX + 1];
     this_host(self);
     size_t len = strlen(name), shortlen = strcspn(self, ".");
+    const char *slurm_node = getenv("SLURMD_NODENAME");
     if (strcmp(name, "localhost") == 0 || strcmp(name, self) == 0 ||
-        (len == shortlen && strncmp(name, self, len) == 0))
+        (len == shortlen && strncmp(name, self, len) == 0) || (slurm_node != NULL && strcmp(name, slurm_node) == 0))
         return true;
     return resolves_here(name);
 }
