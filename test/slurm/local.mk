@@ -1,4 +1,6 @@
 # test/slurm: bmpi ranks started by Slurm's srun --mpi=pmix, with a private
-# munged/slurmctld/slurmd. Root only; skips (77) without Slurm.
-TESTS += test/slurm/srun.sh
-EXTRA_DIST += test/slurm/srun.sh
+# munged/slurmctld/slurmd (srun.sh: one node; cluster.sh: three simulated
+# nodes in network namespaces, and bmpirun inside salloc). Root only; skip
+# (77) without Slurm.
+TESTS += test/slurm/srun.sh test/slurm/cluster.sh
+EXTRA_DIST += test/slurm/srun.sh test/slurm/cluster.sh
