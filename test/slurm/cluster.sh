@@ -15,8 +15,9 @@
 #   (c) MPI_Abort in one rank ends the job on every node: a non-zero
 #       status, and no process of the job nor /dev/shm segment is left;
 #   (d) bmpirun inside an allocation, `salloc -N 3 -n 6 bmpirun -n 6 PROGRAM`
-#       (bmpirun starts its per-node daemons with srun): hello as in (a)
-#       and one program of (b). BMPI_TEST_SLURM_BMPIRUN=0 skips (d).
+#       (bmpirun starts its per-node daemons with srun): hello as in (a),
+#       the programs of (b) and the abort of (c). BMPI_TEST_SLURM_BMPIRUN=0
+#       skips (d).
 # Root only; skips (77) without ip, unshare, Slurm (srun, salloc, sinfo,
 # slurmctld, slurmd), munged, Slurm's pmix plugin or bmpi's ofi transport.
 # Everything it starts and creates (daemons, jobs, namespaces and what runs
@@ -334,8 +335,30 @@ else
     hint="(BMPI_TEST_SLURM_BMPIRUN=0 skips (d))"
     salloc3 -x BMPI_VERBOSE=1 "$bin/hello" || fail "(d) $what hello exited with $rc $hint"
     check_hello "(d) $what hello"
-    salloc3 "$bin/coll_data" || fail "(d) $what coll_data exited with $rc $hint"
-    grep -q '^PASS' "$out" || fail "(d) $what coll_data printed no PASS $hint"
-    echo "ok: (d) $what coll_data"
+    for p in $battery; do
+        salloc3 "$bin/$p" || fail "(d) $what $p exited with $rc $hint"
+        grep -q '^PASS' "$out" || fail "(d) $what $p printed no PASS $hint"
+        echo "ok: (d) $what $p"
+    done
+    # MPI_Abort in rank 1 (node1): bmpirun passes the status on and its
+    # daemons leave nothing on any node
+    # (through sh, which notes the job's PMIx namespace for the segment check)
+    salloc3 /bin/sh -c 'echo "$PMIX_NAMESPACE" >>"$0"; exec "$@"' "$dir/nspaces" "$bin/crash" abort "$marker"
+    [ "$rc" -eq 7 ] || fail "(d) MPI_Abort under $what: exit status $rc, expected 7"
+    for _ in $(seq 50); do
+        [ -z "$(leftovers)" ] && [ -z "$(pgrep -f "$marker")" ] && break
+        sleep 0.2
+    done
+    left=$(leftovers)
+    [ -z "$left" ] || fail "(d) processes left in the host namespaces 10 s after MPI_Abort:
+$left"
+    left=$(pgrep -af "$marker")
+    [ -z "$left" ] || fail "(d) ranks left after MPI_Abort: $left"
+    segs=
+    for n in $(sort -u "$dir/nspaces" 2>/dev/null); do
+        segs="$segs$(ls /dev/shm 2>/dev/null | grep -F "bmpi.$n." || true)"
+    done
+    [ -z "$segs" ] || fail "(d) /dev/shm segments of bmpirun jobs left after MPI_Abort: $segs"
+    echo "ok: (d) MPI_Abort under $what: exit 7, nothing left on any node"
 fi
 echo "PASS: bmpi on a 3-node Slurm cluster (simulated hosts)"
