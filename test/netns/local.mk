@@ -4,5 +4,5 @@
 # own multi-host runner through test/netns/host-agent.sh.
 # Root only; skip (77) without ip, unshare, mpirun.openmpi (multihost.sh)
 # or ofi.
-TESTS += test/netns/multihost.sh
-EXTRA_DIST += test/netns/multihost.sh test/netns/agent.sh test/netns/lib.sh test/netns/host-agent.sh
+TESTS += test/netns/multihost.sh test/netns/bmpirun.sh
+EXTRA_DIST += test/netns/multihost.sh test/netns/bmpirun.sh test/netns/agent.sh test/netns/lib.sh test/netns/host-agent.sh
