@@ -316,7 +316,10 @@ run --host "$hosts" --tag-output=host "$rank" "$client" multinode lines=300 errl
 bad=$(awk -v h="$h1 $h1 $h2 $h2 $h3" '
     BEGIN { split(h, host, " ") }
     /line [0-9]+ / {
-        if (!match($0, /^\[[0-9]+@[^]]*\] rank [0-9]+ line [0-9]+ /)) { print "mixed: " $0; next }
+        if (!match($0, /^\[[0-9]+@[^]]*\] rank [0-9]+ line [0-9]+ abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\.end$/)) {
+            print "mixed: " $0
+            next
+        }
         split($1, t, /[][@]/)
         if (t[2] != $3 || t[3] != host[t[2] + 1]) print "tag: " $0
         n[FILENAME, t[2]]++
