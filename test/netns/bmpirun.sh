@@ -295,8 +295,8 @@ check_selection "BMPI_OFI_PROVIDER=tcp" -x BMPI_OFI_PROVIDER=tcp
 # ---- the p2p and collective programs, 5 ranks on 3 hosts ------------------------
 # each from the next of the three host sources in turn
 src=0
-for p in p2p_storm p2p_fanin p2p_truncate p2p_probe p2p_complete p2p_ssend p2p_order p2p_any \
-    coll_reduce coll_data coll_ops coll_scan coll_storm; do
+for p in p2p_storm p2p_fanin p2p_truncate p2p_probe p2p_complete p2p_ssend p2p_persist p2p_bsend \
+    coll_reduce coll_data coll_ops coll_scan coll_storm coll_persist comm_split; do
     [ -x "$mpi/$p" ] || { echo "note: $p not built, skipped"; continue; }
     case $src in
     0) from="--host $hosts" ;;
