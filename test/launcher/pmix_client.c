@@ -11,9 +11,9 @@
  *   noexchange    skip the Put/Fence/Get
  *   multinode     the job may span nodes (test/netns/bmpirun.sh): the local
  *                 rank and size need only fit the job, and peers' node ids
- *                 are printed ("rank R nodes I,J,...") instead of checked
- *                 against this rank's; the caller checks them against the
- *                 hosts
+ *                 are printed ("nodes I,J,... of rank R", "?" for one
+ *                 PMIx does not give) instead of checked against this
+ *                 rank's; the caller checks them against the hosts
  * actions; "@R" restricts one to rank R (needs PMIx):
  *   exit=C[@R]    PMIx_Finalize, then exit with status C
  *   segv[@R]      crash with SIGSEGV
@@ -99,6 +99,19 @@ static char *get_string(const pmix_proc_t *proc, const char *key)
     return s;
 }
 
+/* A peer's node id in the list "nodes I,J,...", or "?" when PMIx has none. */
+static void print_node_id(const pmix_proc_t *peer)
+{
+    pmix_value_t *v = NULL;
+    printf("%s", peer->rank == 0 ? "nodes " : ",");
+    if (PMIx_Get(peer, PMIX_NODEID, NULL, 0, &v) != PMIX_SUCCESS || v == NULL) {
+        printf("?");
+        return;
+    }
+    printf("%llu", (unsigned long long)number(v, PMIX_NODEID));
+    PMIX_VALUE_RELEASE(v);
+}
+
 static void exchange(uint32_t size, uint32_t nodeid, bool multinode)
 {
     char key[] = "bmpi.test.addr";
@@ -131,10 +144,12 @@ static void exchange(uint32_t size, uint32_t nodeid, bool multinode)
         if (strcmp(got, want) != 0)
             fail("rank %u's key is '%s', expected '%s'", r, got, want);
         free(got);
+        if (multinode) {
+            print_node_id(&peer);
+            continue;
+        }
         uint64_t nid = get_number(&peer, PMIX_NODEID);
-        if (multinode)
-            printf("%s%llu", r == 0 ? "nodes " : ",", (unsigned long long)nid);
-        else if (nid != nodeid)
+        if (nid != nodeid)
             fail("rank %u's node id is %llu, expected %u (same node)", r, (unsigned long long)nid, nodeid);
     }
     if (multinode)
