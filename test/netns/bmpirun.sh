@@ -215,7 +215,7 @@ hello_on() {
     r=0
     for i in $where; do
         grep -qxF "[$r@$(name_of "$i")] hello from rank $r of $n on $(uts_of "$i")" "$tmp/out" ||
-            fail "bmpirun $*: rank $r is not on host $(name_of "$i")"
+            fail "bmpirun $*: no line '[$r@$(name_of "$i")] hello from rank $r of $n on $(uts_of "$i")': rank $r is not on host $(name_of "$i"), or its MPI_Get_processor_name is not that host's hostname"
         r=$((r + 1))
     done
     [ "$(grep -c . "$tmp/out")" -eq "$n" ] || fail "bmpirun $*: expected $n lines"
@@ -233,6 +233,9 @@ hello_on "1 1 2 2" --machinefile "$tmp/hostfile.ompi" -n 4
 hello_on "1 2 3 1 2" --host "$hosts" --map-by node
 hello_on "1 2 3" --host "$hosts" -N 1
 hello_on "1 1 2 2 3" --host "$hosts" --tree-fanout 1
+# this machine among the hosts: its ranks run in bmpirun's namespace; the
+# processor name is this machine's hostname, not "localhost", which would
+# name every other host to a peer that is told it
 hello_on "0 1 1 2" --host "localhost:1,$h1:2,$h2:1"
 
 # PMIx's view: local rank and size, local peers, node ids agree with the
