@@ -179,14 +179,17 @@ check_clean() {
     [ -z "$files" ] || fail "files left in the job's TMPDIRs: $files"
 }
 
-# The pid of a process in namespace $1 whose command line holds $2.
-pid_in() {
-    for p in $(ip netns pids "$1"); do
-        case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
-        *"$2"*) echo "$p"; return 0 ;;
-        esac
-    done
-    return 1
+# rank_pid R: the pid of rank R, from its pmix_client line in $tmp/out
+rank_pid() {
+    sed -n "s/^rank $1 size .* pid \([0-9]*\)\$/\1/p" "$tmp/out"
+}
+# daemon_of R NS: the daemon that started rank R, in namespace NS: the
+# rank's parent (a daemon has other processes with its command line, e.g.
+# a child that cleans up after it)
+daemon_of() {
+    p=$(ps -o ppid= -p "$(rank_pid "$1")" | tr -d ' ')
+    [ -n "$p" ] && ip netns pids "$2" | grep -qx "$p" &&
+        tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- " --daemon " && echo "$p"
 }
 head_pid() {
     for p in $(ip netns pids "$NETNS_HEAD"); do
@@ -418,7 +421,7 @@ torn_down() {
 
 start_sleepers --host "$hosts"
 t1=$(now)
-victim=$(sed -n 's/^rank 2 size .* pid \([0-9]*\)$/\1/p' "$tmp/out")
+victim=$(rank_pid 2)
 ip netns pids "$h2" | grep -qx "$victim" || fail "rank 2 (pid $victim) does not run in $h2"
 kill -9 "$victim"
 torn_down "rank 2 on $h2 killed (SIGKILL)" 137 "rank 2\b"
@@ -433,13 +436,13 @@ torn_down "rank 4 on $h3 called PMIx_Abort(7)" 7 ""
 
 start_sleepers --host "$hosts"
 t1=$(now)
-d=$(pid_in "$h3" " --daemon") || fail "no daemon in $h3"
+d=$(daemon_of 4 "$h3") || fail "no daemon of rank 4 in $h3"
 kill -9 "$d"
 torn_down "the daemon on $h3 killed (SIGKILL)" nonzero "$h3"
 
 start_sleepers --host "$hosts" --tree-fanout 1
 t1=$(now)
-d=$(pid_in "$h2" " --daemon") || fail "no daemon in $h2"
+d=$(daemon_of 2 "$h2") || fail "no daemon of rank 2 in $h2"
 kill -9 "$d"
 torn_down "the inner daemon on $h2 of a chain (--tree-fanout 1) killed" nonzero "$h2"
 
