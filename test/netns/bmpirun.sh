@@ -350,7 +350,8 @@ grep -qx '\[4\] rank 4 line 1 .*' "$tmp/out" || fail "--tag-output: no '[4] rank
 check_clean
 echo "ok: --tag-output on 3 hosts"
 
-seq 1 5000 >"$tmp/input"
+# more than one 64 KiB piece of input (the head passes it on piece by piece)
+seq 1 50000 >"$tmp/input"
 run -i "$tmp/input" --host "$hosts" "$rank" "$client" multinode stdin
 [ $rc -eq 0 ] || fail "stdin to rank 0 on $h1: exited with $rc"
 sed -n 's/^stdin 0: //p' "$tmp/out" | cmp -s - "$tmp/input" || fail "rank 0 on $h1 did not read the input whole and in order"
