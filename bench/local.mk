@@ -19,7 +19,7 @@ bench_sources = \
 	bench/ofi_floor.c \
 	bench/tcp_stream.c
 
-EXTRA_DIST += $(bench_sources) bench/run-compare bench/net-compare bench/bundle bench/README.md
+EXTRA_DIST += $(bench_sources) bench/run-compare bench/net-compare bench/startup-hosts bench/bundle bench/README.md
 
 BENCH_ARGS = all
 

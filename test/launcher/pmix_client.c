@@ -9,6 +9,11 @@
  *   print "rank R exchange ok"; then the actions in order; PMIx_Finalize.
  *   noinit        do not use PMIx at all (a plain program)
  *   noexchange    skip the Put/Fence/Get
+ *   multinode     the job may span nodes (test/netns/bmpirun.sh): the local
+ *                 rank and size need only fit the job, and peers' node ids
+ *                 are printed ("nodes I,J,... of rank R", "?" for one
+ *                 PMIx does not give) instead of checked against this
+ *                 rank's; the caller checks them against the hosts
  * actions; "@R" restricts one to rank R (needs PMIx):
  *   exit=C[@R]    PMIx_Finalize, then exit with status C
  *   segv[@R]      crash with SIGSEGV
@@ -94,7 +99,20 @@ static char *get_string(const pmix_proc_t *proc, const char *key)
     return s;
 }
 
-static void exchange(uint32_t size, uint32_t nodeid)
+/* A peer's node id in the list "nodes I,J,...", or "?" when PMIx has none. */
+static void print_node_id(const pmix_proc_t *peer)
+{
+    pmix_value_t *v = NULL;
+    printf("%s", peer->rank == 0 ? "nodes " : ",");
+    if (PMIx_Get(peer, PMIX_NODEID, NULL, 0, &v) != PMIX_SUCCESS || v == NULL) {
+        printf("?");
+        return;
+    }
+    printf("%llu", (unsigned long long)number(v, PMIX_NODEID));
+    PMIX_VALUE_RELEASE(v);
+}
+
+static void exchange(uint32_t size, uint32_t nodeid, bool multinode)
 {
     char key[] = "bmpi.test.addr";
     char value[300];
@@ -126,10 +144,16 @@ static void exchange(uint32_t size, uint32_t nodeid)
         if (strcmp(got, want) != 0)
             fail("rank %u's key is '%s', expected '%s'", r, got, want);
         free(got);
+        if (multinode) {
+            print_node_id(&peer);
+            continue;
+        }
         uint64_t nid = get_number(&peer, PMIX_NODEID);
         if (nid != nodeid)
             fail("rank %u's node id is %llu, expected %u (same node)", r, (unsigned long long)nid, nodeid);
     }
+    if (multinode)
+        printf(" of rank %d\n", (int)me.rank);
     printf("rank %d exchange ok\n", (int)me.rank);
     fflush(stdout);
 }
@@ -169,11 +193,14 @@ static void finalize(void)
 int main(int argc, char **argv)
 {
     bool init = !(argc > 1 && strcmp(argv[1], "noinit") == 0);
-    bool do_exchange = true, do_finalize = true;
+    bool do_exchange = true, do_finalize = true, multinode = false;
     int rank = 0;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "noexchange") == 0)
             do_exchange = false;
+        else if (strcmp(argv[i], "multinode") == 0)
+            multinode = true;
+    }
 
     if (init) {
         pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -193,7 +220,8 @@ int main(int argc, char **argv)
         char *peers = get_string(&wild, PMIX_LOCAL_PEERS);
         char *host = get_string(&wild, PMIX_HOSTNAME);
         char *myhost = get_string(&me, PMIX_HOSTNAME);
-        if (me.rank >= size || univ != size || lsize != size || lrank != me.rank || nodeid != wnodeid ||
+        bool local_ok = multinode ? lrank < lsize && lsize <= size : lsize == size && lrank == me.rank;
+        if (me.rank >= size || univ != size || !local_ok || nodeid != wnodeid ||
             appnum != 0 || strcmp(host, myhost) != 0)
             fail("inconsistent job data: rank %u size %u univ %u local_rank %u local_size %u nodeid %u/%u "
                  "appnum %u host %s/%s",
@@ -205,7 +233,7 @@ int main(int argc, char **argv)
         free(host);
         free(myhost);
         if (do_exchange)
-            exchange(size, nodeid);
+            exchange(size, nodeid, multinode);
     }
 
     for (int i = 1; i < argc; i++) {

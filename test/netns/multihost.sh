@@ -41,27 +41,18 @@ bin=$top_builddir/test/mpi/.libs
 [ -x "$bin/hello" ] || skip "test programs not built (make check TESTS=)"
 
 # ---- simulated hosts ------------------------------------------------------
-tag=bmpi$$
-head=${tag}h0
-hosts="1 2"
+. "$top_srcdir/test/netns/lib.sh"
 tmp=
 runpid=
-cleanup() {
-    trap '' EXIT INT TERM HUP
-    # a job still running (interrupted): its timeout passes the signal on
-    if [ -n "$runpid" ]; then
-        kill -TERM "$runpid" 2>/dev/null
-        sleep 1
-    fi
-    for ns in "$head" ${tag}h1 ${tag}h2; do
-        ip netns list 2>/dev/null | grep -q "^$ns\b" || continue
-        # processes our jobs left in our namespaces (daemons after a timeout)
-        pids=$(ip netns pids "$ns" 2>/dev/null)
-        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-        ip netns del "$ns" 2>/dev/null
-    done
-    # shm segments of our jobs (named /bmpi.<nspace>.<node>...), left by a
-    # rank that was killed
+# a job still running (interrupted): its timeout passes the signal on
+stop_job() {
+    [ -n "$runpid" ] || return 0
+    kill -TERM "$runpid" 2>/dev/null
+    sleep 1
+}
+# shm segments of our jobs (named /bmpi.<nspace>.<node>...), left by a rank
+# that was killed; then our files
+remove_files() {
     if [ -n "$tmp" ] && [ -f "$tmp/nspaces" ]; then
         for n in $(sort -u "$tmp/nspaces"); do
             rm -f /dev/shm/bmpi."$n".* 2>/dev/null
@@ -69,27 +60,19 @@ cleanup() {
     fi
     [ -n "$tmp" ] && rm -rf -- "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
+NETNS_BEFORE_TEARDOWN=stop_job
+NETNS_AFTER_TEARDOWN=remove_files
+netns_setup bmpi 2
+case $? in
+0) ;;
+77) skip "network namespaces cannot be made here" ;;
+*) echo "FAIL: simulated hosts"; exit 1 ;;
+esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-netns.$$.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
-
-ip netns add "$head" 2>"$tmp/err" || skip "cannot create a network namespace: $(cat "$tmp/err")"
-ip -n "$head" link set lo up &&
-    ip -n "$head" link add br0 type bridge &&
-    ip -n "$head" addr add 192.0.2.254/24 dev br0 &&
-    ip -n "$head" link set br0 up || { echo "FAIL: head namespace $head"; exit 1; }
+head=$NETNS_HEAD
 BMPI_NETNS_HOSTS=
-for i in $hosts; do
-    ns=${tag}h$i
-    ip netns add "$ns" &&
-        ip -n "$ns" link set lo up &&
-        ip -n "$ns" link add eth0 type veth peer name veth$i netns "$head" &&
-        ip -n "$ns" addr add 192.0.2.$i/24 dev eth0 &&
-        ip -n "$ns" link set eth0 up &&
-        ip -n "$head" link set veth$i master br0 &&
-        ip -n "$head" link set veth$i up || { echo "FAIL: host namespace $ns"; exit 1; }
-    BMPI_NETNS_HOSTS="${BMPI_NETNS_HOSTS:+$BMPI_NETNS_HOSTS }192.0.2.$i=$ns=$tag-h$i"
+for i in 1 2; do
+    BMPI_NETNS_HOSTS="${BMPI_NETNS_HOSTS:+$BMPI_NETNS_HOSTS }$(netns_addr $i)=$(netns_name $i)=bmpi$$-h$i"
 done
 export BMPI_NETNS_HOSTS
 echo "simulated hosts: $BMPI_NETNS_HOSTS (head $head, bridge 192.0.2.254/24)"
@@ -116,7 +99,7 @@ run() {
     # in the background, so that a signal to this script runs its trap now,
     # not when mpirun has finished; the ranks (under orted, which detaches)
     # are found through their namespaces when the run times out
-    "$top_srcdir/test/with-timeout" -p "ip netns pids ${tag}h1; ip netns pids ${tag}h2" \
+    "$top_srcdir/test/with-timeout" -p "$NETNS_PIDS_COMMAND" \
         "$timeout_s" ip netns exec "$head" mpirun.openmpi --allow-run-as-root \
         --bind-to none --host "$hl" --mca plm_rsh_agent "$tmp/agent.sh" \
         --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$tmp" \
