@@ -195,11 +195,9 @@ int bmpi_pmix_init(void)
     free(peers);
     if (err)
         return err;
-    char *host = NULL;
-    if (get_string(&boot.me, PMIX_HOSTNAME, &host) == PMIX_SUCCESS) {
-        snprintf(bmpi_world.hostname, sizeof(bmpi_world.hostname), "%s", host);
-        free(host);
-    }
+    /* bmpi_world.hostname stays gethostname()'s, as MPI_Get_processor_name
+     * is in Open MPI and MPICH: a launcher's PMIX_HOSTNAME is the name its
+     * host list gave the node, which may be "localhost" or an address. */
     return fill_node_ids();
 }
 

@@ -242,7 +242,8 @@ hello_on "1 1 2 2 3" --host "$hosts" --tree-fanout 1
 hello_on "0 1 1 2" --host "localhost:1,$h1:2,$h2:1"
 
 # PMIx's view: local rank and size, local peers, node ids agree with the
-# hosts the ranks are on (pmix_client prints them, tagged with the host).
+# hosts the ranks are on (pmix_client prints them, tagged with the host);
+# the node id of a rank on another host may be unknown, never wrong.
 run --host "$hosts" --tag-output=host "$rank" "$client" multinode
 [ $rc -eq 0 ] || fail "pmix_client on 3 hosts exited with $rc"
 bad=$(awk '
@@ -263,7 +264,11 @@ bad=$(awk '
             for (q = 0; q < 5; q++) {
                 if ((host[q] == host[r]) != (node[q] == node[r])) print "node ids of ranks " r ", " q
                 if (host[q] == host[r]) { if (q == r) idx = count; count++; list = list (list == "" ? "" : ",") q }
-                if (seen[r, q] != node[q]) print "rank " r " sees node " seen[r, q] " for rank " q
+                # a rank on another host may be unknown ("?"): libpmix 4.2
+                # answers PMIX_NODEID only of the ranks of its own host, as under
+                # the mpirun of Open MPI 4.1; a wrong id is an error
+                if (seen[r, q] != node[q] && !(seen[r, q] == "?" && host[q] != host[r]))
+                    print "rank " r " sees node " seen[r, q] " for rank " q
             }
             if (lsize[r] != count || lrank[r] != idx || peers[r] != list)
                 print "rank " r ": local " lrank[r] "/" lsize[r] " peers " peers[r] ", expected " idx "/" count " " list
