@@ -388,6 +388,8 @@ static int place_ranks(struct bmpi_options *o)
         rc = USAGE_ERROR;
     }
     o->nprocs = p.nranks;
+    int slots = bmpi_hostlist_total_slots(&o->hosts);
+    o->universe_size = slots > p.nranks ? slots : p.nranks;
     bmpi_placement_free(&p);
     return rc;
 }

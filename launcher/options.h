@@ -27,6 +27,9 @@ struct bmpi_options {
      * placed rank runs on this host today. */
     struct bmpi_hostlist hosts;
     int npernode; /* 0: not given */
+    /* MPI_UNIVERSE_SIZE (PMIX_UNIV_SIZE): the slots of the host list or
+     * Slurm allocation, at least nprocs; nprocs without a host list. */
+    int universe_size;
     enum bmpi_map_by map_by;
     bool oversubscribe;
     bool no_mpich_abi; /* leave LD_LIBRARY_PATH alone (launcher/mpich_abi.h) */

@@ -28,6 +28,7 @@
 #include <pmix_server.h>
 
 #include "launcher/job.h"
+#include "launcher/names.h"
 #include "launcher/pmix_server.h"
 
 /* ---- versions ----------------------------------------------------------- */
@@ -170,8 +171,10 @@ static pmix_status_t up_client_finalized(const pmix_proc_t *proc, void *server_o
                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     struct bmpi_rank *r = server_object;
-    if (r != NULL)
+    if (r != NULL) {
         atomic_store(&r->finalized, true);
+        bmpi_names_proc_gone(r->job, proc);
+    }
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -256,6 +259,7 @@ static int register_nspace(struct bmpi_job *job)
     pmix_info_t *info = NULL;
     size_t ninfo = 0, n = 0;
     uint32_t size = (uint32_t)job->nranks, nlocal = (uint32_t)job->nranks, zero = 0, one = 1;
+    uint32_t univ = (uint32_t)(job->opt.universe_size > job->nranks ? job->opt.universe_size : job->nranks);
     pmix_rank_t lldr = 0;
     pmix_status_t st;
 
@@ -276,7 +280,7 @@ static int register_nspace(struct bmpi_job *job)
     if (info == NULL)
         goto nomem;
     PMIX_INFO_LOAD(&info[n++], PMIX_JOBID, job->nspace, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[n++], PMIX_UNIV_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_MAX_PROCS, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_APPNUM, &zero, PMIX_UINT32);
@@ -376,8 +380,13 @@ int bmpi_pmix_start(struct bmpi_job *job)
         .abort = up_abort,
         .fence_nb = up_fence_nb,
         .direct_modex = up_direct_modex,
+        .publish = bmpi_names_publish,
+        .lookup = bmpi_names_lookup,
+        .unpublish = bmpi_names_unpublish,
     };
 
+    if (bmpi_names_init(job) != 0)
+        return -1;
     PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_NSPACE, job->server_nspace, PMIX_STRING);
@@ -456,8 +465,10 @@ static bool lost_a_client(const struct bmpi_job *job)
 
 bool bmpi_pmix_stop(struct bmpi_job *job)
 {
-    if (!job->pmix_up)
+    if (!job->pmix_up) {
+        bmpi_names_free(job);
         return true;
+    }
     /* libpmix 4.2.2 handles a lost client in its progress thread for about
      * a second after the loss (its LOST_CONNECTION event comes that late);
      * PMIx_server_finalize meanwhile crashed bmpirun in 1 run of 7 (a rank
@@ -490,5 +501,6 @@ bool bmpi_pmix_stop(struct bmpi_job *job)
     pthread_join(tid, NULL);
     free(s);
     job->pmix_up = false;
+    bmpi_names_free(job);
     return true;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ static int init_singleton(void)
     bmpi_world.singleton = true;
     bmpi_world.rank = 0;
     bmpi_world.size = 1;
+    bmpi_world.universe_size = 1;
     bmpi_world.local_rank = 0;
     bmpi_world.local_size = 1;
     bmpi_world.nodeid = 0;
@@ -187,6 +189,11 @@ int bmpi_pmix_init(void)
         return pmix_fail("PMIx_Get(PMIX_LOCAL_RANK)", rc);
     bmpi_world.size = (int)size;
     bmpi_world.local_rank = (int)local_rank;
+    /* The slots the launcher was given (bmpirun: its host list); a
+     * launcher that does not say gets the job's size. */
+    uint32_t univ;
+    bool have_univ = get_uint(&boot.wildcard, PMIX_UNIV_SIZE, &univ) == PMIX_SUCCESS && univ >= size;
+    bmpi_world.universe_size = have_univ && univ <= INT_MAX ? (int)univ : (int)size;
 
     char *peers = NULL;
     if ((rc = get_string(&boot.wildcard, PMIX_LOCAL_PEERS, &peers)) != PMIX_SUCCESS)
@@ -340,6 +347,82 @@ int bmpi_pmix_get(int rank, const char *key, void **data, size_t *len)
         memcpy(*data, val->data.bo.bytes, *len);
     PMIX_VALUE_RELEASE(val);
     return *data ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+}
+
+/* Why the name service failed with rc, as an MPI error class. */
+static int name_service_fail(const char *call, const char *service, pmix_status_t rc, int not_found_class)
+{
+    switch (rc) {
+    case PMIX_ERR_NOT_SUPPORTED:
+    case PMIX_ERR_NOT_IMPLEMENTED:
+        return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                            "%s('%s'): the launcher's PMIx server has no name service (%s)", call,
+                            service, PMIx_Error_string(rc));
+    case PMIX_ERR_DUPLICATE_KEY:
+        return bmpi_err_set(MPI_ERR_SERVICE, "%s: service name '%s' is published already", call, service);
+    case PMIX_ERR_NOT_FOUND:
+        return bmpi_err_set(not_found_class, "%s: service name '%s' %s", call, service,
+                            not_found_class == MPI_ERR_NAME ? "is not published"
+                                                            : "was not published by this process");
+    default:
+        return bmpi_err_set(MPI_ERR_SERVICE, "%s('%s') failed: %s", call, service, PMIx_Error_string(rc));
+    }
+}
+
+/* Can service be looked for here at all? */
+static int check_name_service(const char *service)
+{
+    if (strlen(service) > PMIX_MAX_KEYLEN)
+        return bmpi_err_set(MPI_ERR_ARG, "service name of %zu characters: longer than the %d that PMIx takes",
+                            strlen(service), PMIX_MAX_KEYLEN);
+    if (!bmpi_world.singleton)
+        return BMPI_OK;
+    return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                        "service '%s': a singleton has no name service (start the program with "
+                        "bmpirun, srun --mpi=pmix or mpirun)",
+                        service);
+}
+
+int bmpi_pmix_publish(const char *service, const char *value)
+{
+    int err = check_name_service(service);
+    if (err)
+        return err;
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, service, value, PMIX_STRING);
+    pmix_status_t rc = PMIx_Publish(&info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    return rc == PMIX_SUCCESS ? BMPI_OK : name_service_fail("PMIx_Publish", service, rc, MPI_ERR_SERVICE);
+}
+
+int bmpi_pmix_lookup(const char *service, char **value)
+{
+    int err = check_name_service(service);
+    if (err)
+        return err;
+    pmix_pdata_t pdata;
+    PMIX_PDATA_CONSTRUCT(&pdata);
+    PMIX_LOAD_KEY(pdata.key, service);
+    pmix_status_t rc = PMIx_Lookup(&pdata, 1, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        err = name_service_fail("PMIx_Lookup", service, rc, MPI_ERR_NAME);
+    else if (pdata.value.type != PMIX_STRING || !pdata.value.data.string)
+        err = bmpi_err_set(MPI_ERR_NAME, "service name '%s' was published with a value that is not a "
+                           "port name (PMIx type %d)", service, (int)pdata.value.type);
+    else if (!(*value = strdup(pdata.value.data.string)))
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    PMIX_PDATA_DESTRUCT(&pdata);
+    return err;
+}
+
+int bmpi_pmix_unpublish(const char *service)
+{
+    int err = check_name_service(service);
+    if (err)
+        return err;
+    char *keys[2] = {(char *)service, NULL};
+    pmix_status_t rc = PMIx_Unpublish(keys, NULL, 0);
+    return rc == PMIX_SUCCESS ? BMPI_OK : name_service_fail("PMIx_Unpublish", service, rc, MPI_ERR_SERVICE);
 }
 
 void bmpi_pmix_abort(int code, const char *msg)

@@ -29,6 +29,7 @@ struct bmpi_world {
 
     /* identity, from PMIx */
     int rank, size;
+    int universe_size; /* MPI_UNIVERSE_SIZE: PMIX_UNIV_SIZE, else size */
     int local_rank, local_size;
     int *local_peers;   /* world ranks on this node, ascending, local_size of them */
     uint32_t nodeid;
