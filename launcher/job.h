@@ -51,6 +51,7 @@ enum bmpi_rank_state {
 };
 
 struct bmpi_job;
+struct bmpi_names;
 
 struct bmpi_rank {
     struct bmpi_job *job;
@@ -122,6 +123,7 @@ struct bmpi_job {
     bool have_connect_deadline;
     int bootstrap_timeout_s;
     bool program_of_other_mpi; /* launcher/mpich_abi.h */
+    struct bmpi_names *names;  /* MPI_Publish_name's store (launcher/names.c) */
 
     /* What has been set up, so that cleanup undoes exactly that. */
     bool tmpdir_made;

@@ -493,25 +493,11 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     return bmpi_err_unsupported(comm, "MPI_Comm_spawn_multiple");
 }
 
-BMPI_API(MPI_Lookup_name)
-int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
-{
-    (void)service_name; (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Lookup_name");
-}
-
 BMPI_API(MPI_Open_port)
 int PMPI_Open_port(MPI_Info info, char *port_name)
 {
     (void)info; (void)port_name;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Open_port");
-}
-
-BMPI_API(MPI_Publish_name)
-int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
-{
-    (void)service_name; (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Publish_name");
 }
 
 BMPI_API(MPI_Session_finalize)
@@ -555,13 +541,6 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 {
     (void)info; (void)errhandler; (void)session;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_init");
-}
-
-BMPI_API(MPI_Unpublish_name)
-int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
-{
-    (void)service_name; (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Unpublish_name");
 }
 
 /* == 12. One-Sided Communications == */
@@ -2068,12 +2047,11 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
         "MPI_Win_create_errhandler", "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", NULL}},
     {"10. The Info Object", 9, 0,
      (const char *const[]){NULL}},
-    {"11. Process Initialization, Creation, and Management", 26, 17,
+    {"11. Process Initialization, Creation, and Management", 26, 14,
      (const char *const[]){"MPI_Close_port", "MPI_Comm_accept", "MPI_Comm_connect",
         "MPI_Comm_get_parent", "MPI_Comm_join", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
-        "MPI_Lookup_name", "MPI_Open_port", "MPI_Publish_name", "MPI_Session_finalize",
-        "MPI_Session_get_info", "MPI_Session_get_nth_pset", "MPI_Session_get_num_psets",
-        "MPI_Session_get_pset_info", "MPI_Session_init", "MPI_Unpublish_name", NULL}},
+        "MPI_Open_port", "MPI_Session_finalize", "MPI_Session_get_info", "MPI_Session_get_nth_pset",
+        "MPI_Session_get_num_psets", "MPI_Session_get_pset_info", "MPI_Session_init", NULL}},
     {"12. One-Sided Communications", 48, 48,
      (const char *const[]){"MPI_Accumulate", "MPI_Accumulate_c", "MPI_Compare_and_swap",
         "MPI_Fetch_and_op", "MPI_Get", "MPI_Get_c", "MPI_Get_accumulate", "MPI_Get_accumulate_c",

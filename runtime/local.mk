@@ -17,6 +17,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/intercomm.c \
 	runtime/lang.c runtime/lang.h \
 	runtime/match.c runtime/match.h \
+	runtime/names.c \
 	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h runtime/counts.h \
 	runtime/p2p_api.c \
 	runtime/pmix.c runtime/pmix.h \

@@ -22,6 +22,17 @@ int bmpi_pmix_fence(void);
 /* Fetch rank's blob for key; *data is malloc'd, the caller frees it. */
 int bmpi_pmix_get(int rank, const char *key, void **data, size_t *len);
 
+/* The launcher's name service (MPI_Publish_name and friends, docs/
+ * dynamic.md): a string value under a service name, session-wide. Status:
+ * BMPI_OK; MPI_ERR_SERVICE (publish: the name is taken; unpublish: this
+ * process did not publish it); MPI_ERR_NAME (lookup: nobody published
+ * it); MPI_ERR_UNSUPPORTED_OPERATION when the launcher has no name service
+ * (a singleton, or a launcher that does not implement the upcalls). */
+int bmpi_pmix_publish(const char *service, const char *value);
+/* *value is malloc'd, the caller frees it. */
+int bmpi_pmix_lookup(const char *service, char **value);
+int bmpi_pmix_unpublish(const char *service);
+
 /* Ask the launcher to kill the whole job with exit status code. Does not
  * return under a launcher; a singleton exits. */
 void bmpi_pmix_abort(int code, const char *msg);

@@ -1,0 +1,7 @@
+# test/dpm: MPI's dynamic-process chapter (docs/dynamic.md): the name
+# service, MPI_UNIVERSE_SIZE.
+check_PROGRAMS += test/dpm/names test/dpm/universe
+test_dpm_names_LDADD = libbmpi.la
+test_dpm_universe_LDADD = libbmpi.la
+TESTS += test/dpm/names.sh test/dpm/universe.sh
+EXTRA_DIST += test/dpm/names.sh test/dpm/universe.sh
