@@ -357,10 +357,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 static int check_subgroup(MPI_Comm comm, struct bmpi_comm *c, struct bmpi_group *g, const char *fn,
                           int *parent_ranks)
 {
-    int *pos = malloc((size_t)bmpi_world.size * sizeof(int));
+    int *pos = malloc((size_t)bmpi_world.nprocs * sizeof(int));
     if (!pos)
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    for (int i = 0; i < bmpi_world.size; i++)
+    for (int i = 0; i < bmpi_world.nprocs; i++)
         pos[i] = -1;
     for (int r = 0; r < c->size; r++)
         pos[c->group->world_ranks[r]] = r; /* the local group of an intercommunicator */

@@ -17,6 +17,7 @@
 #include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
+#include "runtime/dpm.h"
 #include "runtime/errhandler.h"
 #include "runtime/group_api.h"
 #include "runtime/info.h"
@@ -125,6 +126,7 @@ int PMPI_Finalize(void)
     if (!err)
         err = bmpi_pmix_fence();
     bmpi_tl_finalize();
+    bmpi_dpm_finalize();
     bmpi_comm_finalize();
     bmpi_group_finalize();
     bmpi_request_finalize();

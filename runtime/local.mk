@@ -9,6 +9,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/bsend.c \
 	runtime/comm.c runtime/comm.h \
 	runtime/constants.c \
+	runtime/dpm.c runtime/dpm.h \
 	runtime/errhandler.c runtime/errhandler.h \
 	runtime/error.c runtime/error.h \
 	runtime/group.c runtime/group.h \

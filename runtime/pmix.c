@@ -162,7 +162,40 @@ static int fill_node_ids(void)
     return BMPI_OK;
 }
 
+uint64_t bmpi_job_id(const char *nspace)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)nspace; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/* Every world rank's entry names this job. */
+static void name_world_peers(void)
+{
+    bmpi_world.nprocs = bmpi_world.size;
+    /* A singleton's namespace is unique on its host only. */
+    char id[sizeof(bmpi_world.nspace) + sizeof(bmpi_world.hostname) + 1];
+    snprintf(id, sizeof(id), "%s%s%s", bmpi_world.nspace, bmpi_world.singleton ? "@" : "",
+             bmpi_world.singleton ? bmpi_world.hostname : "");
+    bmpi_world.job_id = bmpi_job_id(id);
+    for (int r = 0; r < bmpi_world.size; r++) {
+        bmpi_world.peers[r].job = bmpi_world.job_id;
+        bmpi_world.peers[r].job_rank = r;
+    }
+}
+
+static int init_identity(void);
+
 int bmpi_pmix_init(void)
+{
+    int err = init_identity();
+    if (!err)
+        name_world_peers();
+    return err;
+}
+
+static int init_identity(void)
 {
     boot.timeout_s = (int)bmpi_env_uint("BMPI_BOOTSTRAP_TIMEOUT", BOOTSTRAP_TIMEOUT_S);
     if (gethostname(bmpi_world.hostname, sizeof(bmpi_world.hostname) - 1) != 0)
@@ -423,6 +456,19 @@ int bmpi_pmix_unpublish(const char *service)
     char *keys[2] = {(char *)service, NULL};
     pmix_status_t rc = PMIx_Unpublish(keys, NULL, 0);
     return rc == PMIX_SUCCESS ? BMPI_OK : name_service_fail("PMIx_Unpublish", service, rc, MPI_ERR_SERVICE);
+}
+
+bool bmpi_pmix_spawned(void)
+{
+    if (bmpi_world.singleton)
+        return false;
+    pmix_value_t *val = NULL;
+    bool spawned = false;
+    if (PMIx_Get(&boot.wildcard, PMIX_SPAWNED, NULL, 0, &val) == PMIX_SUCCESS) {
+        spawned = val->type == PMIX_BOOL && val->data.flag;
+        PMIX_VALUE_RELEASE(val);
+    }
+    return spawned;
 }
 
 void bmpi_pmix_abort(int code, const char *msg)

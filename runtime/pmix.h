@@ -8,11 +8,15 @@
 #ifndef BMPI_RUNTIME_PMIX_H
 #define BMPI_RUNTIME_PMIX_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Fills the identity fields of bmpi_world (rank, size, local ranks, node
  * ids, hostname, nspace). */
 int bmpi_pmix_init(void);
+/* The id of a job among all that may connect (a hash of its namespace). */
+uint64_t bmpi_job_id(const char *nspace);
 int bmpi_pmix_finalize(void);
 
 /* Publish a blob under key (visible to every rank after bmpi_pmix_fence). */
@@ -32,6 +36,9 @@ int bmpi_pmix_publish(const char *service, const char *value);
 /* *value is malloc'd, the caller frees it. */
 int bmpi_pmix_lookup(const char *service, char **value);
 int bmpi_pmix_unpublish(const char *service);
+
+/* Was this job started by PMIx_Spawn (PMIX_SPAWNED)? */
+bool bmpi_pmix_spawned(void);
 
 /* Ask the launcher to kill the whole job with exit status code. Does not
  * return under a launcher; a singleton exits. */

@@ -16,10 +16,15 @@ enum bmpi_state { BMPI_STATE_NEW, BMPI_STATE_RUNNING, BMPI_STATE_FINALIZED };
 
 struct bmpi_ctx_nb;
 
-/* How this process reaches one peer. */
+/* How this process reaches one peer. The peer table holds the ranks of
+ * this job at their world rank, then the processes of other jobs this one
+ * was connected to (docs/dynamic.md); groups name processes by that
+ * index. */
 struct bmpi_peer {
     struct bmpi_tl *tl; /* chosen transport */
-    uint32_t nodeid;
+    uint32_t nodeid;    /* UINT32_MAX for other jobs' processes */
+    uint64_t job;       /* the job's id (bmpi_job_id of its namespace) */
+    int job_rank;       /* its rank in that job */
 };
 
 struct bmpi_world {
@@ -43,7 +48,9 @@ struct bmpi_world {
     /* transports */
     struct bmpi_tl *tls;
     int ntls;
-    struct bmpi_peer *peers; /* indexed by world rank */
+    struct bmpi_peer *peers; /* indexed by world rank, then other jobs' processes */
+    int nprocs;              /* entries of peers: size + processes of other jobs */
+    uint64_t job_id;         /* bmpi_job_id(nspace) */
 
     int verbose; /* BMPI_VERBOSE */
 

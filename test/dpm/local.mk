@@ -5,3 +5,7 @@ test_dpm_names_LDADD = libbmpi.la
 test_dpm_universe_LDADD = libbmpi.la
 TESTS += test/dpm/names.sh test/dpm/universe.sh
 EXTRA_DIST += test/dpm/names.sh test/dpm/universe.sh
+check_PROGRAMS += test/dpm/ports
+test_dpm_ports_LDADD = libbmpi.la
+TESTS += test/dpm/ports.sh
+EXTRA_DIST += test/dpm/ports.sh
