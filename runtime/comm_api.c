@@ -18,6 +18,7 @@
 #include "runtime/group_api.h"
 #include "runtime/info.h"
 #include "runtime/p2p.h"
+#include "runtime/progress.h"
 #include "runtime/request.h"
 #include "runtime/topo.h"
 #include "runtime/world.h"
@@ -520,7 +521,7 @@ static int free_comm(MPI_Comm *comm, const char *fn)
     /* now, not at the last reference: a failing delete callback is this
      * call's error, and the communicator then stays */
     if ((err = bmpi_attr_comm_free(c)))
-        return bmpi_err_comm(*comm, err, "MPI_Comm_free", NULL);
+        return bmpi_err_comm(*comm, err, fn, NULL);
     bmpi_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -532,14 +533,27 @@ int PMPI_Comm_free(MPI_Comm *comm)
     return free_comm(comm, "MPI_Comm_free");
 }
 
-/* As MPI_Comm_free: MPI 4.1 11.10.4 lets it be called only once all
- * communication on comm is complete and matched, and a request still
- * finishing inside bmpi holds its own reference on the communicator, so
- * nothing is left to wait for. */
+/* MPI 4.1 11.10.4: the program has completed and matched all its
+ * communication on comm; what may still be under way is bmpi's own, sends
+ * whose requests were freed or that finish a collective: disconnect waits
+ * for them (on the hidden local communicator of an intercommunicator
+ * too), so that nothing is left to the other side once it returns, then
+ * frees the communicator. */
 BMPI_API(MPI_Comm_disconnect)
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
-    return free_comm(comm, "MPI_Comm_disconnect");
+    const char *fn = "MPI_Comm_disconnect";
+    struct bmpi_comm *c;
+    if (!comm)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "comm is NULL");
+    int err = bmpi_check_comm(*comm, fn, &c);
+    if (err)
+        return err;
+    unsigned idle = 0;
+    while (c->sends_open || (c->local_comm && c->local_comm->sends_open))
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    return free_comm(comm, fn);
 }
 
 BMPI_API(MPI_Comm_compare)

@@ -9,3 +9,7 @@ check_PROGRAMS += test/dpm/ports
 test_dpm_ports_LDADD = libbmpi.la
 TESTS += test/dpm/ports.sh
 EXTRA_DIST += test/dpm/ports.sh
+check_PROGRAMS += test/dpm/join
+test_dpm_join_LDADD = libbmpi.la
+TESTS += test/dpm/join.sh
+EXTRA_DIST += test/dpm/join.sh
