@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launcher/dpm.h"
 #include "launcher/job.h"
 #include "launcher/mpich_abi.h"
 #include "launcher/pmix_server.h"
@@ -281,7 +282,8 @@ int bmpi_job_init(struct bmpi_job *job)
     snprintf(job->server_nspace, sizeof(job->server_nspace), "bmpirun.%d.%08x", (int)getpid(), rnd);
 
     job->nranks = job->opt.nprocs;
-    job->ranks = calloc((size_t)job->nranks, sizeof(*job->ranks));
+    job->ranks_cap = job->nranks + BMPI_SPAWN_MAX;
+    job->ranks = calloc((size_t)job->ranks_cap, sizeof(*job->ranks));
     if (job->ranks == NULL) {
         bmpi_say("out of memory for %d ranks", job->nranks);
         return -1;
@@ -394,7 +396,7 @@ static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
     /* Its last words first, then ours. */
     for (int s = 0; s < BMPI_NSTREAMS; s++)
         bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
-    if (r->rank == 0)
+    if (r->rank == 0 && r->ns == 0)
         bmpi_iof_stdin_stop(&job->iof);
 }
 
@@ -544,10 +546,12 @@ static void declare_failure(struct bmpi_job *job, struct failure *f)
     settle(job, f);
     bmpi_job_fail(job, f->code);
     if (job->nrunning > 0) {
-        bmpi_say("rank %d (pid %d) %s; terminating the job", f->rank->rank, (int)f->rank->pid, f->what);
+        bmpi_say("rank %d%s (pid %d) %s; terminating the job", f->rank->rank, bmpi_dpm_label(job, f->rank),
+                 (int)f->rank->pid, f->what);
         bmpi_job_terminate(job, SIGTERM);
     } else {
-        bmpi_say("rank %d (pid %d) %s", f->rank->rank, (int)f->rank->pid, f->what);
+        bmpi_say("rank %d%s (pid %d) %s", f->rank->rank, bmpi_dpm_label(job, f->rank), (int)f->rank->pid,
+                 f->what);
     }
 }
 
@@ -625,7 +629,9 @@ static void handle_events(struct bmpi_job *job)
 {
     struct bmpi_event ev;
     while (read(job->event_pipe[0], &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
-        if (ev.rank >= 0 && ev.rank < job->nranks && job->phase == BMPI_PHASE_RUN && !job->failed) {
+        if (ev.type == BMPI_EV_SPAWN)
+            bmpi_dpm_spawn_run(job, ev.data); /* answers the request whatever the phase */
+        else if (ev.rank >= 0 && ev.rank < job->nranks && job->phase == BMPI_PHASE_RUN && !job->failed) {
             if (ev.type == BMPI_EV_ABORT)
                 handle_abort(job, &ev);
             else if (ev.type == BMPI_EV_CONNECTED)
@@ -803,8 +809,8 @@ enum { PFD_SIG, PFD_EVENT, PFD_STDIN, PFD_RANK0_IN, PFD_RANKS };
 
 int bmpi_job_run(struct bmpi_job *job)
 {
-    size_t nfds = PFD_RANKS + (size_t)job->nranks * BMPI_NSTREAMS;
-    struct pollfd *pfd = calloc(nfds, sizeof(*pfd));
+    /* spawned processes (launcher/dpm.c) join job->ranks while it runs */
+    struct pollfd *pfd = calloc(PFD_RANKS + (size_t)job->ranks_cap * BMPI_NSTREAMS, sizeof(*pfd));
     if (pfd == NULL) {
         bmpi_say("out of memory for the event loop");
         bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
@@ -820,6 +826,7 @@ int bmpi_job_run(struct bmpi_job *job)
                 pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s] =
                     (struct pollfd){.fd = job->ranks[i].out[s].fd, .events = POLLIN};
 
+        size_t nfds = PFD_RANKS + (size_t)job->nranks * BMPI_NSTREAMS;
         int n = poll(pfd, nfds, poll_timeout(job));
         if (n < 0 && errno != EINTR) {
             bmpi_say("the event loop failed (poll): %m; terminating the job");

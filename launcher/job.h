@@ -52,10 +52,12 @@ enum bmpi_rank_state {
 
 struct bmpi_job;
 struct bmpi_names;
+struct bmpi_dpm;
 
 struct bmpi_rank {
     struct bmpi_job *job;
-    int rank;
+    int rank;       /* in its namespace */
+    int ns;         /* 0: the job's namespace; k: the k-th spawned one (launcher/dpm.c) */
     int local_rank;
     int node; /* index in job->hosts; always 0 in single-node mode */
     pid_t pid;
@@ -69,12 +71,13 @@ struct bmpi_rank {
 
 /* What the PMIx progress thread tells the main loop through event_pipe.
  * Small enough for one atomic pipe write. */
-enum bmpi_event_type { BMPI_EV_ABORT = 1, BMPI_EV_CONNECTED };
+enum bmpi_event_type { BMPI_EV_ABORT = 1, BMPI_EV_CONNECTED, BMPI_EV_SPAWN };
 struct bmpi_event {
     int type;
-    int rank;
+    int rank; /* index in job->ranks */
     int status;
-    char *msg; /* malloc'd, freed by the reader */
+    char *msg;  /* malloc'd, freed by the reader */
+    void *data; /* BMPI_EV_SPAWN: the request (launcher/dpm.c) */
 };
 
 enum bmpi_phase {
@@ -95,6 +98,10 @@ struct bmpi_job {
 
     int nranks;
     struct bmpi_rank *ranks;
+    /* Room in ranks for spawned processes, which follow the job's own
+     * (launcher/dpm.c); never reallocated: the PMIx library holds
+     * pointers to the entries. */
+    int ranks_cap;
     int nrunning;
 
     /* Event sources of the main loop. */
@@ -124,6 +131,7 @@ struct bmpi_job {
     int bootstrap_timeout_s;
     bool program_of_other_mpi; /* launcher/mpich_abi.h */
     struct bmpi_names *names;  /* MPI_Publish_name's store (launcher/names.c) */
+    struct bmpi_dpm *dpm;      /* spawned namespaces (launcher/dpm.c) */
 
     /* What has been set up, so that cleanup undoes exactly that. */
     bool tmpdir_made;

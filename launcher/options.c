@@ -322,6 +322,11 @@ static bool is_this_host(const char *name)
     return resolves_here(name);
 }
 
+bool bmpi_options_is_this_host(const char *name)
+{
+    return is_this_host(name);
+}
+
 static int refuse_host(const char *name)
 {
     char self[HOST_NAME_MAX + 1];

@@ -45,5 +45,7 @@ struct bmpi_options {
 
 int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv);
 void bmpi_options_free(struct bmpi_options *o);
+/* Does a host name (of -H, or PMIX_HOST of a spawn) name this host? */
+bool bmpi_options_is_this_host(const char *name);
 
 #endif

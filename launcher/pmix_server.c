@@ -28,6 +28,7 @@
 #include <pmix_server.h>
 
 #include "launcher/job.h"
+#include "launcher/dpm.h"
 #include "launcher/names.h"
 #include "launcher/pmix_server.h"
 
@@ -159,7 +160,7 @@ static pmix_status_t up_client_connected(const pmix_proc_t *proc, void *server_o
     struct bmpi_rank *r = server_object;
     if (r != NULL) {
         atomic_store(&r->connected, true);
-        struct bmpi_event ev = {.type = BMPI_EV_CONNECTED, .rank = r->rank};
+        struct bmpi_event ev = {.type = BMPI_EV_CONNECTED, .rank = (int)(r - r->job->ranks)};
         post_event(r->job, &ev);
     }
     if (cbfunc != NULL)
@@ -193,7 +194,7 @@ static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int 
         return PMIX_ERR_NOT_FOUND; /* not one of our ranks: nothing to kill */
     struct bmpi_event ev = {
         .type = BMPI_EV_ABORT,
-        .rank = r->rank,
+        .rank = (int)(r - r->job->ranks),
         .status = status,
         .msg = msg != NULL ? strdup(msg) : NULL,
     };
@@ -365,6 +366,39 @@ out:
     return rc;
 }
 
+/* A namespace that PMIx_Spawn asked for (launcher/dpm.c): info describes
+ * it, job->ranks[first .. first + n) are its processes. */
+int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct pmix_info *info, size_t ninfo,
+                               int first, int n)
+{
+    struct latch *l = latch_new(1);
+    if (l == NULL)
+        return -1;
+    latch_account(l, PMIx_server_register_nspace(nspace, n, info, ninfo, latch_cb, l));
+    char what[300];
+    snprintf(what, sizeof(what), "register namespace %s", nspace);
+    pmix_status_t st = latch_wait(l, what);
+    if (st != PMIX_SUCCESS) {
+        if (st != PMIX_ERR_TIMEOUT)
+            bmpi_say("PMIx cannot register namespace %s: %s", nspace, PMIx_Error_string(st));
+        return -1;
+    }
+    if ((l = latch_new(n)) == NULL)
+        return -1;
+    for (int i = first; i < first + n; i++) {
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)job->ranks[i].rank);
+        latch_account(l, PMIx_server_register_client(&proc, geteuid(), getegid(), &job->ranks[i], latch_cb, l));
+    }
+    snprintf(what, sizeof(what), "register the %d processes of namespace %s", n, nspace);
+    if ((st = latch_wait(l, what)) != PMIX_SUCCESS) {
+        if (st != PMIX_ERR_TIMEOUT)
+            bmpi_say("PMIx cannot register the processes of namespace %s: %s", nspace, PMIx_Error_string(st));
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- server lifecycle ------------------------------------------------------ */
 
 int bmpi_pmix_start(struct bmpi_job *job)
@@ -383,9 +417,10 @@ int bmpi_pmix_start(struct bmpi_job *job)
         .publish = bmpi_names_publish,
         .lookup = bmpi_names_lookup,
         .unpublish = bmpi_names_unpublish,
+        .spawn = bmpi_dpm_spawn,
     };
 
-    if (bmpi_names_init(job) != 0)
+    if (bmpi_names_init(job) != 0 || bmpi_dpm_init(job) != 0)
         return -1;
     PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
@@ -408,13 +443,13 @@ int bmpi_pmix_start(struct bmpi_job *job)
     return register_nspace(job);
 }
 
-int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env)
+int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env)
 {
     pmix_proc_t proc;
-    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
+    PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)rank);
     pmix_status_t st = PMIx_server_setup_fork(&proc, env);
     if (st != PMIX_SUCCESS) {
-        bmpi_say("cannot prepare the environment of rank %d (PMIx_server_setup_fork): %s", rank,
+        bmpi_say("cannot prepare the environment of rank %d of %s (PMIx_server_setup_fork): %s", rank, nspace,
                  PMIx_Error_string(st));
         return -1;
     }
@@ -467,6 +502,7 @@ bool bmpi_pmix_stop(struct bmpi_job *job)
 {
     if (!job->pmix_up) {
         bmpi_names_free(job);
+        bmpi_dpm_free(job);
         return true;
     }
     /* libpmix 4.2.2 handles a lost client in its progress thread for about
@@ -502,5 +538,6 @@ bool bmpi_pmix_stop(struct bmpi_job *job)
     free(s);
     job->pmix_up = false;
     bmpi_names_free(job);
+    bmpi_dpm_free(job);
     return true;
 }

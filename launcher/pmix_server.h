@@ -6,6 +6,7 @@
 #define BMPI_LAUNCHER_PMIX_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct bmpi_job;
 
@@ -18,9 +19,15 @@ int bmpi_pmix_check_version(void);
 /* Start the server in job->tmpdir and register job->nspace with every rank
  * as a client. 0 or -1 (after saying why). */
 int bmpi_pmix_start(struct bmpi_job *job);
-/* Add what rank needs to reach the server to *env (a malloc'd,
- * NULL-terminated array of malloc'd strings; it may be realloc'd). */
-int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env);
+/* Add what rank of namespace nspace needs to reach the server to *env (a
+ * malloc'd, NULL-terminated array of malloc'd strings; it may be
+ * realloc'd). */
+int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env);
+/* Register a spawned namespace described by info, its processes being
+ * job->ranks[first .. first + n). 0 or -1 (after saying why). */
+struct pmix_info;
+int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct pmix_info *info, size_t ninfo,
+                               int first, int n);
 /* Undo bmpi_pmix_start (whatever part of it happened), within
  * BMPI_PMIX_STOP_MS. False when the library could not be stopped (or was
  * better not: see pmix_server.c): its thread may still run and use the

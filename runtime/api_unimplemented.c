@@ -437,25 +437,6 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 
 /* == 11. Process Initialization, Creation, and Management == */
 
-BMPI_API(MPI_Comm_spawn)
-int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
-                    MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
-{
-    (void)command; (void)argv; (void)maxprocs; (void)info; (void)root; (void)intercomm;
-    (void)array_of_errcodes;
-    return bmpi_err_unsupported(comm, "MPI_Comm_spawn");
-}
-
-BMPI_API(MPI_Comm_spawn_multiple)
-int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                             const int array_of_maxprocs[], const MPI_Info array_of_info[],
-                             int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
-{
-    (void)count; (void)array_of_commands; (void)array_of_argv; (void)array_of_maxprocs;
-    (void)array_of_info; (void)root; (void)intercomm; (void)array_of_errcodes;
-    return bmpi_err_unsupported(comm, "MPI_Comm_spawn_multiple");
-}
-
 BMPI_API(MPI_Session_finalize)
 int PMPI_Session_finalize(MPI_Session *session)
 {
@@ -2003,10 +1984,10 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
         "MPI_Win_create_errhandler", "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", NULL}},
     {"10. The Info Object", 9, 0,
      (const char *const[]){NULL}},
-    {"11. Process Initialization, Creation, and Management", 26, 8,
-     (const char *const[]){"MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Session_finalize",
-        "MPI_Session_get_info", "MPI_Session_get_nth_pset", "MPI_Session_get_num_psets",
-        "MPI_Session_get_pset_info", "MPI_Session_init", NULL}},
+    {"11. Process Initialization, Creation, and Management", 26, 6,
+     (const char *const[]){"MPI_Session_finalize", "MPI_Session_get_info",
+        "MPI_Session_get_nth_pset", "MPI_Session_get_num_psets", "MPI_Session_get_pset_info",
+        "MPI_Session_init", NULL}},
     {"12. One-Sided Communications", 48, 48,
      (const char *const[]){"MPI_Accumulate", "MPI_Accumulate_c", "MPI_Compare_and_swap",
         "MPI_Fetch_and_op", "MPI_Get", "MPI_Get_c", "MPI_Get_accumulate", "MPI_Get_accumulate_c",

@@ -1,6 +1,7 @@
 /*
  * Connecting jobs (docs/dynamic.md): MPI_Open_port, MPI_Close_port,
- * MPI_Comm_accept, MPI_Comm_connect, MPI_Comm_join, MPI_Comm_get_parent.
+ * MPI_Comm_accept, MPI_Comm_connect, MPI_Comm_join, MPI_Comm_spawn,
+ * MPI_Comm_spawn_multiple, MPI_Comm_get_parent.
  *
  * A port is a listening TCP socket of the accepting root; its name says
  * where (address and port) and carries a random nonce that a connecting
@@ -16,6 +17,10 @@
  * An error at a root (a bad port, a refused connection, the other side's
  * failure) travels to its group through the same broadcast, so every
  * member returns the same error class and none waits forever.
+ *
+ * Spawning is the same: the root opens a port, starts the processes with
+ * PMIx_Spawn (their environment names the port: BMPI_PARENT_PORT), and
+ * accepts; the children connect to it inside MPI_Init.
  */
 #include "config.h"
 
@@ -23,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -62,10 +68,13 @@ struct port {
     char name[MPI_MAX_PORT_NAME];
 };
 
-/* The ports this process has open. */
+/* The ports this process has open, and the intercommunicator to the
+ * parent of a spawned job (MPI_Comm_get_parent). */
 static struct {
     struct port *ports;
-} dpm;
+    MPI_Comm parent;
+    struct bmpi_comm *parent_obj; /* the object, to see that the handle still names it */
+} dpm = {.parent = MPI_COMM_NULL};
 
 /* First words on the bridge, from either root. */
 struct hello {
@@ -210,6 +219,42 @@ static struct port *find_port(const char *name)
     return NULL;
 }
 
+/* A new port of this process's, in dpm.ports. */
+static int open_port(struct port **out)
+{
+    struct port *p = calloc(1, sizeof(*p));
+    if (!p)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    p->fd = -1;
+    while (getrandom(&p->nonce, sizeof(p->nonce), 0) != (ssize_t)sizeof(p->nonce) || !p->nonce)
+        ;
+    int err = listen_here(p);
+    if (err) {
+        if (p->fd >= 0)
+            close(p->fd);
+        free(p);
+        return err;
+    }
+    p->next = dpm.ports;
+    dpm.ports = p;
+    *out = p;
+    return BMPI_OK;
+}
+
+static bool close_port(const char *name)
+{
+    for (struct port **pp = &dpm.ports; *pp; pp = &(*pp)->next) {
+        struct port *p = *pp;
+        if (strncmp(p->name, name, MPI_MAX_PORT_NAME) == 0) {
+            *pp = p->next;
+            close(p->fd);
+            free(p);
+            return true;
+        }
+    }
+    return false;
+}
+
 BMPI_API(MPI_Open_port)
 int PMPI_Open_port(MPI_Info info, char *port_name)
 {
@@ -220,21 +265,10 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
         return bmpi_err_noobj(MPI_ERR_INFO, fn, "invalid info 0x%x", (unsigned)info);
     if (!port_name)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "port_name is NULL");
-    struct port *p = calloc(1, sizeof(*p));
-    if (!p)
-        return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
-    p->fd = -1;
-    while (getrandom(&p->nonce, sizeof(p->nonce), 0) != (ssize_t)sizeof(p->nonce) || !p->nonce)
-        ;
-    int err = listen_here(p);
-    if (err) {
-        if (p->fd >= 0)
-            close(p->fd);
-        free(p);
+    struct port *p;
+    int err = open_port(&p);
+    if (err)
         return bmpi_err_noobj(err, fn, NULL);
-    }
-    p->next = dpm.ports;
-    dpm.ports = p;
     memcpy(port_name, p->name, strlen(p->name) + 1);
     return MPI_SUCCESS;
 }
@@ -247,15 +281,8 @@ int PMPI_Close_port(const char *port_name)
         return bmpi_err_noobj(MPI_ERR_OTHER, fn, "MPI is not initialized");
     if (!port_name)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "port_name is NULL");
-    for (struct port **pp = &dpm.ports; *pp; pp = &(*pp)->next) {
-        struct port *p = *pp;
-        if (strncmp(p->name, port_name, MPI_MAX_PORT_NAME) == 0) {
-            *pp = p->next;
-            close(p->fd);
-            free(p);
-            return MPI_SUCCESS;
-        }
-    }
+    if (close_port(port_name))
+        return MPI_SUCCESS;
     return bmpi_err_noobj(MPI_ERR_PORT, fn, "'%.*s' is not a port this process opened (or it was closed)",
                           MPI_MAX_PORT_NAME - 1, port_name);
 }
@@ -597,9 +624,34 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     return MPI_SUCCESS;
 }
 
-/* bmpi cannot be spawned yet (MPI_Comm_spawn is unsupported): a job has a
- * parent only when another MPI's launcher spawned it, which bmpi cannot
- * connect back to. */
+/* ---- spawning ------------------------------------------------------ */
+
+/* The variable that gives spawned processes their parent's port. */
+#define PARENT_PORT_VAR "BMPI_PARENT_PORT"
+
+int bmpi_dpm_init(void)
+{
+    const char *port = bmpi_env_string(PARENT_PORT_VAR);
+    if (!port)
+        return BMPI_OK;
+    char name[MPI_MAX_PORT_NAME];
+    snprintf(name, sizeof(name), "%s", port);
+    /* not for what this process starts in turn */
+    unsetenv(PARENT_PORT_VAR);
+    struct bridge b = {.kind = BRIDGE_CONNECT, .port = name, .fd = -1};
+    struct bmpi_comm *inter;
+    int err = connect_groups(bmpi_comm_get(MPI_COMM_WORLD), 0, &b, &inter);
+    if (b.fd >= 0)
+        close(b.fd);
+    if (err)
+        return bmpi_err_set(err, "connecting to the parent job (MPI_Comm_spawn's port %s): %s", name,
+                            bmpi_err_reason());
+    snprintf(inter->name, sizeof(inter->name), "MPI_COMM_PARENT");
+    dpm.parent = inter->handle;
+    dpm.parent_obj = inter;
+    return BMPI_OK;
+}
+
 BMPI_API(MPI_Comm_get_parent)
 int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
@@ -608,10 +660,198 @@ int PMPI_Comm_get_parent(MPI_Comm *parent)
         return bmpi_err_noobj(MPI_ERR_OTHER, fn, "MPI is not initialized");
     if (!parent)
         return bmpi_err_noobj(MPI_ERR_ARG, fn, "parent is NULL");
-    if (bmpi_pmix_spawned())
-        return bmpi_err_noobj(MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                              "this job was started by PMIx_Spawn of another process, which bmpi cannot "
-                              "connect back to (docs/dynamic.md)");
-    *parent = MPI_COMM_NULL;
+    /* MPI_COMM_NULL once the program has freed or disconnected it */
+    if (dpm.parent != MPI_COMM_NULL && bmpi_comm_get(dpm.parent) != dpm.parent_obj)
+        dpm.parent = MPI_COMM_NULL;
+    if (dpm.parent == MPI_COMM_NULL && bmpi_pmix_spawned() && !dpm.parent_obj)
+        return bmpi_err_noobj(MPI_ERR_OTHER, fn,
+                              "this job was started by PMIx_Spawn, but not by MPI_Comm_spawn of bmpi (no "
+                              "parent port to connect to)");
+    *parent = dpm.parent;
     return MPI_SUCCESS;
+}
+
+/* The command as the launcher should run it: looked up in the
+ * directories of the `path` info key (':'-separated) when it has no '/'
+ * and is there; else as given (the launcher searches its PATH). */
+static char *resolve_command(const char *cmd, const char *path)
+{
+    if (path && !strchr(cmd, '/')) {
+        for (const char *p = path; *p;) {
+            size_t len = strcspn(p, ":");
+            char *cand;
+            if (len && asprintf(&cand, "%.*s/%s", (int)len, p, cmd) >= 0) {
+                if (access(cand, X_OK) == 0)
+                    return cand;
+                free(cand);
+            }
+            p += len + (p[len] == ':');
+        }
+    }
+    return strdup(cmd);
+}
+
+/* wdir relative to this process's working directory. */
+static char *absolute_dir(const char *dir)
+{
+    if (!dir || dir[0] == '/')
+        return dir ? strdup(dir) : NULL;
+    char cwd[4096];
+    char *abs;
+    if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, dir) < 0)
+        return NULL;
+    return abs;
+}
+
+struct spawn_args {
+    int count;
+    char **commands;
+    char ***argvs;    /* NULL: MPI_ARGV_NULL for all */
+    const int *maxprocs;
+    const MPI_Info *infos;
+};
+
+static void free_apps(struct bmpi_spawn_app *apps, int n)
+{
+    for (int a = 0; a < n; a++) {
+        free((char *)apps[a].cmd);
+        free(apps[a].argv);
+        free((char *)apps[a].wdir);
+        free((char *)apps[a].host);
+    }
+    free(apps);
+}
+
+/* The apps of args; env (shared) gives the children the parent's port. */
+static int build_apps(const struct spawn_args *args, char **env, struct bmpi_spawn_app **out)
+{
+    struct bmpi_spawn_app *apps = calloc((size_t)args->count, sizeof(*apps));
+    if (!apps)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    for (int a = 0; a < args->count; a++) {
+        struct bmpi_info *inf = args->infos[a] == MPI_INFO_NULL ? NULL : bmpi_info_lookup(args->infos[a]);
+        const char *wdir = inf ? bmpi_info_value(inf, "wdir") : NULL;
+        const char *host = inf ? bmpi_info_value(inf, "host") : NULL;
+        char **uargv = args->argvs ? args->argvs[a] : NULL;
+        int nargs = 0;
+        while (uargv && uargv[nargs])
+            nargs++;
+        apps[a].cmd = resolve_command(args->commands[a], inf ? bmpi_info_value(inf, "path") : NULL);
+        apps[a].argv = calloc((size_t)nargs + 2, sizeof(char *));
+        apps[a].wdir = absolute_dir(wdir);
+        apps[a].host = host ? strdup(host) : NULL;
+        apps[a].maxprocs = args->maxprocs[a];
+        apps[a].env = env;
+        if (!apps[a].cmd || !apps[a].argv || (wdir && !apps[a].wdir) || (host && !apps[a].host)) {
+            free_apps(apps, a + 1);
+            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+        }
+        apps[a].argv[0] = (char *)apps[a].cmd;
+        memcpy(apps[a].argv + 1, uargv, (size_t)nargs * sizeof(char *));
+    }
+    *out = apps;
+    return BMPI_OK;
+}
+
+/* What only the root reads. */
+static int check_spawn_root_args(const struct spawn_args *args, int *total)
+{
+    *total = 0;
+    if (args->count < 1)
+        return bmpi_err_set(MPI_ERR_ARG, "count %d at the root: at least one command is needed", args->count);
+    if (!args->commands || !args->maxprocs || !args->infos)
+        return bmpi_err_set(MPI_ERR_ARG, "array_of_commands, array_of_maxprocs or array_of_info is NULL at the root");
+    for (int a = 0; a < args->count; a++) {
+        if (!args->commands[a] || !args->commands[a][0])
+            return bmpi_err_set(MPI_ERR_ARG, "command %d is NULL or empty at the root", a);
+        if (args->maxprocs[a] < 1 || args->maxprocs[a] > INT32_MAX - *total)
+            return bmpi_err_set(MPI_ERR_ARG, "invalid maxprocs %d of command %d ('%s') at the root",
+                                args->maxprocs[a], a, args->commands[a]);
+        if (args->infos[a] != MPI_INFO_NULL && !bmpi_info_lookup(args->infos[a]))
+            return bmpi_err_set(MPI_ERR_INFO, "invalid info 0x%x of command %d at the root",
+                                (unsigned)args->infos[a], a);
+        *total += args->maxprocs[a];
+    }
+    return BMPI_OK;
+}
+
+/* The root: start the processes, which connect to port. */
+static int root_spawn(const struct spawn_args *args, const struct port *port)
+{
+    char *var;
+    if (asprintf(&var, "%s=%s", PARENT_PORT_VAR, port->name) < 0)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    char *env[] = {var, NULL};
+    struct bmpi_spawn_app *apps = NULL;
+    int err = build_apps(args, env, &apps);
+    if (!err) {
+        err = bmpi_pmix_spawn(apps, args->count);
+        free_apps(apps, args->count);
+    }
+    free(var);
+    return err;
+}
+
+/* Collective over comm: the root spawns, then accepts the children's
+ * connection on a port of its own; errors at the root reach every member
+ * through the agreement. errcodes (at the root): one per process. */
+static int spawn(const char *fn, const struct spawn_args *args, int root, MPI_Comm comm, MPI_Comm *intercomm,
+                 int *errcodes)
+{
+    struct bmpi_comm *c, *inter = NULL;
+    int err = bmpi_check_intracomm(comm, fn, &c);
+    if (err)
+        return err;
+    if (!intercomm)
+        return bmpi_err_comm(comm, MPI_ERR_ARG, fn, "intercomm is NULL");
+    if (root < 0 || root >= c->size)
+        return bmpi_err_comm(comm, MPI_ERR_ROOT, fn, "invalid root %d (communicator size %d)", root, c->size);
+    struct bridge b = {.kind = BRIDGE_ACCEPT, .fd = -1};
+    struct port *port = NULL;
+    int total = 0;
+    if (c->rank == root) {
+        b.err = check_spawn_root_args(args, &total);
+        if (!b.err)
+            b.err = open_port(&port);
+        if (!b.err)
+            b.err = root_spawn(args, port);
+        b.port = port ? port->name : NULL;
+    }
+    err = connect_groups(c, root, &b, &inter);
+    if (b.fd >= 0)
+        close(b.fd);
+    if (port)
+        close_port(port->name);
+    if (c->rank == root && errcodes != MPI_ERRCODES_IGNORE)
+        for (int i = 0; i < total; i++)
+            errcodes[i] = err ? MPI_ERR_SPAWN : MPI_SUCCESS;
+    *intercomm = err ? MPI_COMM_NULL : inter->handle;
+    /* bad arguments keep their class; whatever kept the children from
+     * starting or connecting is MPI_ERR_SPAWN */
+    bool own_class = err == MPI_ERR_ARG || err == MPI_ERR_INFO || err == MPI_ERR_NO_MEM;
+    if (err)
+        return bmpi_err_comm(comm, own_class ? err : MPI_ERR_SPAWN, fn, NULL);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Comm_spawn)
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                    MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    char *cmd = (char *)command;
+    char **argvs[1] = {argv};
+    struct spawn_args args = {.count = 1, .commands = &cmd, .argvs = argv == MPI_ARGV_NULL ? NULL : argvs,
+                              .maxprocs = &maxprocs, .infos = &info};
+    return spawn("MPI_Comm_spawn", &args, root, comm, intercomm, array_of_errcodes);
+}
+
+BMPI_API(MPI_Comm_spawn_multiple)
+int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                             const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                             MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    struct spawn_args args = {.count = count, .commands = array_of_commands,
+                              .argvs = array_of_argv == MPI_ARGVS_NULL ? NULL : array_of_argv,
+                              .maxprocs = array_of_maxprocs, .infos = array_of_info};
+    return spawn("MPI_Comm_spawn_multiple", &args, root, comm, intercomm, array_of_errcodes);
 }

@@ -77,6 +77,9 @@ static int init_runtime(int required, int *provided)
     if ((err = bmpi_tl_init()) != BMPI_OK)
         return err;
     bmpi_world.state = BMPI_STATE_RUNNING;
+    /* a spawned job's parent: collective, so MPI must be running */
+    if ((err = bmpi_dpm_init()) != BMPI_OK)
+        return err;
     return BMPI_OK;
 }
 

@@ -458,6 +458,61 @@ int bmpi_pmix_unpublish(const char *service)
     return rc == PMIX_SUCCESS ? BMPI_OK : name_service_fail("PMIx_Unpublish", service, rc, MPI_ERR_SERVICE);
 }
 
+/* Which launcher's PMIx server serves us, for messages. */
+static const char *launcher_name(void)
+{
+    if (strncmp(bmpi_world.nspace, "bmpi.", 5) == 0)
+        return "bmpirun";
+    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
+        return "Slurm srun";
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PRTE_LAUNCHED"))
+        return "Open MPI's mpirun";
+    return "the launcher";
+}
+
+int bmpi_pmix_spawn(const struct bmpi_spawn_app *apps, int napps)
+{
+    if (bmpi_world.singleton)
+        return bmpi_err_set(MPI_ERR_SPAWN, "a singleton has no launcher to spawn processes (start the program "
+                            "with bmpirun)");
+    pmix_app_t *papps = calloc((size_t)napps, sizeof(*papps));
+    if (!papps)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    int err = BMPI_OK;
+    for (int a = 0; a < napps && !err; a++) {
+        pmix_app_t *p = &papps[a];
+        p->cmd = (char *)apps[a].cmd;
+        p->argv = apps[a].argv;
+        p->env = apps[a].env;
+        p->maxprocs = apps[a].maxprocs;
+        PMIX_INFO_CREATE(p->info, 2);
+        if (!p->info) {
+            err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+            break;
+        }
+        if (apps[a].wdir)
+            PMIX_INFO_LOAD(&p->info[p->ninfo++], PMIX_WDIR, apps[a].wdir, PMIX_STRING);
+        if (apps[a].host)
+            PMIX_INFO_LOAD(&p->info[p->ninfo++], PMIX_HOST, apps[a].host, PMIX_STRING);
+    }
+    pmix_nspace_t child;
+    pmix_status_t rc = err ? PMIX_ERROR : PMIx_Spawn(NULL, 0, papps, (size_t)napps, child);
+    for (int a = 0; a < napps; a++)
+        if (papps[a].info)
+            PMIX_INFO_FREE(papps[a].info, 2);
+    free(papps);
+    if (err)
+        return err;
+    if (rc == PMIX_ERR_NOT_SUPPORTED || rc == PMIX_ERR_NOT_IMPLEMENTED)
+        return bmpi_err_set(MPI_ERR_SPAWN, "the launcher (%s) does not support spawning processes: PMIx_Spawn "
+                            "returned %s", launcher_name(), PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS)
+        return bmpi_err_set(MPI_ERR_SPAWN, "%s could not start the processes: PMIx_Spawn returned %s%s",
+                            launcher_name(), PMIx_Error_string(rc),
+                            strcmp(launcher_name(), "bmpirun") == 0 ? " (bmpirun said why on its stderr)" : "");
+    return BMPI_OK;
+}
+
 bool bmpi_pmix_spawned(void)
 {
     if (bmpi_world.singleton)

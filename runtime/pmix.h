@@ -37,6 +37,19 @@ int bmpi_pmix_publish(const char *service, const char *value);
 int bmpi_pmix_lookup(const char *service, char **value);
 int bmpi_pmix_unpublish(const char *service);
 
+/* One app of a spawn (runtime/dpm.c). */
+struct bmpi_spawn_app {
+    const char *cmd;
+    char **argv;        /* NULL-terminated, argv[0] the command */
+    int maxprocs;
+    const char *wdir;   /* PMIX_WDIR, or NULL */
+    const char *host;   /* PMIX_HOST, or NULL */
+    char **env;         /* "VAR=value" for the new processes, NULL-terminated */
+};
+/* PMIx_Spawn: the processes start, or MPI_ERR_SPAWN with the launcher's
+ * reason (a launcher without spawn support says so). */
+int bmpi_pmix_spawn(const struct bmpi_spawn_app *apps, int napps);
+
 /* Was this job started by PMIx_Spawn (PMIX_SPAWNED)? */
 bool bmpi_pmix_spawned(void);
 

@@ -13,3 +13,7 @@ check_PROGRAMS += test/dpm/join
 test_dpm_join_LDADD = libbmpi.la
 TESTS += test/dpm/join.sh
 EXTRA_DIST += test/dpm/join.sh
+check_PROGRAMS += test/dpm/spawn
+test_dpm_spawn_LDADD = libbmpi.la
+TESTS += test/dpm/spawn.sh
+EXTRA_DIST += test/dpm/spawn.sh
