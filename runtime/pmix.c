@@ -227,6 +227,8 @@ static int init_identity(void)
     uint32_t univ;
     bool have_univ = get_uint(&boot.wildcard, PMIX_UNIV_SIZE, &univ) == PMIX_SUCCESS && univ >= size;
     bmpi_world.universe_size = have_univ && univ <= INT_MAX ? (int)univ : (int)size;
+    uint32_t appnum;
+    bmpi_world.appnum = get_uint(&boot.me, PMIX_APPNUM, &appnum) == PMIX_SUCCESS && appnum <= INT_MAX ? (int)appnum : 0;
 
     char *peers = NULL;
     if ((rc = get_string(&boot.wildcard, PMIX_LOCAL_PEERS, &peers)) != PMIX_SUCCESS)

@@ -35,6 +35,7 @@ struct bmpi_world {
     /* identity, from PMIx */
     int rank, size;
     int universe_size; /* MPI_UNIVERSE_SIZE: PMIX_UNIV_SIZE, else size */
+    int appnum;        /* MPI_APPNUM: PMIX_APPNUM (the command of a spawn_multiple), else 0 */
     int local_rank, local_size;
     int *local_peers;   /* world ranks on this node, ascending, local_size of them */
     uint32_t nodeid;

@@ -78,6 +78,9 @@ static int child(int argc, char **argv, MPI_Comm parent)
     } else if (strcmp(mode, "multi") == 0 || strcmp(mode, "argv-null") == 0) {
         /* spawn_multiple: 2 "multi" then 1 with MPI_ARGV_NULL, one world */
         EXPECT(size == 3, "spawn_multiple world of %d", size);
+        int *appnum;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+        EXPECT(flag && *appnum == (rank < 2 ? 0 : 1), "MPI_APPNUM %d", flag ? *appnum : -1);
         EXPECT(strcmp(mode, "multi") == 0 ? rank < 2 && argc == 3 && strcmp(argv[2], "x y") == 0
                                           : rank == 2 && argc == 1,
                "rank %d got mode %s with %d arguments", rank, mode, argc);
