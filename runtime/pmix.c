@@ -496,6 +496,11 @@ int bmpi_pmix_spawn(const struct bmpi_spawn_app *apps, int napps)
             PMIX_INFO_LOAD(&p->info[p->ninfo++], PMIX_WDIR, apps[a].wdir, PMIX_STRING);
         if (apps[a].host)
             PMIX_INFO_LOAD(&p->info[p->ninfo++], PMIX_HOST, apps[a].host, PMIX_STRING);
+        if (p->ninfo == 0) {
+            /* Open MPI's server reads an empty entry as an unknown key */
+            PMIX_INFO_FREE(p->info, 2);
+            p->info = NULL;
+        }
     }
     pmix_nspace_t child;
     pmix_status_t rc = err ? PMIX_ERROR : PMIx_Spawn(NULL, 0, papps, (size_t)napps, child);

@@ -17,3 +17,5 @@ check_PROGRAMS += test/dpm/spawn
 test_dpm_spawn_LDADD = libbmpi.la
 TESTS += test/dpm/spawn.sh
 EXTRA_DIST += test/dpm/spawn.sh
+TESTS += test/dpm/ompi.sh
+EXTRA_DIST += test/dpm/ompi.sh
