@@ -5,3 +5,4 @@ EXTRA_DIST += docs/large-counts.md
 EXTRA_DIST += docs/building.md
 EXTRA_DIST += docs/fortran-internals.md
 EXTRA_DIST += docs/launcher.md
+EXTRA_DIST += docs/dynamic.md
