@@ -86,7 +86,8 @@ struct hello {
 };
 
 /* One member of a group: who it is, and how to reach it (card_len 0: it
- * could not open a transport for other jobs). */
+ * could not open a transport for other jobs, and card holds the start of
+ * why, a string). */
 struct member {
     uint64_t job;
     int32_t rank;
@@ -99,7 +100,7 @@ struct side {
     uint64_t mask[BMPI_CTX_WORDS]; /* context pairs free on every member */
     int32_t n;                     /* members */
     int32_t errclass;              /* MPI_SUCCESS, or why the side failed: */
-    char why[256];
+    char why[640];
 };
 
 /* ---- sockets -------------------------------------------------------- */
@@ -426,6 +427,8 @@ static int describe_me(struct member *me)
     if (!err)
         err = bmpi_tl_card(me->card, &len);
     me->card_len = err ? 0 : (uint32_t)len;
+    if (err)
+        snprintf((char *)me->card, sizeof(me->card), "%s", bmpi_err_reason());
     return err;
 }
 
@@ -443,16 +446,20 @@ static int open_bridge(struct bridge *b)
  * other root, whose side comes back in *theirs and *theirs_m (malloc'ed).
  * A failure of either side ends up in theirs->errclass and why; a side
  * that failed still tells the other, so that neither waits forever. */
-static void root_exchange(struct bridge *b, struct side *ours, const struct member *ours_m, struct side *theirs,
-                          struct member **theirs_m)
+static void root_exchange(struct bridge *b, struct side *ours, const struct member *ours_m, int root,
+                          const char *root_why, struct side *theirs, struct member **theirs_m)
 {
     *theirs_m = NULL;
-    for (int i = 0; i < ours->n && !ours->errclass; i++)
-        if (!ours_m[i].card_len) {
-            ours->errclass = MPI_ERR_OTHER;
-            snprintf(ours->why, sizeof(ours->why), "process %d of the %s group cannot reach other jobs", i,
-                     b->kind == BRIDGE_CONNECT ? "connecting" : b->kind == BRIDGE_ACCEPT ? "accepting" : "joining");
-        }
+    for (int i = 0; i < ours->n && !ours->errclass; i++) {
+        if (ours_m[i].card_len)
+            continue;
+        /* the root's own reason whole, another member's as far as its card holds it */
+        int most = i == root ? (int)strlen(root_why) : (int)sizeof(ours_m[i].card) - 1;
+        ours->errclass = MPI_ERR_OTHER;
+        snprintf(ours->why, sizeof(ours->why), "process %d of the %s group: %.*s", i,
+                 b->kind == BRIDGE_CONNECT ? "connecting" : b->kind == BRIDGE_ACCEPT ? "accepting" : "joining", most,
+                 i == root ? root_why : (const char *)ours_m[i].card);
+    }
     int err = b->err ? b->err : open_bridge(b);
     if (!err)
         err = swap_bytes(b->fd, ours, sizeof(*ours), theirs, sizeof(*theirs));
@@ -518,8 +525,12 @@ static int connect_groups(struct bmpi_comm *c, int root, struct bridge *b, struc
 {
     struct member me, *ours_m = NULL, *theirs_m = NULL;
     struct side ours = {.n = c->size}, theirs = {0};
-    int err = BMPI_OK;
-    describe_me(&me); /* card_len 0 tells the root */
+    char my_why[sizeof(ours.why)] = "";
+    /* card_len 0 tells the root; the root keeps its own reason whole */
+    int err = describe_me(&me);
+    if (err)
+        snprintf(my_why, sizeof(my_why), "%s", bmpi_err_reason());
+    err = BMPI_OK;
     bmpi_ctx_free_mask(ours.mask);
     if ((err = group_band(c, ours.mask)))
         return err;
@@ -533,7 +544,7 @@ static int connect_groups(struct bmpi_comm *c, int root, struct bridge *b, struc
         return err;
     }
     if (c->rank == root)
-        root_exchange(b, &ours, ours_m, &theirs, &theirs_m);
+        root_exchange(b, &ours, ours_m, root, my_why, &theirs, &theirs_m);
     free(ours_m);
     err = group_bcast(c, &theirs, sizeof(theirs), root);
     if (!err && theirs.errclass)

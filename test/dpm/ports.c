@@ -173,11 +173,30 @@ static void exercise(MPI_Comm inter, int server)
     EXPECT(inter == MPI_COMM_NULL, "disconnect left the handle");
 }
 
+/* The client runs with BMPI_TRANSPORT=self,shm: nothing can reach the
+ * other job, and both sides fail with MPI_ERR_OTHER; the client's message
+ * names every transport and why. */
+static void unreachable(MPI_Comm *inter, const char *port, int server)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    int rc = server ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter)
+                    : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter);
+    EXPECT(cls(rc) == MPI_ERR_OTHER, "with no transport for other jobs: class %d", cls(rc));
+    MPI_Error_string(rc, msg, &len);
+    printf("%s rank %d: %s\n", side, rank, msg);
+    if (!server)
+        EXPECT(strstr(msg, "no transport reaches processes of other jobs") && strstr(msg, "shm:") &&
+                   strstr(msg, "ofi:"),
+               "the message does not name the transports: %s", msg);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 3)
+    if (argc != 3 && argc != 4)
         return 2;
+    int expect_unreachable = argc == 4 && strcmp(argv[3], "unreachable") == 0;
     side = argv[1];
     int server = strcmp(side, "server") == 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -193,14 +212,19 @@ int main(int argc, char **argv)
         server_errors();
         if (rank == 0)
             write_port(argv[2], port);
-        EXPECT(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS, "accept");
     } else {
         read_port(argv[2], port);
         client_errors(port);
-        EXPECT(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS, "connect");
     }
-    if (!failures)
-        exercise(inter, server);
+    if (expect_unreachable) {
+        unreachable(&inter, port, server);
+    } else {
+        int rc = server ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                        : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        EXPECT(rc == MPI_SUCCESS, "%s", server ? "accept" : "connect");
+        if (!failures)
+            exercise(inter, server);
+    }
     if (server && rank == 0)
         EXPECT(MPI_Close_port(port) == MPI_SUCCESS, "close_port");
     int total;
