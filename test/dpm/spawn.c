@@ -199,6 +199,28 @@ static void argument_errors(const char *self, int keep_job)
         EXPECT(errs[0] == MPI_ERR_SPAWN && errs[1] == MPI_ERR_SPAWN, "errcodes %d %d", errs[0], errs[1]);
 }
 
+/* Under a launcher that cannot spawn (Slurm's srun): MPI_ERR_SPAWN on
+ * every rank, with a message that names the launcher, and no hang. */
+static int refused(const char *self)
+{
+    MPI_Comm inter;
+    int errs[2] = {0, 0}, len = 0;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int rc = MPI_Comm_spawn(self, MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+    MPI_Error_string(rc, msg, &len);
+    printf("rank %d: %s\n", rank, msg);
+    EXPECT(cls(rc) == MPI_ERR_SPAWN && inter == MPI_COMM_NULL, "a refused spawn gave class %d", cls(rc));
+    EXPECT(strstr(msg, "PMIx_Spawn returned") != NULL, "the message does not say what PMIx_Spawn said");
+    if (rank == 0)
+        EXPECT(errs[0] == MPI_ERR_SPAWN && errs[1] == MPI_ERR_SPAWN, "errcodes %d %d", errs[0], errs[1]);
+    int total;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(total ? "spawn refused: %d failures\n" : "spawn refused: ok\n", total);
+    MPI_Finalize();
+    return total != 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -211,10 +233,12 @@ int main(int argc, char **argv)
     /* what to spawn: this program as the build runs it (libtool's wrapper
      * in the build tree), given by spawn.sh */
     if (argc < 3 || argc > 4 || strcmp(argv[1], "parent") != 0) {
-        fprintf(stderr, "usage: spawn parent PATH-OF-THIS-PROGRAM [keep-job]\n");
+        fprintf(stderr, "usage: spawn parent PATH-OF-THIS-PROGRAM [keep-job|refused]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *self = argv[2];
+    if (argc == 4 && strcmp(argv[3], "refused") == 0)
+        return refused(self);
     spawn_three(self);
     spawn_two_commands(self);
     spawn_in_wdir(self);
