@@ -153,6 +153,17 @@ static void exercise(MPI_Comm inter, int server)
     int total = 0;
     MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
     EXPECT(total == msize * (msize - 1) / 2, "allreduce on the merged communicator gave %d", total);
+    /* MPI_Intercomm_create across the jobs, bridged by the merged
+     * communicator: the leaders swap (job, rank) names */
+    MPI_Comm again;
+    int remote_leader = server ? lsize : 0; /* the other side's rank 0 in merged */
+    MPI_Intercomm_create(MPI_COMM_WORLD, 0, merged, remote_leader, 11, &again);
+    int again_rsize = 0, again_sum = 0, again_one = 1;
+    MPI_Comm_remote_size(again, &again_rsize);
+    MPI_Allreduce(&again_one, &again_sum, 1, MPI_INT, MPI_SUM, again);
+    EXPECT(again_rsize == rsize && again_sum == rsize, "intercomm_create: remote size %d, sum %d", again_rsize,
+           again_sum);
+    MPI_Comm_free(&again);
     MPI_Comm dup;
     MPI_Comm_dup(inter, &dup);
     MPI_Barrier(dup);

@@ -2,7 +2,8 @@
  * "spawn parent PATH" it is the parent (run with 2 ranks): it spawns 3
  * copies of itself ("child"), talks to them over the intercommunicator
  * (point to point, collectives, merge), then spawns two commands at once
- * (one with MPI_ARGV_NULL), then one child in another working directory,
+ * (one with MPI_ARGV_NULL), then one child in another working directory
+ * (info keys wdir, host, path),
  * and checks the argument errors. The children check MPI_Comm_get_parent
  * and what they were given. */
 #include <limits.h>
@@ -153,9 +154,18 @@ static void spawn_in_wdir(const char *self)
     MPI_Info_create(&info);
     MPI_Info_set(info, "wdir", dir);
     MPI_Info_set(info, "host", "localhost");
+    /* the command by its name alone, found through the path key */
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s", self);
+    char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : self;
+    if (slash) {
+        *slash = '\0';
+        MPI_Info_set(info, "path", path);
+    }
     char *args[] = {"wdir", dir, NULL};
     MPI_Comm inter;
-    int rc = MPI_Comm_spawn(self, args, 1, info, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+    int rc = MPI_Comm_spawn(name, args, 1, info, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
     MPI_Info_free(&info);
     EXPECT(rc == MPI_SUCCESS, "spawn with wdir returned class %d", cls(rc));
     if (rc == MPI_SUCCESS) {
