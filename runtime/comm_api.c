@@ -302,6 +302,15 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
+/* The colour of the processes that share memory with this one: this
+ * node's, within this job (processes of other jobs on the same node share
+ * no memory with it, docs/dynamic.md). */
+static int shared_color(void)
+{
+    uint64_t h = bmpi_world.job_id ^ (bmpi_world.nodeid * UINT64_C(0x9e3779b97f4a7c15));
+    return (int)((h ^ (h >> 32)) & INT_MAX);
+}
+
 /*
  * MPI_Comm_split_type. SHARED splits by PMIx node id (processes that can
  * share memory). The hardware-guided kinds know one level, the node:
@@ -330,12 +339,12 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         break;
     case MPI_COMM_TYPE_SHARED:
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        color = (int)(bmpi_world.nodeid & INT_MAX);
+        color = shared_color();
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
     case MPI_COMM_TYPE_RESOURCE_GUIDED: {
         const char *v = inf ? bmpi_info_value(inf, "mpi_hw_resource_type") : NULL;
-        color = v && strcmp(v, "mpi_shared_memory") == 0 ? (int)(bmpi_world.nodeid & INT_MAX) : MPI_UNDEFINED;
+        color = v && strcmp(v, "mpi_shared_memory") == 0 ? shared_color() : MPI_UNDEFINED;
         break;
     }
     default:

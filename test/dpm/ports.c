@@ -153,6 +153,13 @@ static void exercise(MPI_Comm inter, int server)
     int total = 0;
     MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
     EXPECT(total == msize * (msize - 1) / 2, "allreduce on the merged communicator gave %d", total);
+    /* processes of the other job share no memory with this one */
+    MPI_Comm node;
+    int nsize = 0;
+    MPI_Comm_split_type(merged, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    EXPECT(nsize == lsize, "MPI_COMM_TYPE_SHARED of the merged communicator has %d processes", nsize);
+    MPI_Comm_free(&node);
     /* MPI_Intercomm_create across the jobs, bridged by the merged
      * communicator: the leaders swap (job, rank) names */
     MPI_Comm again;
