@@ -58,6 +58,8 @@
 /* Between two polls of a socket, MPI progress runs (the group's other
  * traffic goes on while a root waits). */
 #define POLL_MS 20
+/* How long an accepting root waits for the hello of a connection. */
+#define HELLO_TIMEOUT_S 10
 /* More members than that in the other group is a corrupt message. */
 #define BMPI_MAX_GROUP (1 << 24)
 
@@ -125,11 +127,14 @@ static int wait_fd(int fd, short events)
 }
 
 /* Send out[0 .. out_len) and receive in[0 .. in_len) at once: neither
- * root waits for the other to read first, whatever the sizes. */
-static int swap_bytes(int fd, const void *out, size_t out_len, void *in, size_t in_len)
+ * root waits for the other to read first, whatever the sizes. Gives up at
+ * PMPI_Wtime() == until (0: never). */
+static int swap_bytes_until(int fd, const void *out, size_t out_len, void *in, size_t in_len, double until)
 {
     size_t sent = 0, got = 0;
     while (sent < out_len || got < in_len) {
+        if (until > 0 && PMPI_Wtime() > until)
+            return bmpi_err_set(MPI_ERR_OTHER, "the other side said nothing for %d s", HELLO_TIMEOUT_S);
         struct pollfd p = {.fd = fd, .events = (short)((sent < out_len ? POLLOUT : 0) | (got < in_len ? POLLIN : 0))};
         int n = poll(&p, 1, POLL_MS);
         if (n < 0 && errno != EINTR)
@@ -156,10 +161,16 @@ static int swap_bytes(int fd, const void *out, size_t out_len, void *in, size_t 
     return BMPI_OK;
 }
 
-static int swap_hello(int fd, uint64_t nonce, struct hello *theirs)
+static int swap_bytes(int fd, const void *out, size_t out_len, void *in, size_t in_len)
+{
+    return swap_bytes_until(fd, out, out_len, in, in_len, 0);
+}
+
+/* The hellos; until as for swap_bytes_until. */
+static int swap_hello(int fd, uint64_t nonce, struct hello *theirs, double until)
 {
     struct hello mine = {.magic = HELLO_MAGIC, .nonce = nonce, .job = bmpi_world.job_id, .rank = bmpi_world.rank};
-    int err = swap_bytes(fd, &mine, sizeof(mine), theirs, sizeof(*theirs));
+    int err = swap_bytes_until(fd, &mine, sizeof(mine), theirs, sizeof(*theirs), until);
     if (err)
         return err;
     if (theirs->magic != HELLO_MAGIC)
@@ -314,7 +325,8 @@ static int accept_on(const char *name, int *fd, struct hello *theirs)
                 continue;
             return sock_fail(MPI_ERR_OTHER, "accept on a port");
         }
-        if (swap_hello(*fd, p->nonce, theirs) == BMPI_OK)
+        /* a connector speaks first thing: one that does not is dropped */
+        if (swap_hello(*fd, p->nonce, theirs, PMPI_Wtime() + HELLO_TIMEOUT_S) == BMPI_OK)
             return BMPI_OK;
         close(*fd);
     }
@@ -369,7 +381,8 @@ static int connect_to(const char *name, int *fd, struct hello *theirs)
     if (rc)
         return bmpi_err_set(MPI_ERR_PORT, "port '%s': nobody listens there (%s): the port was never opened, or "
                             "is closed", name, strerror(errno));
-    return swap_hello(*fd, nonce, theirs);
+    /* the owner of the port says hello once it accepts: no limit */
+    return swap_hello(*fd, nonce, theirs, 0);
 }
 
 /* ---- the agreement of the two groups --------------------------------- */
@@ -438,7 +451,7 @@ static int open_bridge(struct bridge *b)
     switch (b->kind) {
     case BRIDGE_ACCEPT: return accept_on(b->port, &b->fd, &theirs);
     case BRIDGE_CONNECT: return connect_to(b->port, &b->fd, &theirs);
-    default: return swap_hello(b->fd, 0, &theirs);
+    default: return swap_hello(b->fd, 0, &theirs, 0);
     }
 }
 

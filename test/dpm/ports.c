@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <mpi.h>
 
@@ -58,6 +61,27 @@ static void read_port(const char *file, char *port)
     }
     fprintf(stderr, "no port name in %s after 60 s\n", file);
     MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* A stranger connects to the port first and sends junk: the server must
+ * drop it and go on accepting. Only for IPv4 port names. */
+static void stranger(const char *port)
+{
+    char addr[64];
+    int tcp_port;
+    if (sscanf(port, "bmpi-port:%63[0-9.]:%d:", addr, &tcp_port) != 2)
+        return;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)tcp_port)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+        EXPECT(0, "the stranger could not connect to %s", port);
+    } else {
+        char junk[64];
+        memset(junk, 'x', sizeof(junk));
+        EXPECT(write(fd, junk, sizeof(junk)) == (ssize_t)sizeof(junk), "the stranger could not write");
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 /* Argument errors a client sees before it connects. */
@@ -233,6 +257,8 @@ int main(int argc, char **argv)
     } else {
         read_port(argv[2], port);
         client_errors(port);
+        if (rank == 0)
+            stranger(port);
     }
     if (expect_unreachable) {
         unreachable(&inter, port, server);
