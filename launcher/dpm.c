@@ -274,10 +274,12 @@ static pmix_status_t check_app(const struct bmpi_job *job, struct spawn_app *app
         return PMIX_ERR_BAD_PARAM;
     }
     struct stat st;
-    if (app->wdir != NULL && (stat(app->wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        bmpi_say("MPI_Comm_spawn: working directory '%s' of '%s': %s", app->wdir, app->cmd ? app->cmd : "",
-                 errno == 0 ? "not a directory" : strerror(errno));
-        return PMIX_ERR_NOT_FOUND;
+    if (app->wdir != NULL) {
+        const char *why = stat(app->wdir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
+        if (why != NULL) {
+            bmpi_say("MPI_Comm_spawn: working directory '%s' of '%s': %s", app->wdir, app->cmd ? app->cmd : "", why);
+            return PMIX_ERR_NOT_FOUND;
+        }
     }
     pmix_status_t rc = check_hosts(job, app->host);
     return rc == PMIX_SUCCESS ? find_command(app) : rc;
