@@ -10,8 +10,9 @@
  * job's own: their output is forwarded (tagged "[k.rank]"), their exits
  * judged, a failure fails the job, and the job ends when all have ended.
  *
- * One host only: a PMIX_HOST naming another host is refused (the
- * multi-host runner will route a spawn to the daemons of its hosts). The
+ * One host only: a PMIX_HOST naming another host is refused, and so is
+ * any spawn of a job across hosts (the head will route a spawn to its
+ * daemons; docs/dynamic.md says what that needs). The
  * connect and disconnect upcalls are not implemented: MPI_Comm_spawn
  * connects parent and children through a port (runtime/dpm.c), not
  * through PMIx_Connect.
@@ -451,7 +452,9 @@ void bmpi_dpm_spawn_run(struct bmpi_job *job, void *request)
     struct spawn_req *req = request;
     char nspace[PMIX_MAX_NSLEN + 1] = "";
     pmix_status_t st = PMIX_ERR_NOT_SUPPORTED;
-    if (job->phase == BMPI_PHASE_RUN && !job->failed)
+    if (job->opt.multi_host || job->daemon != NULL)
+        bmpi_say("MPI_Comm_spawn: this job runs across hosts, and spawning from such a job is not built yet");
+    else if (job->phase == BMPI_PHASE_RUN && !job->failed)
         st = spawn_checked(job, req, nspace, sizeof(nspace));
     if (req->cbfunc != NULL)
         req->cbfunc(st, nspace, req->cbdata);

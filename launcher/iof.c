@@ -52,10 +52,19 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* Who speaks in bmpi_say's lines: "bmpirun", or a daemon naming its host.
+ * Process-wide by nature, like a program's name; set once at start. */
+static char say_prefix[300] = "bmpirun: ";
+
+void bmpi_say_set_prefix(const char *who)
+{
+    snprintf(say_prefix, sizeof(say_prefix), "%s: ", who);
+}
+
 void bmpi_say(const char *fmt, ...)
 {
     char buf[4096];
-    size_t off = (size_t)snprintf(buf, sizeof(buf), "bmpirun: ");
+    size_t off = (size_t)snprintf(buf, sizeof(buf), "%s", say_prefix);
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf + off, sizeof(buf) - off - 1, fmt, ap);
@@ -71,7 +80,7 @@ void bmpi_say(const char *fmt, ...)
     (void)write_all(STDERR_FILENO, buf, len);
 }
 
-void bmpi_iof_init(struct bmpi_iof *iof, bool tag, const char *tag_host)
+void bmpi_iof_init(struct bmpi_iof *iof, bool tag, const char *const *tag_host)
 {
     *iof = (struct bmpi_iof){.tag = tag, .tag_host = tag_host, .in_src = -1, .in_dst = -1};
 }
@@ -113,7 +122,8 @@ static void emit(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int 
         snprintf(who, sizeof(who), "%d.%d", s->ns, rank);
     else
         snprintf(who, sizeof(who), "%d", rank);
-    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%s@%s] ", who, iof->tag_host)
+    /* spawned processes run on this host, as the job's rank 0 (launcher/dpm.c) */
+    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%s@%s] ", who, iof->tag_host[s->ns ? 0 : rank])
                                : snprintf(tag, sizeof(tag), "[%s] ", who);
     size_t lines = 1;
     for (const char *p = s->buf; (p = memchr(p, '\n', (size_t)(s->buf + len - p))) != NULL; p++)
@@ -184,6 +194,10 @@ static int read_some(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, 
             return -2; /* out of memory: stop reading this stream */
     }
     ssize_t n = read(s->fd, s->buf + s->len, s->cap - s->len);
+    if (n > 0 && iof->forward != NULL) {
+        iof->forward(iof->forward_ctx, rank, which, s->buf + s->len, (size_t)n);
+        return 1;
+    }
     if (n > 0) {
         s->len += (size_t)n;
         flush_lines(iof, s, rank, which, false);
@@ -200,6 +214,31 @@ bool bmpi_iof_stream_read(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int r
 {
     int rc = read_some(iof, s, rank, which);
     return rc == 1 || rc == -1;
+}
+
+void bmpi_iof_stream_feed(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int which, const char *buf,
+                          size_t len)
+{
+    while (len > 0) {
+        if (s->len == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : IOF_MIN_BUF;
+            char *grown = s->cap < BMPI_IOF_MAX_LINE + IOF_READ_CHUNK ? realloc(s->buf, cap) : NULL;
+            if (grown == NULL) {
+                flush_lines(iof, s, rank, which, true);
+                if (s->cap == 0)
+                    return;
+            } else {
+                s->buf = grown;
+                s->cap = cap;
+            }
+        }
+        size_t n = s->cap - s->len < len ? s->cap - s->len : len;
+        memcpy(s->buf + s->len, buf, n);
+        s->len += n;
+        buf += n;
+        len -= n;
+        flush_lines(iof, s, rank, which, false);
+    }
 }
 
 void bmpi_iof_stream_close(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int which)
@@ -220,9 +259,13 @@ void bmpi_iof_stream_close(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int 
 
 /* ---- stdin -> rank 0 ---------------------------------------------------- */
 
+static void stdin_push(struct bmpi_iof *iof);
+
 void bmpi_iof_stdin_start(struct bmpi_iof *iof, int dst)
 {
     iof->in_dst = dst;
+    if (iof->stdin_remote)
+        return; /* bmpi_iof_stdin_feed brings its input */
     iof->in_src = fcntl(STDIN_FILENO, F_GETFL) != -1 ? STDIN_FILENO : -1;
     iof->in_buf = malloc(IOF_READ_CHUNK);
     if (iof->in_src < 0 || iof->in_buf == NULL)
@@ -238,9 +281,34 @@ void bmpi_iof_stdin_stop(struct bmpi_iof *iof)
     iof->in_len = iof->in_off = 0;
 }
 
+void bmpi_iof_stdin_feed(struct bmpi_iof *iof, const char *buf, size_t len)
+{
+    if (iof->in_dst < 0)
+        return; /* rank 0 closed its stdin or is gone: the rest is dropped */
+    if (len == 0) {
+        bmpi_iof_stdin_stop(iof);
+        return;
+    }
+    char *grown = realloc(iof->in_buf, len);
+    if (grown == NULL) {
+        bmpi_iof_stdin_stop(iof);
+        return;
+    }
+    iof->in_buf = grown;
+    iof->in_len = len;
+    iof->in_off = 0;
+    memcpy(iof->in_buf, buf, len);
+    stdin_push(iof);
+}
+
+bool bmpi_iof_stdin_idle(const struct bmpi_iof *iof)
+{
+    return iof->in_len == 0;
+}
+
 void bmpi_iof_stdin_pollfds(struct bmpi_iof *iof, struct pollfd *src, struct pollfd *dst)
 {
-    bool open = iof->in_src >= 0 && iof->in_dst >= 0;
+    bool open = (iof->in_src >= 0 || iof->stdin_remote) && iof->in_dst >= 0;
     src->fd = open && iof->in_len == 0 ? iof->in_src : -1;
     src->events = POLLIN;
     src->revents = 0;

@@ -22,7 +22,12 @@ struct bmpi_iof_stream {
 
 struct bmpi_iof {
     bool tag;
-    const char *tag_host; /* with the rank in the tag; NULL: the rank only */
+    const char *const *tag_host; /* per rank: its host, in the tag; NULL: the rank only */
+    /* A daemon passes its ranks' output on as it comes (launcher/daemon.c)
+     * instead of writing lines; NULL on the head. */
+    void (*forward)(void *ctx, int rank, int which, const char *buf, size_t len);
+    void *forward_ctx;
+    bool stdin_remote; /* rank 0's stdin comes from bmpi_iof_stdin_feed */
     bool sink_gone[BMPI_NSTREAMS]; /* our stdout/stderr reader went away */
     char *scratch;                 /* tagged lines are assembled here */
     size_t scratch_cap;
@@ -33,13 +38,16 @@ struct bmpi_iof {
     size_t in_len, in_off;
 };
 
-void bmpi_iof_init(struct bmpi_iof *iof, bool tag, const char *tag_host);
+void bmpi_iof_init(struct bmpi_iof *iof, bool tag, const char *const *tag_host);
 void bmpi_iof_fini(struct bmpi_iof *iof);
 
 void bmpi_iof_stream_init(struct bmpi_iof_stream *s);
 /* Read what is available and forward complete lines; returns false at EOF
  * or error, when the stream should be closed. */
 bool bmpi_iof_stream_read(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int which);
+/* Output of a rank on another host, as its daemon read it. */
+void bmpi_iof_stream_feed(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int which, const char *buf,
+                          size_t len);
 /* The rank is gone: forward everything still in the pipe, the partial last
  * line included, then close it. */
 void bmpi_iof_stream_close(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int which);
@@ -49,9 +57,15 @@ void bmpi_iof_stdin_start(struct bmpi_iof *iof, int dst);
 void bmpi_iof_stdin_pollfds(struct bmpi_iof *iof, struct pollfd *src, struct pollfd *dst);
 void bmpi_iof_stdin_handle(struct bmpi_iof *iof, const struct pollfd *src, const struct pollfd *dst);
 void bmpi_iof_stdin_stop(struct bmpi_iof *iof);
+/* stdin_remote: the next piece of rank 0's input, from the head; the
+ * previous one must have been written (bmpi_iof_stdin_idle). */
+void bmpi_iof_stdin_feed(struct bmpi_iof *iof, const char *buf, size_t len);
+bool bmpi_iof_stdin_idle(const struct bmpi_iof *iof);
 
 /* Write a whole message to our own stderr (used for bmpirun's messages, so
  * they never land inside a forwarded line). */
 void bmpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "bmpirun" unless said otherwise (a daemon names its host). */
+void bmpi_say_set_prefix(const char *who);
 
 #endif

@@ -36,10 +36,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launcher/daemon.h"
 #include "launcher/dpm.h"
+#include "launcher/fence.h"
 #include "launcher/job.h"
 #include "launcher/mpich_abi.h"
 #include "launcher/pmix_server.h"
+#include "launcher/remote.h"
+#include "launcher/tree.h"
 
 /* ---- time ---------------------------------------------------------------- */
 
@@ -170,7 +174,12 @@ static int make_tmpdir(struct bmpi_job *job)
         bmpi_say("cannot use the temporary directory '%s': %m; set TMPDIR to a writable directory", base);
         return -1;
     }
-    if (snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/%s", real, job->nspace) >= (int)sizeof(job->tmpdir)) {
+    char name[sizeof(job->nspace) + 32];
+    if (job->daemon != NULL)
+        snprintf(name, sizeof(name), "%s.node%d", job->nspace, job->self_node);
+    else
+        snprintf(name, sizeof(name), "%s", job->nspace);
+    if (snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/%s", real, name) >= (int)sizeof(job->tmpdir)) {
         bmpi_say("the temporary directory path '%s' is too long; set TMPDIR to a shorter one", real);
         return -1;
     }
@@ -223,14 +232,14 @@ static int setup_signals(struct bmpi_job *job)
 static int setup_fd_limit(struct bmpi_job *job)
 {
     getrlimit(RLIMIT_NOFILE, &job->nofile_orig);
-    rlim_t need = (rlim_t)job->nranks * 4 + 64;
+    rlim_t need = (rlim_t)job->nlocal * 4 + (rlim_t)job->nvertices + 64;
     struct rlimit lim = job->nofile_orig;
     if (lim.rlim_cur >= need)
         return 0;
     if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) {
-        bmpi_say("-n %d needs about %llu open files but the limit is %llu (ulimit -Hn); raise it or "
-                 "start fewer ranks",
-                 job->nranks, (unsigned long long)need, (unsigned long long)lim.rlim_max);
+        bmpi_say("%d ranks on this host need about %llu open files but the limit is %llu (ulimit -Hn); "
+                 "raise it or start fewer ranks",
+                 job->nlocal, (unsigned long long)need, (unsigned long long)lim.rlim_max);
         return -1;
     }
     lim.rlim_cur = need;
@@ -261,25 +270,97 @@ static int bootstrap_timeout_s(const struct bmpi_job *job)
     return (int)s;
 }
 
+/* Node of each host that got ranks, -1 for the others. */
+static int *nodes_of_hosts(const struct bmpi_options *o, int *nnodes)
+{
+    int n = o->place.nnodes;
+    int *node = malloc((size_t)(n > 0 ? n : 1) * sizeof(*node));
+    *nnodes = 0;
+    for (int i = 0; node != NULL && i < n; i++)
+        node[i] = o->place.node_nranks[i] > 0 ? (*nnodes)++ : -1;
+    return node;
+}
+
+/* The nodes, the tree's vertices and every rank's place. One node, this
+ * one, unless ranks go to other hosts: then each host with ranks is a node,
+ * in host-list order; this machine's is served by the head (vertex 0), each
+ * other one by a daemon, vertices 1, 2, ... in node order. A daemon gets
+ * its node and vertex from the head (daemon.c) and sees the same list. */
+static int place_job(struct bmpi_job *job)
+{
+    const struct bmpi_options *o = &job->opt;
+    bool multi = o->multi_host || job->daemon != NULL;
+    int *node_of_host = NULL;
+    job->nnodes = 1;
+    if (multi && (node_of_host = nodes_of_hosts(o, &job->nnodes)) == NULL)
+        return -1;
+    job->node_names = calloc((size_t)job->nnodes, sizeof(*job->node_names));
+    job->node_vertex = calloc((size_t)job->nnodes, sizeof(*job->node_vertex));
+    if (job->node_names == NULL || job->node_vertex == NULL) {
+        free(node_of_host);
+        return -1;
+    }
+    if (!multi) {
+        job->node_names[0] = strdup(job->hostname);
+        job->nvertices = 1;
+    } else {
+        int next_vertex = 1;
+        for (int h = 0; h < o->hosts.n; h++) {
+            int node = node_of_host[h];
+            if (node < 0)
+                continue;
+            job->node_names[node] = strdup(o->hosts.hosts[h].name);
+            if (h == o->local_host) {
+                job->node_vertex[node] = 0;
+                if (job->daemon == NULL)
+                    job->self_node = node;
+            } else {
+                job->node_vertex[node] = next_vertex++;
+            }
+        }
+        job->nvertices = next_vertex;
+        if (job->daemon != NULL)
+            job->self_vertex = job->node_vertex[node_of_host[job->self_node]];
+    }
+    for (int i = 0; i < job->nnodes; i++)
+        if (job->node_names[i] == NULL) {
+            free(node_of_host);
+            return -1;
+        }
+    for (int i = 0; i < job->nranks; i++) {
+        struct bmpi_rank *r = &job->ranks[i];
+        r->node = multi ? node_of_host[o->place.node[i]] : 0;
+        r->local_rank = multi ? o->place.local_rank[i] : i;
+        r->vertex = job->node_vertex[r->node];
+        job->nlocal += bmpi_rank_is_local(r);
+    }
+    free(node_of_host);
+    return 0;
+}
+
 int bmpi_job_init(struct bmpi_job *job)
 {
     job->sigfd = -1;
     job->lock_fd = -1;
     job->event_pipe[0] = job->event_pipe[1] = -1;
-    job->nhosts = 1;
+    if (job->daemon == NULL) {
+        job->self_vertex = 0;
+        job->self_node = job->opt.multi_host ? -1 : 0;
+    }
     if (gethostname(job->hostname, sizeof(job->hostname)) != 0)
         snprintf(job->hostname, sizeof(job->hostname), "localhost");
     job->hostname[sizeof(job->hostname) - 1] = '\0';
-    bmpi_iof_init(&job->iof, job->opt.tag_output, job->opt.tag_host ? job->hostname : NULL);
 
-    uint32_t rnd;
-    if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        rnd = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec;
+    if (job->daemon == NULL) {
+        uint32_t rnd;
+        if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            rnd = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec;
+        }
+        snprintf(job->nspace, sizeof(job->nspace), "bmpi.%d.%08x", (int)getpid(), rnd);
     }
-    snprintf(job->nspace, sizeof(job->nspace), "bmpi.%d.%08x", (int)getpid(), rnd);
-    snprintf(job->server_nspace, sizeof(job->server_nspace), "bmpirun.%d.%08x", (int)getpid(), rnd);
+    snprintf(job->server_nspace, sizeof(job->server_nspace), "bmpirun.%d.%s", (int)getpid(), job->nspace);
 
     job->nranks = job->opt.nprocs;
     job->ranks_cap = job->nranks + BMPI_SPAWN_MAX;
@@ -292,14 +373,23 @@ int bmpi_job_init(struct bmpi_job *job)
         struct bmpi_rank *r = &job->ranks[i];
         r->job = job;
         r->rank = i;
-        r->local_rank = i;
-        r->node = 0;
         r->state = BMPI_RANK_PENDING;
         atomic_init(&r->connected, false);
         atomic_init(&r->finalized, false);
         for (int s = 0; s < BMPI_NSTREAMS; s++)
             bmpi_iof_stream_init(&r->out[s]);
     }
+    if (place_job(job) != 0) {
+        bmpi_say("out of memory for the job's nodes");
+        return -1;
+    }
+    if ((job->rank_host = calloc((size_t)job->nranks, sizeof(*job->rank_host))) == NULL) {
+        bmpi_say("out of memory for %d ranks", job->nranks);
+        return -1;
+    }
+    for (int i = 0; i < job->nranks; i++)
+        job->rank_host[i] = job->node_names[job->ranks[i].node];
+    bmpi_iof_init(&job->iof, job->opt.tag_output, job->opt.tag_host ? job->rank_host : NULL);
 
     if (setup_fd_limit(job) != 0 || setup_signals(job) != 0)
         return -1;
@@ -317,10 +407,44 @@ int bmpi_job_init(struct bmpi_job *job)
     }
     /* Armed before the first fork: every rank's own waits end later. */
     job->bootstrap_timeout_s = bootstrap_timeout_s(job);
+    if (job->daemon != NULL)
+        return 0; /* the head judges the job */
     bmpi_deadline_in(&job->connect_deadline, job->bootstrap_timeout_s * 1000L);
     job->have_connect_deadline = true;
     job->program_of_other_mpi = bmpi_program_uses_other_mpi(job->opt.program);
     return 0;
+}
+
+/* ---- the sweeper ----------------------------------------------------------- */
+
+/* A daemon killed by SIGKILL (or lost with its host's agent) cannot remove
+ * its job directory and segments, and nothing else on its host knows of
+ * them: a child forked while the daemon is still single-threaded waits for
+ * the daemon's end (its pipe closes) and removes them then. */
+void bmpi_job_start_sweeper(struct bmpi_job *job)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[1]);
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd <= 2; fd++)
+            dup2(null, fd);
+        setsid(); /* not in the agent's group: a kill of it must not stop us */
+        char c;
+        while (read(p[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        unlink_shm(job->nspace);
+        rm_tree(job->tmpdir);
+        rmdir(job->tmpdir);
+        _exit(0);
+    }
+    close(p[0]);
+    if (pid < 0)
+        close(p[1]);
+    /* p[1] stays open, close-on-exec, until this process ends. */
 }
 
 /* ---- killing --------------------------------------------------------------- */
@@ -329,11 +453,13 @@ void bmpi_job_kill_all(struct bmpi_job *job, int sig)
 {
     for (int i = 0; i < job->nranks; i++) {
         struct bmpi_rank *r = &job->ranks[i];
-        if (r->state != BMPI_RANK_RUNNING)
+        if (r->state != BMPI_RANK_RUNNING || !bmpi_rank_is_local(r) || r->pid <= 0)
             continue;
         if (kill(-r->pid, sig) != 0)
             kill(r->pid, sig);
     }
+    if (job->remote != NULL)
+        bmpi_remote_signal(job, sig);
 }
 
 void bmpi_job_fail(struct bmpi_job *job, int code)
@@ -357,6 +483,8 @@ void bmpi_job_terminate(struct bmpi_job *job, int first_signal)
         job->phase = BMPI_PHASE_KILL;
         bmpi_deadline_in(&job->phase_deadline, BMPI_REAP_TIMEOUT_MS);
     }
+    if (job->remote != NULL)
+        bmpi_remote_abandon_unjoined(job);
 }
 
 /* ---- child tracking -------------------------------------------------------- */
@@ -364,7 +492,8 @@ void bmpi_job_terminate(struct bmpi_job *job, int first_signal)
 static struct bmpi_rank *rank_by_pid(struct bmpi_job *job, pid_t pid)
 {
     for (int i = 0; i < job->nranks; i++)
-        if (job->ranks[i].pid == pid && job->ranks[i].state == BMPI_RANK_RUNNING)
+        if (job->ranks[i].pid == pid && job->ranks[i].state == BMPI_RANK_RUNNING &&
+            bmpi_rank_is_local(&job->ranks[i]))
             return &job->ranks[i];
     return NULL;
 }
@@ -387,6 +516,18 @@ struct failure {
     char what[384]; /* "exited with status 3" */
 };
 
+/* "rank 3 (pid 42)", "rank 3 (pid 42 on node2)" of a rank on another host. */
+static const char *rank_text(const struct bmpi_rank *r, char *buf, size_t len)
+{
+    if (bmpi_rank_is_local(r) || r->job->nvertices == 1)
+        snprintf(buf, len, "rank %d%s (pid %d)", r->rank, bmpi_dpm_label(r->job, r), (int)r->pid);
+    else if (r->pid > 0)
+        snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, (int)r->pid, r->job->rank_host[r->rank]);
+    else
+        snprintf(buf, len, "rank %d (on %s)", r->rank, r->job->rank_host[r->rank]);
+    return buf;
+}
+
 /* Bookkeeping of a reaped rank; no judgement yet. */
 static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
 {
@@ -396,8 +537,11 @@ static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
     /* Its last words first, then ours. */
     for (int s = 0; s < BMPI_NSTREAMS; s++)
         bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
-    if (r->rank == 0 && r->ns == 0)
+    if (r->rank == 0 && r->ns == 0) {
         bmpi_iof_stdin_stop(&job->iof);
+        if (job->remote != NULL)
+            bmpi_remote_stdin_stop(job);
+    }
 }
 
 /* Why an MPI program's rank never connects to bmpirun. */
@@ -531,7 +675,8 @@ static void settle(struct bmpi_job *job, struct failure *f)
         struct bmpi_rank *r = &job->ranks[i];
         if (r == f->rank)
             continue;
-        if (r != job->unjudged && !(r->state == BMPI_RANK_RUNNING && is_dying(r->pid) && reap_dying(job, r)))
+        if (r != job->unjudged && !(r->state == BMPI_RANK_RUNNING && bmpi_rank_is_local(r) && r->pid > 0 &&
+                                    is_dying(r->pid) && reap_dying(job, r)))
             continue;
         struct failure g;
         judge_exit(job, r, &g);
@@ -545,13 +690,13 @@ static void declare_failure(struct bmpi_job *job, struct failure *f)
 {
     settle(job, f);
     bmpi_job_fail(job, f->code);
+    char who[HOST_NAME_MAX + 64];
+    rank_text(f->rank, who, sizeof(who));
     if (job->nrunning > 0) {
-        bmpi_say("rank %d%s (pid %d) %s; terminating the job", f->rank->rank, bmpi_dpm_label(job, f->rank),
-                 (int)f->rank->pid, f->what);
+        bmpi_say("%s %s; terminating the job", who, f->what);
         bmpi_job_terminate(job, SIGTERM);
     } else {
-        bmpi_say("rank %d%s (pid %d) %s", f->rank->rank, bmpi_dpm_label(job, f->rank), (int)f->rank->pid,
-                 f->what);
+        bmpi_say("%s %s", who, f->what);
     }
 }
 
@@ -565,7 +710,20 @@ static void rank_exited(struct bmpi_job *job, struct bmpi_rank *r)
         declare_failure(job, &f);
 }
 
-static void handle_events(struct bmpi_job *job);
+void bmpi_job_rank_ended(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
+{
+    rank_gone(job, r, wstatus);
+    if (job->daemon != NULL) {
+        bmpi_daemon_rank_ended(job, r);
+        return;
+    }
+    /* An aborting rank wrote its abort before it could exit: take it
+     * first, so that the abort and not the exit is reported. */
+    job->unjudged = r;
+    bmpi_job_handle_events(job);
+    job->unjudged = NULL;
+    rank_exited(job, r);
+}
 
 static void reap(struct bmpi_job *job)
 {
@@ -581,15 +739,12 @@ static void reap(struct bmpi_job *job)
         if (r != NULL)
             kill(-pid, SIGKILL);
         int wstatus;
-        if (waitpid(pid, &wstatus, 0) != pid || r == NULL)
+        if (waitpid(pid, &wstatus, 0) != pid)
             continue;
-        rank_gone(job, r, wstatus);
-        /* An aborting rank wrote its abort before it could exit: take it
-         * first, so that the abort and not the exit is reported. */
-        job->unjudged = r;
-        handle_events(job);
-        job->unjudged = NULL;
-        rank_exited(job, r);
+        if (r != NULL)
+            bmpi_job_rank_ended(job, r, wstatus);
+        else if (job->remote != NULL)
+            bmpi_remote_reaped(job, pid, wstatus);
     }
 }
 
@@ -625,18 +780,41 @@ static void handle_connected(struct bmpi_job *job, const struct bmpi_event *ev)
     declare_failure(job, &f);
 }
 
-static void handle_events(struct bmpi_job *job)
+void bmpi_job_handle_event(struct bmpi_job *job, struct bmpi_event *ev)
+{
+    switch (ev->type) {
+    case BMPI_EV_SPAWN:
+        bmpi_dpm_spawn_run(job, ev->data); /* answers the request whatever the phase */
+        return;
+    case BMPI_EV_FENCE:
+        bmpi_fence_local(job, ev->data);
+        return;
+    case BMPI_EV_DMODEX:
+        bmpi_fence_dmodex_ask(job, ev->data);
+        return;
+    case BMPI_EV_DMODEX_DATA:
+        bmpi_fence_dmodex_answer(job, ev->data);
+        return;
+    default:
+        break;
+    }
+    if (job->daemon != NULL) {
+        bmpi_daemon_forward_event(job, ev);
+        return;
+    }
+    if (ev->rank >= 0 && ev->rank < job->nranks && job->phase == BMPI_PHASE_RUN && !job->failed) {
+        if (ev->type == BMPI_EV_ABORT)
+            handle_abort(job, ev);
+        else if (ev->type == BMPI_EV_CONNECTED)
+            handle_connected(job, ev);
+    }
+}
+
+void bmpi_job_handle_events(struct bmpi_job *job)
 {
     struct bmpi_event ev;
     while (read(job->event_pipe[0], &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
-        if (ev.type == BMPI_EV_SPAWN)
-            bmpi_dpm_spawn_run(job, ev.data); /* answers the request whatever the phase */
-        else if (ev.rank >= 0 && ev.rank < job->nranks && job->phase == BMPI_PHASE_RUN && !job->failed) {
-            if (ev.type == BMPI_EV_ABORT)
-                handle_abort(job, &ev);
-            else if (ev.type == BMPI_EV_CONNECTED)
-                handle_connected(job, &ev);
-        }
+        bmpi_job_handle_event(job, &ev);
         free(ev.msg);
     }
 }
@@ -689,8 +867,9 @@ static void report_stuck(struct bmpi_job *job)
     for (int i = 0; i < job->nranks && off < sizeof(list) - 32; i++) {
         if (job->ranks[i].state != BMPI_RANK_RUNNING)
             continue;
-        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d (pid %d)", shown ? ", " : "",
-                                job->ranks[i].rank, (int)job->ranks[i].pid);
+        char who[HOST_NAME_MAX + 64];
+        rank_text(&job->ranks[i], who, sizeof(who));
+        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", shown ? ", " : "", who + 5);
         shown++;
     }
     bmpi_say("%d rank(s) did not exit within %d s of SIGKILL and are left behind: %s%s; they are "
@@ -714,8 +893,11 @@ static void list_unconnected(const struct bmpi_job *job, char *list, size_t size
     for (int i = 0; i < job->nranks && off + 32 < size; i++) {
         const struct bmpi_rank *r = &job->ranks[i];
         if (r->state == BMPI_RANK_RUNNING && !atomic_load(&r->connected))
-            off += (size_t)snprintf(list + off, size - off, "%s%d (pid %d)", off ? ", " : "", r->rank,
-                                    (int)r->pid);
+        {
+            char who[HOST_NAME_MAX + 64];
+            rank_text(r, who, sizeof(who));
+            off += (size_t)snprintf(list + off, size - off, "%s%s", off ? ", " : "", who + 5);
+        }
     }
     if (off + 32 >= size)
         snprintf(list + off, size - off, ", ...");
@@ -797,7 +979,7 @@ static int poll_timeout(const struct bmpi_job *job)
  * asked for). */
 static void check_none_connected(struct bmpi_job *job)
 {
-    if (job->failed || job->nrunning > 0 || job->nranks < 2 || !job->program_of_other_mpi ||
+    if (job->daemon != NULL || job->failed || job->nrunning > 0 || job->nranks < 2 || !job->program_of_other_mpi ||
         count_connected(job) > 0)
         return;
     bmpi_job_fail(job, 1);
@@ -807,27 +989,69 @@ static void check_none_connected(struct bmpi_job *job)
 
 enum { PFD_SIG, PFD_EVENT, PFD_STDIN, PFD_RANK0_IN, PFD_RANKS };
 
+/* The pollfd array, grown to what this round needs. */
+static struct pollfd *pollfds_for(struct bmpi_job *job, struct pollfd *pfd, size_t *cap, size_t *nfds,
+                                  size_t *nrole)
+{
+    *nrole = job->role != NULL ? job->role->npollfds(job) : 0;
+    size_t need = PFD_RANKS + (size_t)job->nranks * BMPI_NSTREAMS + *nrole;
+    if (need > *cap) {
+        struct pollfd *grown = realloc(pfd, need * sizeof(*pfd));
+        if (grown == NULL)
+            return NULL;
+        pfd = grown;
+        *cap = need;
+    }
+    pfd[PFD_SIG] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+    pfd[PFD_EVENT] = (struct pollfd){.fd = job->event_pipe[0], .events = POLLIN};
+    bmpi_iof_stdin_pollfds(&job->iof, &pfd[PFD_STDIN], &pfd[PFD_RANK0_IN]);
+    for (int i = 0; i < job->nranks; i++)
+        for (int s = 0; s < BMPI_NSTREAMS; s++)
+            pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s] =
+                (struct pollfd){.fd = job->ranks[i].out[s].fd, .events = POLLIN};
+    size_t base = PFD_RANKS + (size_t)job->nranks * BMPI_NSTREAMS;
+    if (*nrole > 0)
+        *nrole = job->role->pollfds(job, pfd + base);
+    *nfds = base + *nrole;
+    return pfd;
+}
+
+static void handle_output(struct bmpi_job *job, const struct pollfd *pfd)
+{
+    for (int i = 0; i < job->nranks; i++) {
+        struct bmpi_rank *r = &job->ranks[i];
+        for (int s = 0; s < BMPI_NSTREAMS; s++) {
+            const struct pollfd *p = &pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s];
+            if (p->fd >= 0 && r->out[s].fd == p->fd && p->revents != 0 &&
+                !bmpi_iof_stream_read(&job->iof, &r->out[s], r->rank, s))
+                bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
+        }
+    }
+}
+
+static int loop_timeout(struct bmpi_job *job)
+{
+    int ms = poll_timeout(job);
+    int role_ms = job->role != NULL ? job->role->timeout_ms(job) : -1;
+    if (role_ms >= 0 && (ms < 0 || role_ms < ms))
+        ms = role_ms;
+    return ms;
+}
+
 int bmpi_job_run(struct bmpi_job *job)
 {
-    /* spawned processes (launcher/dpm.c) join job->ranks while it runs */
-    struct pollfd *pfd = calloc(PFD_RANKS + (size_t)job->ranks_cap * BMPI_NSTREAMS, sizeof(*pfd));
-    if (pfd == NULL) {
-        bmpi_say("out of memory for the event loop");
-        bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
-        return job->exit_code;
-    }
+    struct pollfd *pfd = NULL;
+    size_t cap = 0, nfds = 0, nrole = 0;
 
-    while (job->nrunning > 0) {
-        pfd[PFD_SIG] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
-        pfd[PFD_EVENT] = (struct pollfd){.fd = job->event_pipe[0], .events = POLLIN};
-        bmpi_iof_stdin_pollfds(&job->iof, &pfd[PFD_STDIN], &pfd[PFD_RANK0_IN]);
-        for (int i = 0; i < job->nranks; i++)
-            for (int s = 0; s < BMPI_NSTREAMS; s++)
-                pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s] =
-                    (struct pollfd){.fd = job->ranks[i].out[s].fd, .events = POLLIN};
-
-        size_t nfds = PFD_RANKS + (size_t)job->nranks * BMPI_NSTREAMS;
-        int n = poll(pfd, nfds, poll_timeout(job));
+    while (job->nrunning > 0 || (job->role != NULL && job->role->busy(job))) {
+        struct pollfd *p = pollfds_for(job, pfd, &cap, &nfds, &nrole);
+        if (p == NULL) {
+            bmpi_say("out of memory for the event loop; terminating the job");
+            bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
+            break;
+        }
+        pfd = p;
+        int n = poll(pfd, nfds, loop_timeout(job));
         if (n < 0 && errno != EINTR) {
             bmpi_say("the event loop failed (poll): %m; terminating the job");
             bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
@@ -836,20 +1060,16 @@ int bmpi_job_run(struct bmpi_job *job)
 
         /* Events before exits: an abort is always written before the
          * aborting rank can exit, so it is the one reported. */
-        handle_events(job);
+        bmpi_job_handle_events(job);
         if (n > 0) {
             bmpi_iof_stdin_handle(&job->iof, &pfd[PFD_STDIN], &pfd[PFD_RANK0_IN]);
-            for (int i = 0; i < job->nranks; i++) {
-                struct bmpi_rank *r = &job->ranks[i];
-                for (int s = 0; s < BMPI_NSTREAMS; s++) {
-                    const struct pollfd *p = &pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s];
-                    if (p->fd >= 0 && r->out[s].fd == p->fd && p->revents != 0 &&
-                        !bmpi_iof_stream_read(&job->iof, &r->out[s], r->rank, s))
-                        bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
-                }
-            }
+            handle_output(job, pfd);
+            if (nrole > 0)
+                job->role->handle(job, pfd + (nfds - nrole), nrole);
             if (pfd[PFD_SIG].revents != 0)
                 handle_signals(job);
+        } else if (job->role != NULL) {
+            job->role->handle(job, NULL, 0); /* its timers */
         }
         if (!handle_timers(job))
             break;
@@ -905,7 +1125,7 @@ void bmpi_job_cleanup(struct bmpi_job *job)
     if (job->nspace[0] != '\0')
         unlink_shm(job->nspace);
     for (int i = 0; i < job->nranks; i++)
-        if (job->ranks[i].pid > 0)
+        if (job->ranks[i].pid > 0 && bmpi_rank_is_local(&job->ranks[i]))
             unlink_fabric_shm(job->ranks[i].pid);
     if (job->tmpdir_made)
         rm_tree(job->tmpdir);
@@ -941,4 +1161,12 @@ void bmpi_job_free(struct bmpi_job *job)
     }
     free(job->ranks);
     job->ranks = NULL;
+    for (int i = 0; job->node_names != NULL && i < job->nnodes; i++)
+        free(job->node_names[i]);
+    free(job->node_names);
+    free(job->node_vertex);
+    free(job->rank_host);
+    job->node_names = NULL;
+    job->node_vertex = NULL;
+    job->rank_host = NULL;
 }

@@ -10,6 +10,7 @@
 #define BMPI_LAUNCHER_JOB_H
 
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -59,8 +60,9 @@ struct bmpi_rank {
     int rank;       /* in its namespace */
     int ns;         /* 0: the job's namespace; k: the k-th spawned one (launcher/dpm.c) */
     int local_rank;
-    int node; /* index in job->hosts; always 0 in single-node mode */
-    pid_t pid;
+    int node;   /* index in job->node_names; always 0 in single-node mode */
+    int vertex; /* launch-tree vertex that runs it (launcher/tree.h); 0: the head */
+    pid_t pid;  /* on its own host; 0 until its daemon says */
     enum bmpi_rank_state state;
     int wstatus;
     /* Set by the PMIx progress thread, read by the main thread. */
@@ -71,13 +73,21 @@ struct bmpi_rank {
 
 /* What the PMIx progress thread tells the main loop through event_pipe.
  * Small enough for one atomic pipe write. */
-enum bmpi_event_type { BMPI_EV_ABORT = 1, BMPI_EV_CONNECTED, BMPI_EV_SPAWN };
+enum bmpi_event_type {
+    BMPI_EV_ABORT = 1,
+    BMPI_EV_CONNECTED,
+    BMPI_EV_FINALIZED,
+    BMPI_EV_FENCE,       /* multi-host: a fence's local part (launcher/fence.h) */
+    BMPI_EV_DMODEX,      /* multi-host: the library wants a remote rank's data */
+    BMPI_EV_DMODEX_DATA, /* multi-host: a local rank's data for another host */
+    BMPI_EV_SPAWN,       /* PMIx_Spawn's request (launcher/dpm.c) */
+};
 struct bmpi_event {
     int type;
     int rank; /* index in job->ranks */
     int status;
     char *msg;  /* malloc'd, freed by the reader */
-    void *data; /* BMPI_EV_SPAWN: the request (launcher/dpm.c) */
+    void *data; /* the type's own malloc'd struct, handed to its handler */
 };
 
 enum bmpi_phase {
@@ -86,15 +96,44 @@ enum bmpi_phase {
     BMPI_PHASE_KILL,      /* SIGKILL sent, waiting for the reaper */
 };
 
+/* What a role across hosts (remote.c on the head, daemon.c on a daemon)
+ * adds to the job's event loop. */
+struct bmpi_role_ops {
+    size_t (*npollfds)(struct bmpi_job *job);
+    /* Fill at most npollfds; returns how many. */
+    size_t (*pollfds)(struct bmpi_job *job, struct pollfd *pfd);
+    /* What poll found on them (NULL, 0: nothing; a chance for timers). */
+    void (*handle)(struct bmpi_job *job, const struct pollfd *pfd, size_t n);
+    /* The loop goes on while this says so, even without running ranks. */
+    bool (*busy)(struct bmpi_job *job);
+    /* Milliseconds until the role's next deadline, -1 for none. */
+    int (*timeout_ms)(struct bmpi_job *job);
+};
+
 struct bmpi_job {
     struct bmpi_options opt;
+    const struct bmpi_role_ops *role; /* NULL on a single host */
 
     /* Identity of the job. */
     char nspace[256];
-    char server_nspace[256];
+    char server_nspace[300];
     char tmpdir[PATH_MAX];
     char hostname[HOST_NAME_MAX + 1];
-    int nhosts; /* 1: single-node mode */
+
+    /* Nodes: the hosts that run ranks, in host-list order (node ids come
+     * from here, never from host names). One node, this one, without a
+     * host list or when every listed host is this machine. */
+    int nnodes;
+    char **node_names;  /* malloc'd; the host list's names, or hostname */
+    int *node_vertex;   /* per node: the launch-tree vertex serving it */
+    const char **rank_host; /* per rank: its node's name (not owned) */
+    int self_vertex;    /* 0 on the head */
+    int self_node;      /* the node this process serves; -1: none */
+    int nvertices;      /* 1: single-host mode, no tree */
+    struct bmpi_tree *tree;       /* launcher/tree.h; NULL on one host */
+    struct bmpi_fences *fences;   /* launcher/fence.h; NULL on one host */
+    struct bmpi_remote *remote;   /* head of a multi-host job (remote.c) */
+    struct bmpi_daemon *daemon;   /* a daemon (daemon.c) */
 
     int nranks;
     struct bmpi_rank *ranks;
@@ -102,7 +141,8 @@ struct bmpi_job {
      * (launcher/dpm.c); never reallocated: the PMIx library holds
      * pointers to the entries. */
     int ranks_cap;
-    int nrunning;
+    int nlocal;   /* ranks this process starts */
+    int nrunning; /* ranks not known to have ended (the head: all hosts') */
 
     /* Event sources of the main loop. */
     int sigfd;
@@ -140,9 +180,25 @@ struct bmpi_job {
     bool nspace_registered;
 };
 
+static inline bool bmpi_rank_is_local(const struct bmpi_rank *r)
+{
+    return r->vertex == r->job->self_vertex;
+}
+
 /* job.c */
 int bmpi_job_init(struct bmpi_job *job);
+/* The rank's end, learnt by the reaper or from its host's daemon:
+ * bookkeeping, then (on the head) judgement of the exit. */
+void bmpi_job_rank_ended(struct bmpi_job *job, struct bmpi_rank *r, int wstatus);
+/* Read what the PMIx thread posted and act on it. */
+void bmpi_job_handle_events(struct bmpi_job *job);
+/* An event from a daemon's ranks, as if the head's own PMIx thread had
+ * posted it. */
+void bmpi_job_handle_event(struct bmpi_job *job, struct bmpi_event *ev);
 int bmpi_job_run(struct bmpi_job *job);
+/* A daemon: remove the job directory and segments of this host when this
+ * process ends, however it ends (call before any thread starts). */
+void bmpi_job_start_sweeper(struct bmpi_job *job);
 void bmpi_job_kill_all(struct bmpi_job *job, int sig);
 void bmpi_job_fail(struct bmpi_job *job, int code);
 void bmpi_job_terminate(struct bmpi_job *job, int first_signal);

@@ -11,7 +11,13 @@ launcher_bmpirun_SOURCES = \
 	launcher/dpm.c launcher/dpm.h \
 	launcher/spawn.c launcher/spawn.h \
 	launcher/iof.c launcher/iof.h \
-	launcher/mpich_abi.c launcher/mpich_abi.h
+	launcher/mpich_abi.c launcher/mpich_abi.h \
+	launcher/tree.c launcher/tree.h \
+	launcher/wire.h \
+	launcher/bootstrap.c launcher/bootstrap.h \
+	launcher/fence.c launcher/fence.h \
+	launcher/remote.c launcher/remote.h \
+	launcher/daemon.c launcher/daemon.h
 # the installed and the build tree's directory of MPICH sonames (mpich-abi/)
 launcher_bmpirun_CPPFLAGS = $(AM_CPPFLAGS) -DBMPI_MPICH_ABI_DIR='"$(mpichabidir)"' \
 	-DBMPI_BUILD_MPICH_ABI_DIR='"$(abs_top_builddir)/mpich-abi/.libs"' \

@@ -22,6 +22,7 @@
 #include "launcher/job.h"
 #include "launcher/options.h"
 #include "launcher/pmix_server.h"
+#include "launcher/tree.h"
 
 /* More ranks than this on one node is a typo, not a job. */
 #define BMPI_MAX_RANKS (1 << 20)
@@ -44,6 +45,8 @@ enum opt_id {
     OPT_GENV,
     OPT_GENVLIST,
     OPT_REPORT_BINDINGS,
+    OPT_LAUNCH_AGENT,
+    OPT_TREE_FANOUT,
     OPT_VERSION,
     OPT_HELP,
 };
@@ -78,6 +81,8 @@ static const struct opt_spec opt_table[] = {
     {"genv", OPT_GENV, true},
     {"genvlist", OPT_GENVLIST, true},
     {"report-bindings", OPT_REPORT_BINDINGS, false},
+    {"launch-agent", OPT_LAUNCH_AGENT, true},
+    {"tree-fanout", OPT_TREE_FANOUT, true},
     {"version", OPT_VERSION, false},
     {"V", OPT_VERSION, false},
     {"help", OPT_HELP, false},
@@ -125,9 +130,13 @@ static void print_help(void)
         "                       hosts from FILE, one a line: 'host slots=N\n"
         "                       [max_slots=M]' or 'host:N'; '#' starts a comment.\n"
         "                       Without -n, the job fills every slot. Inside a\n"
-        "                       Slurm allocation, its nodes are the default list.\n"
-        "                       Ranks run on this host only: a rank placed on\n"
-        "                       another host is refused (docs/launcher.md)\n"
+        "                       Slurm allocation, its nodes are the default list\n"
+        "                       and srun starts bmpirun's daemons on them\n"
+        "  --launch-agent CMD   how to start bmpirun's daemon on another host\n"
+        "                       (default: ssh): CMD HOST BMPIRUN --daemon ...;\n"
+        "                       any command that takes the host first works,\n"
+        "                       e.g. 'ip netns exec' (docs/cluster.md)\n"
+        "  --tree-fanout K      daemons per daemon in the launch tree (default %d)\n"
         "  -N, --npernode, -ppn K  K ranks on each host\n"
         "  --map-by slot|node   slot (default): fill each host's slots before the\n"
         "                       next; node: one rank per host, round robin\n"
@@ -160,7 +169,7 @@ static void print_help(void)
         "program not executable, 127 program not found. When one rank fails, all\n"
         "others are terminated; ranks that fail because a peer died (a failed\n"
         "fence) are not the first failure.\n",
-        BMPI_KILL_GRACE_MS);
+        BMPI_TREE_DEFAULT_FANOUT, BMPI_KILL_GRACE_MS);
 }
 
 static void print_version(void)
@@ -309,15 +318,16 @@ static bool resolves_here(const char *name)
     return here;
 }
 
-/* By name first (localhost, this machine's name or short name), then by
- * address. */
+/* By name first (localhost, this machine's name or short name, or Slurm's
+ * name for the node a batch script runs on), then by address. */
 static bool is_this_host(const char *name)
 {
     char self[HOST_NAME_MAX + 1];
     this_host(self);
     size_t len = strlen(name), shortlen = strcspn(self, ".");
+    const char *slurm_node = getenv("SLURMD_NODENAME");
     if (strcmp(name, "localhost") == 0 || strcmp(name, self) == 0 ||
-        (len == shortlen && strncmp(name, self, len) == 0))
+        (len == shortlen && strncmp(name, self, len) == 0) || (slurm_node != NULL && strcmp(name, slurm_node) == 0))
         return true;
     return resolves_here(name);
 }
@@ -325,18 +335,6 @@ static bool is_this_host(const char *name)
 bool bmpi_options_is_this_host(const char *name)
 {
     return is_this_host(name);
-}
-
-static int refuse_host(const char *name)
-{
-    char self[HOST_NAME_MAX + 1];
-    this_host(self);
-    fprintf(stderr,
-            "bmpirun: ranks placed on host '%s', another host than this one (%s): ranks on other hosts need "
-            "the multi-host runner, not built yet; for a job across hosts use Slurm (srun --mpi=pmix) or "
-            "Open MPI's mpirun (docs/launcher.md)\n",
-            name, self);
-    return USAGE_ERROR;
 }
 
 static int host_error(const struct bmpi_hostlist *hosts)
@@ -367,36 +365,84 @@ static int set_map_by(struct bmpi_options *o, const char *val)
     return USAGE_ERROR;
 }
 
+/* The nodes of the job: the hosts that got ranks. When every one is this
+ * machine they are one node (as they were before hosts could differ);
+ * otherwise this machine may be one of them, once. */
+static int choose_nodes(struct bmpi_options *o, const struct bmpi_placement *p)
+{
+    int local = -1, second_local = -1, remote = 0;
+    for (int i = 0; i < o->hosts.n; i++) {
+        if (p->node_nranks[i] == 0)
+            continue;
+        if (!is_this_host(o->hosts.hosts[i].name))
+            remote++;
+        else if (local < 0)
+            local = i;
+        else if (second_local < 0)
+            second_local = i;
+    }
+    o->multi_host = remote > 0;
+    if (o->multi_host && second_local >= 0) {
+        fprintf(stderr, "bmpirun: hosts '%s' and '%s' both name this machine; list it once in a job across hosts\n",
+                o->hosts.hosts[local].name, o->hosts.hosts[second_local].name);
+        return USAGE_ERROR;
+    }
+    o->local_host = o->multi_host ? local : -1;
+    return BMPI_OPT_RUN;
+}
+
 /* Place the ranks over the host list (or Slurm's allocation, when given
- * none) and take the job's size from it; every host that gets a rank must
- * be this one. */
+ * none) and take the job's size from it. */
 static int place_ranks(struct bmpi_options *o)
 {
     const char *nodelist = getenv("SLURM_JOB_NODELIST");
-    if (o->hosts.n == 0 && nodelist != NULL &&
-        bmpi_hostlist_add_slurm(&o->hosts, nodelist, getenv("SLURM_TASKS_PER_NODE")) != 0)
-        return host_error(&o->hosts);
+    if (o->hosts.n == 0 && nodelist != NULL) {
+        if (bmpi_hostlist_add_slurm(&o->hosts, nodelist, getenv("SLURM_TASKS_PER_NODE")) != 0)
+            return host_error(&o->hosts);
+        o->from_slurm = true;
+    }
     struct bmpi_place_request req = {.nprocs = o->nprocs_given ? o->nprocs : 0, .npernode = o->npernode,
                                      .map_by = o->map_by, .oversubscribe = o->oversubscribe};
-    struct bmpi_placement p;
-    int rc = BMPI_OPT_RUN;
-    if (bmpi_place(&o->hosts, &req, &p) != 0) {
-        fprintf(stderr, "bmpirun: %s\n", p.error);
-        rc = USAGE_ERROR;
+    struct bmpi_placement *p = &o->place;
+    if (bmpi_place(&o->hosts, &req, p) != 0) {
+        fprintf(stderr, "bmpirun: %s\n", p->error);
+        return USAGE_ERROR;
     }
-    for (int i = 0; rc == BMPI_OPT_RUN && i < o->hosts.n; i++)
-        if (p.node_nranks[i] > 0 && !is_this_host(o->hosts.hosts[i].name))
-            rc = refuse_host(o->hosts.hosts[i].name);
-    if (rc == BMPI_OPT_RUN && p.nranks > BMPI_MAX_RANKS) {
-        fprintf(stderr, "bmpirun: %d ranks: more than %d ranks on one node is not supported\n", p.nranks,
-                BMPI_MAX_RANKS);
-        rc = USAGE_ERROR;
+    o->local_host = -1;
+    int rc = choose_nodes(o, p);
+    for (int i = 0; rc == BMPI_OPT_RUN && i < p->nnodes; i++) {
+        if (p->node_nranks[i] > BMPI_MAX_RANKS) {
+            fprintf(stderr, "bmpirun: %d ranks on host '%s': more than %d ranks on one node is not supported\n",
+                    p->node_nranks[i], o->hosts.n > 0 ? o->hosts.hosts[i].name : "this one", BMPI_MAX_RANKS);
+            rc = USAGE_ERROR;
+        }
     }
-    o->nprocs = p.nranks;
+    o->nprocs = p->nranks;
     int slots = bmpi_hostlist_total_slots(&o->hosts);
-    o->universe_size = slots > p.nranks ? slots : p.nranks;
-    bmpi_placement_free(&p);
+    o->universe_size = slots > p->nranks ? slots : p->nranks;
     return rc;
+}
+
+static int set_fanout(struct bmpi_options *o, const char *val)
+{
+    long v = parse_count(val);
+    if (v < 1 || v > 4096) {
+        fprintf(stderr, "bmpirun: --tree-fanout '%s': not a number of daemons per daemon; give e.g. --tree-fanout 32\n", val);
+        return USAGE_ERROR;
+    }
+    o->tree_fanout = (int)v;
+    return BMPI_OPT_RUN;
+}
+
+static int set_launch_agent(struct bmpi_options *o, const char *val)
+{
+    if (strspn(val, " \t") == strlen(val)) {
+        fprintf(stderr, "bmpirun: --launch-agent: empty command; give e.g. --launch-agent ssh\n");
+        return USAGE_ERROR;
+    }
+    free(o->launch_agent);
+    o->launch_agent = strdup(val);
+    return o->launch_agent ? BMPI_OPT_RUN : 1;
 }
 
 /* -genv VAR VALUE (Hydra): VALUE is the next word; -genv VAR=VALUE too. */
@@ -550,7 +596,8 @@ static const struct opt_spec *lookup(const char *name, size_t len)
 int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
 {
     int rc;
-    *o = (struct bmpi_options){.nprocs = 1, .bind = BMPI_BIND_AUTO};
+    *o = (struct bmpi_options){.nprocs = 1, .bind = BMPI_BIND_AUTO, .tree_fanout = BMPI_TREE_DEFAULT_FANOUT,
+                               .local_host = -1};
 
     int i = 1;
     while (i < argc) {
@@ -647,6 +694,12 @@ int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv)
             o->report_bindings = true;
             rc = BMPI_OPT_RUN;
             break;
+        case OPT_LAUNCH_AGENT:
+            rc = set_launch_agent(o, val);
+            break;
+        case OPT_TREE_FANOUT:
+            rc = set_fanout(o, val);
+            break;
         case OPT_HOST:
             rc = bmpi_hostlist_add_list(&o->hosts, arg[1] == 'H' ? "-H" : "--host", val) == 0
                      ? BMPI_OPT_RUN : host_error(&o->hosts);
@@ -708,6 +761,8 @@ void bmpi_options_free(struct bmpi_options *o)
     free(o->env);
     free(o->program);
     bmpi_hostlist_free(&o->hosts);
+    bmpi_placement_free(&o->place);
+    free(o->launch_agent);
     free(o->wdir);
     *o = (struct bmpi_options){0};
 }

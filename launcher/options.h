@@ -23,15 +23,20 @@ struct bmpi_options {
     double timeout; /* seconds; 0 = none */
     enum bmpi_bind bind;
     /* Where ranks go (docs/launcher.md "Hosts and placement"): the hosts
-     * of -H/--hostfile or the Slurm allocation, -N and --map-by. Every
-     * placed rank runs on this host today. */
+     * of -H/--hostfile or the Slurm allocation, -N and --map-by. */
     struct bmpi_hostlist hosts;
-    int npernode; /* 0: not given */
+    bool from_slurm; /* the hosts are the Slurm allocation's */
+    int npernode;    /* 0: not given */
     /* MPI_UNIVERSE_SIZE (PMIX_UNIV_SIZE): the slots of the host list or
      * Slurm allocation, at least nprocs; nprocs without a host list. */
     int universe_size;
     enum bmpi_map_by map_by;
     bool oversubscribe;
+    struct bmpi_placement place; /* node i of it is hosts.hosts[i] */
+    bool multi_host; /* some rank is placed on another host than this */
+    int local_host;  /* multi_host: the host that is this machine, or -1 */
+    char *launch_agent; /* --launch-agent, malloc'd; NULL: ssh (or srun) */
+    int tree_fanout;
     bool no_mpich_abi; /* leave LD_LIBRARY_PATH alone (launcher/mpich_abi.h) */
     int nenv;
     char **env;     /* "VAR=value" from -x, malloc'd */

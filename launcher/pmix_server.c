@@ -10,10 +10,11 @@
  * atomic flags and write events into job->event_pipe, nothing else, and
  * call their callback before returning.
  *
- * Multi-host mode will change three things here: the node list (one entry
- * per host, every host's ranks in PMIX_PROC_MAP), fence_nb (join the
- * servers' blobs in node order before the callback) and direct_modex (ask
- * the daemon hosting the rank). */
+ * Across hosts every host's bmpirun (the head, a daemon) is the server of
+ * its own ranks and registers the whole job: every node in PMIX_NODE_MAP,
+ * every node's ranks in PMIX_PROC_MAP, node ids from the head's placement.
+ * fence_nb and direct_modex then go to the main thread (job->event_pipe)
+ * and along the launch tree (launcher/fence.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "launcher/fence.h"
 #include "launcher/job.h"
 #include "launcher/dpm.h"
 #include "launcher/names.h"
@@ -143,15 +145,25 @@ static pmix_status_t latch_wait(struct latch *l, const char *what)
 
 /* ---- upcalls (PMIx progress thread) ---------------------------------------- */
 
-/* Hand an event to the main loop (job->event_pipe). */
-static void post_event(struct bmpi_job *job, struct bmpi_event *ev)
+/* The job this process serves. libpmix gives the fence and modex upcalls
+ * no context of ours (the others get the rank as server_object), and a
+ * process runs one server: the one piece of file-scope state here. Set
+ * before the server starts, never changed while it runs. */
+static struct bmpi_job *pmix_server_job;
+
+/* Hand an event to the main loop (job->event_pipe); false if it could not
+ * (the caller still owns ev->data). */
+static bool post_event(struct bmpi_job *job, struct bmpi_event *ev)
 {
     ssize_t n;
     do
         n = write(job->event_pipe[1], ev, sizeof(*ev));
     while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof(*ev))
+    if (n != (ssize_t)sizeof(*ev)) {
         free(ev->msg);
+        return false;
+    }
+    return true;
 }
 
 static pmix_status_t up_client_connected(const pmix_proc_t *proc, void *server_object,
@@ -175,6 +187,10 @@ static pmix_status_t up_client_finalized(const pmix_proc_t *proc, void *server_o
     if (r != NULL) {
         atomic_store(&r->finalized, true);
         bmpi_names_proc_gone(r->job, proc);
+        if (r->job->daemon != NULL) {
+            struct bmpi_event ev = {.type = BMPI_EV_FINALIZED, .rank = (int)(r - r->job->ranks)};
+            post_event(r->job, &ev);
+        }
     }
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
@@ -209,39 +225,170 @@ static void release_blob(void *cbdata)
     free(cbdata);
 }
 
-/* On one host the library short-circuits local fences and rarely calls
- * this (it does after a client is lost). What it hands us is then all there
- * is: give it straight back. The copy outlives this call because the
- * library reads it from its own thread later. */
+/* The library's callback and its argument, for fence.c's completion. */
+struct modex_cb {
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+static void modex_done(void *arg, int status, const char *data, size_t len)
+{
+    struct modex_cb *cb = arg;
+    char *copy = NULL;
+    if (status == 0 && len > 0 && (copy = malloc(len)) == NULL)
+        status = PMIX_ERR_NOMEM;
+    if (copy != NULL)
+        memcpy(copy, data, len);
+    cb->cbfunc(status == 0 ? PMIX_SUCCESS : status, copy, copy ? len : 0, cb->cbdata, release_blob, copy);
+    free(cb);
+}
+
+/* "nspace:rank,nspace:*": the procs a fence names. */
+static char *fence_signature(const pmix_proc_t procs[], size_t nprocs)
+{
+    size_t cap = nprocs * (PMIX_MAX_NSLEN + 16) + 1, off = 0;
+    char *sig = malloc(cap);
+    if (sig == NULL)
+        return NULL;
+    sig[0] = '\0';
+    for (size_t i = 0; i < nprocs; i++) {
+        if (PMIX_RANK_WILDCARD == procs[i].rank)
+            off += (size_t)snprintf(sig + off, cap - off, "%s%s:*", i ? "," : "", procs[i].nspace);
+        else
+            off += (size_t)snprintf(sig + off, cap - off, "%s%s:%u", i ? "," : "", procs[i].nspace,
+                                    (unsigned)procs[i].rank);
+    }
+    return sig;
+}
+
+/* Across hosts: the fence goes along the launch tree (launcher/fence.h)
+ * and the main thread calls cbfunc with every server's data. On one host
+ * the library short-circuits local fences and rarely calls this (it does
+ * after a client is lost); what it hands us is then all there is: give it
+ * straight back. The copy outlives this call because the library reads it
+ * from its own thread later. */
 static pmix_status_t up_fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                                  size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
                                  void *cbdata)
 {
+    struct bmpi_job *job = pmix_server_job;
     char *copy = NULL;
     if (ndata > 0) {
         if ((copy = malloc(ndata)) == NULL)
             return PMIX_ERR_NOMEM;
         memcpy(copy, data, ndata);
     }
-    cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, release_blob, copy);
+    if (job == NULL || job->nvertices == 1) {
+        cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, release_blob, copy);
+        return PMIX_SUCCESS;
+    }
+    struct bmpi_fence_req *req = calloc(1, sizeof(*req));
+    struct modex_cb *cb = calloc(1, sizeof(*cb));
+    if (req == NULL || cb == NULL || (req->sig = fence_signature(procs, nprocs)) == NULL) {
+        free(req);
+        free(cb);
+        free(copy);
+        return PMIX_ERR_NOMEM;
+    }
+    *cb = (struct modex_cb){.cbfunc = cbfunc, .cbdata = cbdata};
+    req->data = copy;
+    req->len = ndata;
+    req->done = modex_done;
+    req->arg = cb;
+    struct bmpi_event ev = {.type = BMPI_EV_FENCE, .rank = -1, .data = req};
+    if (!post_event(job, &ev)) {
+        free(req->sig);
+        free(req);
+        free(cb);
+        free(copy);
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
     return PMIX_SUCCESS;
 }
 
-/* The library asks the host only for procs on other hosts. With one host
+/* The library asks the host only for procs on other hosts: across hosts
+ * the daemon of the rank's host answers (launcher/fence.h). With one host
  * there are none: answer "not found" through the callback (some library
  * versions ignore the return value and would wait forever). */
 static pmix_status_t up_direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                      pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    if (cbfunc != NULL)
+    struct bmpi_job *job = pmix_server_job;
+    if (cbfunc == NULL)
+        return PMIX_SUCCESS;
+    struct bmpi_dmodex_req *req = job != NULL && job->nvertices > 1 ? calloc(1, sizeof(*req)) : NULL;
+    struct modex_cb *cb = req != NULL ? calloc(1, sizeof(*cb)) : NULL;
+    if (cb == NULL) {
+        free(req);
         cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, cbdata, NULL, NULL);
+        return PMIX_SUCCESS;
+    }
+    *cb = (struct modex_cb){.cbfunc = cbfunc, .cbdata = cbdata};
+    snprintf(req->nspace, sizeof(req->nspace), "%s", proc->nspace);
+    req->rank = (int)proc->rank;
+    req->done = modex_done;
+    req->arg = cb;
+    struct bmpi_event ev = {.type = BMPI_EV_DMODEX, .rank = -1, .data = req};
+    if (!post_event(job, &ev)) {
+        free(req);
+        free(cb);
+        cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, cbdata, NULL, NULL);
+    }
     return PMIX_SUCCESS;
+}
+
+/* Another host wants a rank of ours: the library answers in its thread. */
+struct dmodex_serve {
+    struct bmpi_job *job;
+    uint64_t id;
+    int requester;
+};
+
+static void dmodex_served(pmix_status_t status, char *data, size_t size, void *cbdata)
+{
+    struct dmodex_serve *sv = cbdata;
+    struct bmpi_dmodex_data *d = calloc(1, sizeof(*d));
+    if (d != NULL) {
+        *d = (struct bmpi_dmodex_data){.id = sv->id, .requester = sv->requester, .status = status};
+        if (status == PMIX_SUCCESS && size > 0 && (d->data = malloc(size)) != NULL) {
+            memcpy(d->data, data, size);
+            d->len = size;
+        } else if (status == PMIX_SUCCESS && size > 0) {
+            d->status = PMIX_ERR_NOMEM;
+        }
+        struct bmpi_event ev = {.type = BMPI_EV_DMODEX_DATA, .rank = -1, .data = d};
+        if (!post_event(sv->job, &ev)) {
+            free(d->data);
+            free(d);
+        }
+    }
+    free(sv);
+}
+
+void bmpi_pmix_dmodex_serve(struct bmpi_job *job, const char *nspace, int rank, uint64_t id, int requester)
+{
+    struct dmodex_serve *sv = calloc(1, sizeof(*sv));
+    pmix_proc_t proc;
+    pmix_status_t st = PMIX_ERR_NOMEM;
+    if (sv != NULL) {
+        *sv = (struct dmodex_serve){.job = job, .id = id, .requester = requester};
+        PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)rank);
+        st = PMIx_server_dmodex_request(&proc, dmodex_served, sv);
+        if (st == PMIX_SUCCESS)
+            return;
+        free(sv);
+    }
+    struct bmpi_dmodex_data *d = calloc(1, sizeof(*d));
+    if (d != NULL) {
+        *d = (struct bmpi_dmodex_data){.id = id, .requester = requester, .status = st};
+        bmpi_fence_dmodex_answer(job, d);
+    }
 }
 
 /* ---- namespace ------------------------------------------------------------ */
 
-/* "0,1,2,..." of the ranks on this host. */
-static char *local_peers(const struct bmpi_job *job)
+/* "0,1,2,..." of the ranks of node. */
+static char *node_ranks(const struct bmpi_job *job, int node)
 {
     size_t cap = (size_t)job->nranks * 12 + 1, off = 0;
     char *s = malloc(cap);
@@ -249,31 +396,90 @@ static char *local_peers(const struct bmpi_job *job)
         return NULL;
     s[0] = '\0';
     for (int i = 0; i < job->nranks; i++)
-        off += (size_t)snprintf(s + off, cap - off, i ? ",%d" : "%d", job->ranks[i].rank);
+        if (job->ranks[i].node == node)
+            off += (size_t)snprintf(s + off, cap - off, off ? ",%d" : "%d", job->ranks[i].rank);
     return s;
+}
+
+/* PMIx_generate_regex's and _ppn's inputs: "h1,h2" and "0,1;2,3" (a list
+ * of ranks per node, not a range: the library counts the entries to find
+ * PMIX_LOCAL_SIZE). */
+static int job_maps(const struct bmpi_job *job, char **nodes, char **ppn)
+{
+    size_t ncap = 1, pcap = 1;
+    for (int n = 0; n < job->nnodes; n++)
+        ncap += strlen(job->node_names[n]) + 1;
+    pcap += (size_t)job->nranks * 12 + (size_t)job->nnodes;
+    *nodes = calloc(ncap, 1);
+    *ppn = calloc(pcap, 1);
+    if (*nodes == NULL || *ppn == NULL)
+        return -1;
+    for (int n = 0; n < job->nnodes; n++) {
+        char *ranks = node_ranks(job, n);
+        if (ranks == NULL)
+            return -1;
+        if (n > 0) {
+            strcat(*nodes, ",");
+            strcat(*ppn, ";");
+        }
+        strcat(*nodes, job->node_names[n]);
+        strcat(*ppn, ranks);
+        free(ranks);
+    }
+    return 0;
+}
+
+/* What the library needs to know of every rank (PMIX_RANK first: it files
+ * the rest under it). */
+static void load_rank_data(const struct bmpi_job *job, const struct bmpi_rank *r, pmix_info_t *info)
+{
+    pmix_rank_t rank = (pmix_rank_t)r->rank;
+    uint16_t lrank = (uint16_t)r->local_rank;
+    uint32_t nodeid = (uint32_t)r->node, zero = 0;
+    pmix_data_array_t darray;
+    pmix_info_t *pd;
+    size_t k = 0;
+    PMIX_INFO_CREATE(pd, 7);
+    if (pd == NULL)
+        return;
+    PMIX_INFO_LOAD(&pd[k++], PMIX_RANK, &rank, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&pd[k++], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+    PMIX_INFO_LOAD(&pd[k++], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+    PMIX_INFO_LOAD(&pd[k++], PMIX_NODEID, &nodeid, PMIX_UINT32);
+    PMIX_INFO_LOAD(&pd[k++], PMIX_HOSTNAME, job->rank_host[r->rank], PMIX_STRING);
+    PMIX_INFO_LOAD(&pd[k++], PMIX_APPNUM, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&pd[k++], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+    darray.type = PMIX_INFO;
+    darray.size = k;
+    darray.array = pd;
+    PMIX_INFO_LOAD(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
+    PMIX_INFO_FREE(pd, 7);
 }
 
 static int register_nspace(struct bmpi_job *job)
 {
     int rc = -1;
-    char *nodemap = NULL, *procmap = NULL, *peers = NULL, *ppn_in = NULL;
+    char *nodemap = NULL, *procmap = NULL, *peers = NULL, *nodes_in = NULL, *ppn_in = NULL;
     pmix_info_t *info = NULL;
     size_t ninfo = 0, n = 0;
-    uint32_t size = (uint32_t)job->nranks, nlocal = (uint32_t)job->nranks, zero = 0, one = 1;
+    int self_node = job->self_node;
+    uint32_t size = (uint32_t)job->nranks, nlocal = (uint32_t)job->nlocal, zero = 0;
+    uint32_t nnodes = (uint32_t)job->nnodes, nodeid = (uint32_t)(self_node >= 0 ? self_node : 0);
     uint32_t univ = (uint32_t)(job->opt.universe_size > job->nranks ? job->opt.universe_size : job->nranks);
     pmix_rank_t lldr = 0;
     pmix_status_t st;
 
-    if ((peers = local_peers(job)) == NULL)
+    if ((peers = node_ranks(job, self_node)) == NULL || job_maps(job, &nodes_in, &ppn_in) != 0)
         goto nomem;
-    /* Per host the list of its ranks, ';' between hosts. A list, not a
-     * range: the library counts the entries to find PMIX_LOCAL_SIZE. */
-    if ((ppn_in = strdup(peers)) == NULL)
-        goto nomem;
-    if ((st = PMIx_generate_regex(job->hostname, &nodemap)) != PMIX_SUCCESS ||
+    for (int i = 0; i < job->nranks; i++)
+        if (job->ranks[i].node == self_node) {
+            lldr = (pmix_rank_t)i;
+            break;
+        }
+    if ((st = PMIx_generate_regex(nodes_in, &nodemap)) != PMIX_SUCCESS ||
         (st = PMIx_generate_ppn(ppn_in, &procmap)) != PMIX_SUCCESS) {
-        bmpi_say("PMIx cannot encode the node map of the job (host '%s', ranks %s): %s",
-                 job->hostname, ppn_in, PMIx_Error_string(st));
+        bmpi_say("PMIx cannot encode the node map of the job (hosts %s, ranks %s): %s", nodes_in, ppn_in,
+                 PMIx_Error_string(st));
         goto out;
     }
     ninfo = 13 + (size_t)job->nranks;
@@ -285,41 +491,18 @@ static int register_nspace(struct bmpi_job *job)
     PMIX_INFO_LOAD(&info[n++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_MAX_PROCS, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_APPNUM, &zero, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[n++], PMIX_NUM_NODES, &one, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_NODE_MAP, nodemap, PMIX_REGEX);
     PMIX_INFO_LOAD(&info[n++], PMIX_PROC_MAP, procmap, PMIX_REGEX);
     /* This host's view. */
     PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_SIZE, &nlocal, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&info[n++], PMIX_NODEID, &zero, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, job->hostname, PMIX_STRING);
-
-    for (int i = 0; i < job->nranks; i++) {
-        const struct bmpi_rank *r = &job->ranks[i];
-        pmix_rank_t rank = (pmix_rank_t)r->rank;
-        uint16_t lrank = (uint16_t)r->local_rank;
-        uint32_t nodeid = (uint32_t)r->node;
-        pmix_data_array_t darray;
-        pmix_info_t *pd;
-        size_t k = 0;
-        PMIX_INFO_CREATE(pd, 7);
-        if (pd == NULL)
-            goto nomem;
-        /* PMIX_RANK first: the library files the rest under it. */
-        PMIX_INFO_LOAD(&pd[k++], PMIX_RANK, &rank, PMIX_PROC_RANK);
-        PMIX_INFO_LOAD(&pd[k++], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
-        PMIX_INFO_LOAD(&pd[k++], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
-        PMIX_INFO_LOAD(&pd[k++], PMIX_NODEID, &nodeid, PMIX_UINT32);
-        PMIX_INFO_LOAD(&pd[k++], PMIX_HOSTNAME, job->hostname, PMIX_STRING);
-        PMIX_INFO_LOAD(&pd[k++], PMIX_APPNUM, &zero, PMIX_UINT32);
-        PMIX_INFO_LOAD(&pd[k++], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
-        darray.type = PMIX_INFO;
-        darray.size = k;
-        darray.array = pd;
-        PMIX_INFO_LOAD(&info[n++], PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
-        PMIX_INFO_FREE(pd, 7);
-    }
+    PMIX_INFO_LOAD(&info[n++], PMIX_NODEID, &nodeid, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, self_node >= 0 ? job->node_names[self_node] : job->hostname,
+                   PMIX_STRING);
+    for (int i = 0; i < job->nranks; i++)
+        load_rank_data(job, &job->ranks[i], &info[n++]);
 
     struct latch *l = latch_new(1);
     if (l == NULL)
@@ -334,17 +517,20 @@ static int register_nspace(struct bmpi_job *job)
     }
     job->nspace_registered = true;
 
-    /* Every rank is a client; its struct comes back in every upcall. */
-    l = latch_new(job->nranks);
+    /* Every rank of this host is a client; its struct comes back in every
+     * upcall. */
+    l = latch_new(job->nlocal);
     if (l == NULL)
         goto nomem;
     for (int i = 0; i < job->nranks; i++) {
+        if (!bmpi_rank_is_local(&job->ranks[i]))
+            continue;
         pmix_proc_t proc;
         PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)job->ranks[i].rank);
         latch_account(l, PMIx_server_register_client(&proc, geteuid(), getegid(), &job->ranks[i],
                                                      latch_cb, l));
     }
-    snprintf(what, sizeof(what), "register the %d ranks of namespace %s", job->nranks, job->nspace);
+    snprintf(what, sizeof(what), "register the %d ranks of namespace %s", job->nlocal, job->nspace);
     if ((st = latch_wait(l, what)) != PMIX_SUCCESS) {
         if (st != PMIX_ERR_TIMEOUT)
             bmpi_say("PMIx cannot register the ranks of namespace %s: %s", job->nspace,
@@ -362,6 +548,7 @@ out:
     free(peers);
     free(procmap);
     free(nodemap);
+    free(nodes_in);
     free(ppn_in);
     return rc;
 }
@@ -422,6 +609,7 @@ int bmpi_pmix_start(struct bmpi_job *job)
 
     if (bmpi_names_init(job) != 0 || bmpi_dpm_init(job) != 0)
         return -1;
+    pmix_server_job = job;
     PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_NSPACE, job->server_nspace, PMIX_STRING);

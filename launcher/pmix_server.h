@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bmpi_job;
 
@@ -28,6 +29,10 @@ int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env);
 struct pmix_info;
 int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct pmix_info *info, size_t ninfo,
                                int first, int n);
+/* Another host asked (fence.c) for rank's data of nspace: the library
+ * answers; the answer goes back to vertex requester through the job's
+ * event pipe (BMPI_EV_DMODEX_DATA). */
+void bmpi_pmix_dmodex_serve(struct bmpi_job *job, const char *nspace, int rank, uint64_t id, int requester);
 /* Undo bmpi_pmix_start (whatever part of it happened), within
  * BMPI_PMIX_STOP_MS. False when the library could not be stopped (or was
  * better not: see pmix_server.c): its thread may still run and use the

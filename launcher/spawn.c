@@ -124,7 +124,7 @@ static bool binds_to_cores(const struct bmpi_job *job, const struct core_list *c
     case BMPI_BIND_CORE:
         return true;
     case BMPI_BIND_AUTO:
-        return job->nranks > cl->ncpus;
+        return job->nlocal > cl->ncpus;
     case BMPI_BIND_NONE:
         break;
     }
@@ -411,6 +411,8 @@ int bmpi_spawn_all(struct bmpi_job *job)
                                  .nspace = job->nspace};
     for (int i = 0; i < job->nranks; i++) {
         struct bmpi_rank *r = &job->ranks[i];
+        if (!bmpi_rank_is_local(r))
+            continue;
         char **env = env_copy(base, nbase);
         if (env == NULL) {
             bmpi_say("out of memory while building the environment of rank %d", r->rank);

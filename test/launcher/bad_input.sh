@@ -50,11 +50,17 @@ expect 2 "-x '1A=v': not a variable name" -x 1A=v "$prog"
 # the number of ranks, given twice, must agree
 expect 2 "-n 3 conflicts with the 2 ranks" -n 2 -n 3 "$prog"
 expect 2 "-np 4 conflicts with the 2 ranks" -n 2 -np 4 "$prog"
-# ranks placed on other hosts: one line naming the host, saying where to go
-expect 2 "host 'bmpi-other-host', another host.*multi-host runner.*Slurm" --host "localhost,bmpi-other-host:2" "$prog"
-expect 2 "host 'bmpi-other-host', another host.*mpirun" -H bmpi-other-host "$prog"
+# ranks placed on another host that cannot be reached (the launch agent
+# fails): one line naming the host and the agent's last words, status 1
+printf '#!/bin/sh\necho "unreachable: $1" >&2\nexit 255\n' >"$SCRATCH/agent"
+chmod +x "$SCRATCH/agent"
+expect 1 "host bmpi-other-host: could not start bmpirun's daemon.*exited with status 255 (its last words: \"unreachable: bmpi-other-host\")" \
+    --launch-agent "$SCRATCH/agent" --host "localhost,bmpi-other-host:2" "$prog"
+expect 1 "host bmpi-other-host: could not start" --launch-agent "$SCRATCH/agent" -H bmpi-other-host "$prog"
 printf '# hosts\n%s slots=2\nbmpi-other-host:4\n' "$(hostname)" >"$SCRATCH/hosts"
-expect 2 "host 'bmpi-other-host', another host" --hostfile "$SCRATCH/hosts" "$prog"
+expect 1 "host bmpi-other-host: could not start" --launch-agent "$SCRATCH/agent" --hostfile "$SCRATCH/hosts" "$prog"
+expect 2 "launch-agent: empty command" --launch-agent " " -H bmpi-other-host "$prog"
+expect 2 "tree-fanout '0'" --tree-fanout 0 "$prog"
 expect 2 "cannot read it" --machinefile "$SCRATCH/no-hosts" "$prog"
 expect 127 "not found in PATH" -n 2 bmpi-no-such-program-here
 expect 127 "No such file" -n 2 "$SCRATCH/missing"

@@ -3,8 +3,10 @@
 # allocation, through the real bmpirun: every host here names this
 # machine, so all ranks run here, on one node (MPI_COMM_TYPE_SHARED holds
 # them all, in rank order), and the job's size comes from the slots. Bad
-# hostfiles, too many ranks and a rank placed on another host: one line
-# naming the problem, status 2, nothing started.
+# hostfiles and too many ranks: one line naming the problem, status 2,
+# nothing started. Another host that cannot be reached (a launch agent
+# that fails): one line naming the host and the agent's words, status 1,
+# nothing left (test/netns/bmpirun.sh runs real jobs across hosts).
 . "$top_srcdir/test/launcher/lib.sh"
 
 WHERE="$top_builddir/test/launcher/where"
@@ -72,12 +74,25 @@ refused 2 "hostfile '$SCRATCH/bad' line 2: 'cores=4': unknown" -f "$SCRATCH/bad"
 refused 2 "-H 'localhost:0': 'localhost:0': the number of slots" -H localhost:0
 refused 2 "--map-by 'core': unknown mapping" --map-by core -n 2
 
-# a rank placed on another host: refused by name, pointing elsewhere
-refused 2 "ranks placed on host 'bmpi-other-host', another host than this one" \
-    --host "localhost:1,bmpi-other-host:2" -n 2
+# another host that cannot be reached: its daemon never starts; one line
+# names the host and the agent's words, and the local rank goes too
+printf '#!/bin/sh\necho "noagent: no route to host $1" >&2\nexit 255\n' >"$SCRATCH/noagent"
+chmod +x "$SCRATCH/noagent"
+unreachable() {
+    bmpirun --launch-agent "$SCRATCH/noagent" "$@" "$WHERE"
+    expect_rc 1 "bmpirun $*"
+    [ "$(wc -l <"$SCRATCH/err")" -eq 1 ] || fail "bmpirun $*: expected one line on stderr: $(cat "$SCRATCH/err")"
+    grep -qF "host bmpi-other-host: could not start bmpirun's daemon: '$SCRATCH/noagent bmpi-other-host " "$SCRATCH/err" &&
+        grep -qF 'exited with status 255 (its last words: "noagent: no route to host bmpi-other-host")' "$SCRATCH/err" ||
+        fail "bmpirun $*: stderr does not name the host and the cause: $(cat "$SCRATCH/err")"
+    check_clean
+    echo "ok ($RC): bmpirun $*: $(cat "$SCRATCH/err")"
+}
+unreachable --host "localhost:1,bmpi-other-host:2" -n 2
 runs 1 --host "localhost:1,bmpi-other-host:2" -n 1
 printf '%s slots=1\nbmpi-other-host:4\n' "$self" >"$SCRATCH/remote"
-refused 2 "srun --mpi=pmix" --hostfile "$SCRATCH/remote" --map-by node -n 2
+unreachable --hostfile "$SCRATCH/remote" --map-by node -n 2
+refused 2 "hosts 'localhost' and '$self' both name this machine" --host "localhost:1,$self:1,bmpi-other-host:1" -n 3
 
 # inside a Slurm allocation with no host list: its nodes and tasks
 SLURM_JOB_NODELIST=$self SLURM_TASKS_PER_NODE=3
@@ -86,6 +101,11 @@ runs 3
 runs 2 -n 2
 runs 2 --host localhost:2
 SLURM_JOB_NODELIST='bmpi-node[01-02]' SLURM_TASKS_PER_NODE='2(x2)'
-refused 2 "host 'bmpi-node01', another host" -n 2
+# its nodes are other hosts: started with the agent when one is given
+bmpirun --launch-agent "$SCRATCH/noagent" -n 2 "$WHERE"
+expect_rc 1 "bmpirun in a Slurm allocation of other hosts"
+grep -qF "host bmpi-node01: could not start bmpirun's daemon" "$SCRATCH/err" ||
+    fail "bmpirun in a Slurm allocation of other hosts: $(cat "$SCRATCH/err")"
+check_clean
 SLURM_TASKS_PER_NODE='2(x3)'
 refused 2 "SLURM_TASKS_PER_NODE '2(x3)' counts more nodes than the 2 of SLURM_JOB_NODELIST"
