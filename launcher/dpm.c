@@ -57,11 +57,6 @@ struct spawn_req {
     void *cbdata;
 };
 
-/* The PMIx server module's upcalls carry no context pointer of the host's;
- * the job being served is found through this one pointer, set while it
- * runs. */
-static struct bmpi_job *served;
-
 int bmpi_dpm_init(struct bmpi_job *job)
 {
     job->dpm = calloc(1, sizeof(*job->dpm));
@@ -69,7 +64,6 @@ int bmpi_dpm_init(struct bmpi_job *job)
         bmpi_say("out of memory for spawning");
         return -1;
     }
-    served = job;
     return 0;
 }
 
@@ -77,8 +71,6 @@ void bmpi_dpm_free(struct bmpi_job *job)
 {
     if (job->dpm == NULL)
         return;
-    if (served == job)
-        served = NULL;
     for (int i = 0; i < job->dpm->nspawned; i++)
         free(job->dpm->labels[i]);
     free(job->dpm->labels);
@@ -158,7 +150,7 @@ pmix_status_t bmpi_dpm_spawn(const pmix_proc_t *proc, const pmix_info_t job_info
 {
     (void)job_info;
     (void)ninfo;
-    struct bmpi_job *job = served;
+    struct bmpi_job *job = bmpi_pmix_served_job();
     if (job == NULL || napps == 0)
         return job == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_BAD_PARAM;
     struct spawn_req *req = calloc(1, sizeof(*req));

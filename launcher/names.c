@@ -26,6 +26,7 @@
 
 #include "launcher/job.h"
 #include "launcher/names.h"
+#include "launcher/pmix_server.h"
 
 struct name_entry {
     struct name_entry *next;
@@ -41,11 +42,6 @@ struct bmpi_names {
     struct name_entry *head;
 };
 
-/* The PMIx server module's upcalls carry no context pointer of the host's,
- * so the store they serve is found through this one pointer, set while the
- * store exists. It only points at job->names; the state is there. */
-static struct bmpi_names *served;
-
 int bmpi_names_init(struct bmpi_job *job)
 {
     struct bmpi_names *n = calloc(1, sizeof(*n));
@@ -55,8 +51,15 @@ int bmpi_names_init(struct bmpi_job *job)
     }
     pthread_mutex_init(&n->lock, NULL);
     job->names = n;
-    served = n;
     return 0;
+}
+
+/* The store of the job the PMIx server serves (the upcalls carry no
+ * context of ours); it lives until the server has stopped. */
+static struct bmpi_names *served(void)
+{
+    struct bmpi_job *job = bmpi_pmix_served_job();
+    return job != NULL ? job->names : NULL;
 }
 
 static void entry_free(struct name_entry *e)
@@ -70,8 +73,6 @@ void bmpi_names_free(struct bmpi_job *job)
     struct bmpi_names *n = job->names;
     if (n == NULL)
         return;
-    if (served == n)
-        served = NULL;
     for (struct name_entry *e = n->head, *next; e != NULL; e = next) {
         next = e->next;
         entry_free(e);
@@ -170,7 +171,7 @@ static pmix_status_t add_entry(struct bmpi_names *n, const pmix_proc_t *proc, co
 pmix_status_t bmpi_names_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    struct bmpi_names *n = served;
+    struct bmpi_names *n = served();
     if (n == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
     pmix_data_range_t range = PMIX_RANGE_SESSION;
@@ -196,7 +197,7 @@ pmix_status_t bmpi_names_publish(const pmix_proc_t *proc, const pmix_info_t info
 pmix_status_t bmpi_names_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
                                 size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
 {
-    struct bmpi_names *n = served;
+    struct bmpi_names *n = served();
     if (n == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
     pmix_data_range_t asked = PMIX_RANGE_UNDEF;
@@ -262,7 +263,7 @@ pmix_status_t bmpi_names_unpublish(const pmix_proc_t *proc, char **keys, const p
 {
     (void)info;
     (void)ninfo;
-    struct bmpi_names *n = served;
+    struct bmpi_names *n = served();
     if (n == NULL)
         return PMIX_ERR_NOT_SUPPORTED;
     pmix_status_t st = PMIX_SUCCESS;

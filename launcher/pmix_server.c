@@ -145,11 +145,17 @@ static pmix_status_t latch_wait(struct latch *l, const char *what)
 
 /* ---- upcalls (PMIx progress thread) ---------------------------------------- */
 
-/* The job this process serves. libpmix gives the fence and modex upcalls
- * no context of ours (the others get the rank as server_object), and a
- * process runs one server: the one piece of file-scope state here. Set
- * before the server starts, never changed while it runs. */
+/* The job this process serves. libpmix gives the fence, modex, publish,
+ * lookup, unpublish and spawn upcalls no context of ours (the others get
+ * the rank as server_object; names.c and dpm.c ask bmpi_pmix_served_job),
+ * and a process runs one server: the one piece of file-scope state here.
+ * Set before the server starts, never changed while it runs. */
 static struct bmpi_job *pmix_server_job;
+
+struct bmpi_job *bmpi_pmix_served_job(void)
+{
+    return pmix_server_job;
+}
 
 /* Hand an event to the main loop (job->event_pipe); false if it could not
  * (the caller still owns ev->data). */

@@ -24,6 +24,10 @@ int bmpi_pmix_start(struct bmpi_job *job);
  * malloc'd, NULL-terminated array of malloc'd strings; it may be
  * realloc'd). */
 int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env);
+/* The job this process's server serves, for upcalls that carry no
+ * context of ours (launcher/names.c, launcher/dpm.c); NULL before the
+ * server starts. */
+struct bmpi_job *bmpi_pmix_served_job(void);
 /* Register a spawned namespace described by info, its processes being
  * job->ranks[first .. first + n). 0 or -1 (after saying why). */
 struct pmix_info;
