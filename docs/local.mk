@@ -6,3 +6,4 @@ EXTRA_DIST += docs/building.md
 EXTRA_DIST += docs/fortran-internals.md
 EXTRA_DIST += docs/launcher.md
 EXTRA_DIST += docs/cluster.md
+EXTRA_DIST += docs/dynamic.md

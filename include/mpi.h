@@ -86,7 +86,7 @@ extern "C" {
 #define BMPI_STUBS_INFO 0
 /* 11. Process Initialization, Creation, and Management */
 #define BMPI_HAVE_PROCESS_MANAGEMENT 0
-#define BMPI_STUBS_PROCESS_MANAGEMENT 17
+#define BMPI_STUBS_PROCESS_MANAGEMENT 6
 /* 12. One-Sided Communications */
 #define BMPI_HAVE_ONE_SIDED 0
 #define BMPI_STUBS_ONE_SIDED 48

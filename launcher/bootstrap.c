@@ -85,6 +85,8 @@ char *bmpi_bootstrap_text(const struct bmpi_job *job, const uint8_t secret[BMPI_
         put(&t, " %d:%d", job->ranks[i].node, job->ranks[i].local_rank);
     put(&t, "\nbind %s\nreport-bindings %d\nno-mpich-abi %d\n", bind_name(job->opt.bind),
         job->opt.report_bindings, job->opt.no_mpich_abi);
+    /* every host's PMIx server gives the ranks the same PMIX_UNIV_SIZE */
+    put(&t, "universe %d\n", job->opt.universe_size);
     if (getcwd(cwd, sizeof(cwd)) != NULL)
         put_encoded(&t, "cwd", cwd);
     if (job->opt.wdir != NULL)
@@ -265,6 +267,8 @@ static int read_line(struct bmpi_job *job, struct bmpi_boot_info *info, int **ve
         return (o->report_bindings = atoi(val) != 0), 0;
     if (KEY("no-mpich-abi"))
         return (o->no_mpich_abi = atoi(val) != 0), 0;
+    if (KEY("universe"))
+        return (o->universe_size = atoi(val)) >= 0 ? 0 : -1;
     if (KEY("cwd"))
         return (*cwd = decode(val)) != NULL ? 0 : -1;
     if (KEY("wdir"))

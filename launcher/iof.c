@@ -117,8 +117,14 @@ static void emit(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int 
         return;
     }
     char tag[HOST_NAME_MAX + 32];
-    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%d@%s] ", rank, iof->tag_host[rank])
-                               : snprintf(tag, sizeof(tag), "[%d] ", rank);
+    char who[32];
+    if (s->ns)
+        snprintf(who, sizeof(who), "%d.%d", s->ns, rank);
+    else
+        snprintf(who, sizeof(who), "%d", rank);
+    /* spawned processes run on this host, as the job's rank 0 (launcher/dpm.c) */
+    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%s@%s] ", who, iof->tag_host[s->ns ? 0 : rank])
+                               : snprintf(tag, sizeof(tag), "[%s] ", who);
     size_t lines = 1;
     for (const char *p = s->buf; (p = memchr(p, '\n', (size_t)(s->buf + len - p))) != NULL; p++)
         lines++;

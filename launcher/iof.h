@@ -15,6 +15,7 @@ enum { BMPI_STDOUT = 0, BMPI_STDERR = 1, BMPI_NSTREAMS = 2 };
 
 struct bmpi_iof_stream {
     int fd; /* read end of the rank's pipe; -1 once closed */
+    int ns; /* the rank's namespace: 0 the job's, k the k-th spawned (tag "[k.rank]") */
     char *buf;
     size_t len, cap;
 };

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "launcher/daemon.h"
+#include "launcher/dpm.h"
 #include "launcher/fence.h"
 #include "launcher/job.h"
 #include "launcher/mpich_abi.h"
@@ -362,7 +363,8 @@ int bmpi_job_init(struct bmpi_job *job)
     snprintf(job->server_nspace, sizeof(job->server_nspace), "bmpirun.%d.%s", (int)getpid(), job->nspace);
 
     job->nranks = job->opt.nprocs;
-    job->ranks = calloc((size_t)job->nranks, sizeof(*job->ranks));
+    job->ranks_cap = job->nranks + BMPI_SPAWN_MAX;
+    job->ranks = calloc((size_t)job->ranks_cap, sizeof(*job->ranks));
     if (job->ranks == NULL) {
         bmpi_say("out of memory for %d ranks", job->nranks);
         return -1;
@@ -518,7 +520,7 @@ struct failure {
 static const char *rank_text(const struct bmpi_rank *r, char *buf, size_t len)
 {
     if (bmpi_rank_is_local(r) || r->job->nvertices == 1)
-        snprintf(buf, len, "rank %d (pid %d)", r->rank, (int)r->pid);
+        snprintf(buf, len, "rank %d%s (pid %d)", r->rank, bmpi_dpm_label(r->job, r), (int)r->pid);
     else if (r->pid > 0)
         snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, (int)r->pid, r->job->rank_host[r->rank]);
     else
@@ -535,7 +537,7 @@ static void rank_gone(struct bmpi_job *job, struct bmpi_rank *r, int wstatus)
     /* Its last words first, then ours. */
     for (int s = 0; s < BMPI_NSTREAMS; s++)
         bmpi_iof_stream_close(&job->iof, &r->out[s], r->rank, s);
-    if (r->rank == 0) {
+    if (r->rank == 0 && r->ns == 0) {
         bmpi_iof_stdin_stop(&job->iof);
         if (job->remote != NULL)
             bmpi_remote_stdin_stop(job);
@@ -781,6 +783,9 @@ static void handle_connected(struct bmpi_job *job, const struct bmpi_event *ev)
 void bmpi_job_handle_event(struct bmpi_job *job, struct bmpi_event *ev)
 {
     switch (ev->type) {
+    case BMPI_EV_SPAWN:
+        bmpi_dpm_spawn_run(job, ev->data); /* answers the request whatever the phase */
+        return;
     case BMPI_EV_FENCE:
         bmpi_fence_local(job, ev->data);
         return;

@@ -52,10 +52,13 @@ enum bmpi_rank_state {
 };
 
 struct bmpi_job;
+struct bmpi_names;
+struct bmpi_dpm;
 
 struct bmpi_rank {
     struct bmpi_job *job;
-    int rank;
+    int rank;       /* in its namespace */
+    int ns;         /* 0: the job's namespace; k: the k-th spawned one (launcher/dpm.c) */
     int local_rank;
     int node;   /* index in job->node_names; always 0 in single-node mode */
     int vertex; /* launch-tree vertex that runs it (launcher/tree.h); 0: the head */
@@ -77,10 +80,11 @@ enum bmpi_event_type {
     BMPI_EV_FENCE,       /* multi-host: a fence's local part (launcher/fence.h) */
     BMPI_EV_DMODEX,      /* multi-host: the library wants a remote rank's data */
     BMPI_EV_DMODEX_DATA, /* multi-host: a local rank's data for another host */
+    BMPI_EV_SPAWN,       /* PMIx_Spawn's request (launcher/dpm.c) */
 };
 struct bmpi_event {
     int type;
-    int rank;
+    int rank; /* index in job->ranks */
     int status;
     char *msg;  /* malloc'd, freed by the reader */
     void *data; /* the type's own malloc'd struct, handed to its handler */
@@ -133,6 +137,10 @@ struct bmpi_job {
 
     int nranks;
     struct bmpi_rank *ranks;
+    /* Room in ranks for spawned processes, which follow the job's own
+     * (launcher/dpm.c); never reallocated: the PMIx library holds
+     * pointers to the entries. */
+    int ranks_cap;
     int nlocal;   /* ranks this process starts */
     int nrunning; /* ranks not known to have ended (the head: all hosts') */
 
@@ -162,6 +170,8 @@ struct bmpi_job {
     bool have_connect_deadline;
     int bootstrap_timeout_s;
     bool program_of_other_mpi; /* launcher/mpich_abi.h */
+    struct bmpi_names *names;  /* MPI_Publish_name's store (launcher/names.c) */
+    struct bmpi_dpm *dpm;      /* spawned namespaces (launcher/dpm.c) */
 
     /* What has been set up, so that cleanup undoes exactly that. */
     bool tmpdir_made;

@@ -7,6 +7,8 @@ launcher_bmpirun_SOURCES = \
 	launcher/placement.c launcher/placement.h \
 	launcher/job.c launcher/job.h \
 	launcher/pmix_server.c launcher/pmix_server.h \
+	launcher/names.c launcher/names.h \
+	launcher/dpm.c launcher/dpm.h \
 	launcher/spawn.c launcher/spawn.h \
 	launcher/iof.c launcher/iof.h \
 	launcher/mpich_abi.c launcher/mpich_abi.h \

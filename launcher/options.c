@@ -332,6 +332,11 @@ static bool is_this_host(const char *name)
     return resolves_here(name);
 }
 
+bool bmpi_options_is_this_host(const char *name)
+{
+    return is_this_host(name);
+}
+
 static int host_error(const struct bmpi_hostlist *hosts)
 {
     fprintf(stderr, "bmpirun: %s\n", hosts->error);
@@ -413,6 +418,8 @@ static int place_ranks(struct bmpi_options *o)
         }
     }
     o->nprocs = p->nranks;
+    int slots = bmpi_hostlist_total_slots(&o->hosts);
+    o->universe_size = slots > p->nranks ? slots : p->nranks;
     return rc;
 }
 

@@ -27,6 +27,9 @@ struct bmpi_options {
     struct bmpi_hostlist hosts;
     bool from_slurm; /* the hosts are the Slurm allocation's */
     int npernode;    /* 0: not given */
+    /* MPI_UNIVERSE_SIZE (PMIX_UNIV_SIZE): the slots of the host list or
+     * Slurm allocation, at least nprocs; nprocs without a host list. */
+    int universe_size;
     enum bmpi_map_by map_by;
     bool oversubscribe;
     struct bmpi_placement place; /* node i of it is hosts.hosts[i] */
@@ -47,5 +50,7 @@ struct bmpi_options {
 
 int bmpi_options_parse(struct bmpi_options *o, int argc, char **argv);
 void bmpi_options_free(struct bmpi_options *o);
+/* Does a host name (of -H, or PMIX_HOST of a spawn) name this host? */
+bool bmpi_options_is_this_host(const char *name);
 
 #endif

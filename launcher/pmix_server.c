@@ -30,6 +30,8 @@
 
 #include "launcher/fence.h"
 #include "launcher/job.h"
+#include "launcher/dpm.h"
+#include "launcher/names.h"
 #include "launcher/pmix_server.h"
 
 /* ---- versions ----------------------------------------------------------- */
@@ -143,11 +145,17 @@ static pmix_status_t latch_wait(struct latch *l, const char *what)
 
 /* ---- upcalls (PMIx progress thread) ---------------------------------------- */
 
-/* The job this process serves. libpmix gives the fence and modex upcalls
- * no context of ours (the others get the rank as server_object), and a
- * process runs one server: the one piece of file-scope state here. Set
- * before the server starts, never changed while it runs. */
+/* The job this process serves. libpmix gives the fence, modex, publish,
+ * lookup, unpublish and spawn upcalls no context of ours (the others get
+ * the rank as server_object; names.c and dpm.c ask bmpi_pmix_served_job),
+ * and a process runs one server: the one piece of file-scope state here.
+ * Set before the server starts, never changed while it runs. */
 static struct bmpi_job *pmix_server_job;
+
+struct bmpi_job *bmpi_pmix_served_job(void)
+{
+    return pmix_server_job;
+}
 
 /* Hand an event to the main loop (job->event_pipe); false if it could not
  * (the caller still owns ev->data). */
@@ -170,7 +178,7 @@ static pmix_status_t up_client_connected(const pmix_proc_t *proc, void *server_o
     struct bmpi_rank *r = server_object;
     if (r != NULL) {
         atomic_store(&r->connected, true);
-        struct bmpi_event ev = {.type = BMPI_EV_CONNECTED, .rank = r->rank};
+        struct bmpi_event ev = {.type = BMPI_EV_CONNECTED, .rank = (int)(r - r->job->ranks)};
         post_event(r->job, &ev);
     }
     if (cbfunc != NULL)
@@ -184,8 +192,9 @@ static pmix_status_t up_client_finalized(const pmix_proc_t *proc, void *server_o
     struct bmpi_rank *r = server_object;
     if (r != NULL) {
         atomic_store(&r->finalized, true);
+        bmpi_names_proc_gone(r->job, proc);
         if (r->job->daemon != NULL) {
-            struct bmpi_event ev = {.type = BMPI_EV_FINALIZED, .rank = r->rank};
+            struct bmpi_event ev = {.type = BMPI_EV_FINALIZED, .rank = (int)(r - r->job->ranks)};
             post_event(r->job, &ev);
         }
     }
@@ -207,7 +216,7 @@ static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int 
         return PMIX_ERR_NOT_FOUND; /* not one of our ranks: nothing to kill */
     struct bmpi_event ev = {
         .type = BMPI_EV_ABORT,
-        .rank = r->rank,
+        .rank = (int)(r - r->job->ranks),
         .status = status,
         .msg = msg != NULL ? strdup(msg) : NULL,
     };
@@ -462,6 +471,7 @@ static int register_nspace(struct bmpi_job *job)
     int self_node = job->self_node;
     uint32_t size = (uint32_t)job->nranks, nlocal = (uint32_t)job->nlocal, zero = 0;
     uint32_t nnodes = (uint32_t)job->nnodes, nodeid = (uint32_t)(self_node >= 0 ? self_node : 0);
+    uint32_t univ = (uint32_t)(job->opt.universe_size > job->nranks ? job->opt.universe_size : job->nranks);
     pmix_rank_t lldr = 0;
     pmix_status_t st;
 
@@ -483,7 +493,7 @@ static int register_nspace(struct bmpi_job *job)
     if (info == NULL)
         goto nomem;
     PMIX_INFO_LOAD(&info[n++], PMIX_JOBID, job->nspace, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[n++], PMIX_UNIV_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[n++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_MAX_PROCS, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[n++], PMIX_APPNUM, &zero, PMIX_UINT32);
@@ -549,6 +559,39 @@ out:
     return rc;
 }
 
+/* A namespace that PMIx_Spawn asked for (launcher/dpm.c): info describes
+ * it, job->ranks[first .. first + n) are its processes. */
+int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct pmix_info *info, size_t ninfo,
+                               int first, int n)
+{
+    struct latch *l = latch_new(1);
+    if (l == NULL)
+        return -1;
+    latch_account(l, PMIx_server_register_nspace(nspace, n, info, ninfo, latch_cb, l));
+    char what[300];
+    snprintf(what, sizeof(what), "register namespace %s", nspace);
+    pmix_status_t st = latch_wait(l, what);
+    if (st != PMIX_SUCCESS) {
+        if (st != PMIX_ERR_TIMEOUT)
+            bmpi_say("PMIx cannot register namespace %s: %s", nspace, PMIx_Error_string(st));
+        return -1;
+    }
+    if ((l = latch_new(n)) == NULL)
+        return -1;
+    for (int i = first; i < first + n; i++) {
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)job->ranks[i].rank);
+        latch_account(l, PMIx_server_register_client(&proc, geteuid(), getegid(), &job->ranks[i], latch_cb, l));
+    }
+    snprintf(what, sizeof(what), "register the %d processes of namespace %s", n, nspace);
+    if ((st = latch_wait(l, what)) != PMIX_SUCCESS) {
+        if (st != PMIX_ERR_TIMEOUT)
+            bmpi_say("PMIx cannot register the processes of namespace %s: %s", nspace, PMIx_Error_string(st));
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- server lifecycle ------------------------------------------------------ */
 
 int bmpi_pmix_start(struct bmpi_job *job)
@@ -564,8 +607,14 @@ int bmpi_pmix_start(struct bmpi_job *job)
         .abort = up_abort,
         .fence_nb = up_fence_nb,
         .direct_modex = up_direct_modex,
+        .publish = bmpi_names_publish,
+        .lookup = bmpi_names_lookup,
+        .unpublish = bmpi_names_unpublish,
+        .spawn = bmpi_dpm_spawn,
     };
 
+    if (bmpi_names_init(job) != 0 || bmpi_dpm_init(job) != 0)
+        return -1;
     pmix_server_job = job;
     PMIX_INFO_LOAD(&info[n++], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[n++], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
@@ -588,13 +637,13 @@ int bmpi_pmix_start(struct bmpi_job *job)
     return register_nspace(job);
 }
 
-int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env)
+int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env)
 {
     pmix_proc_t proc;
-    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
+    PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)rank);
     pmix_status_t st = PMIx_server_setup_fork(&proc, env);
     if (st != PMIX_SUCCESS) {
-        bmpi_say("cannot prepare the environment of rank %d (PMIx_server_setup_fork): %s", rank,
+        bmpi_say("cannot prepare the environment of rank %d of %s (PMIx_server_setup_fork): %s", rank, nspace,
                  PMIx_Error_string(st));
         return -1;
     }
@@ -645,8 +694,11 @@ static bool lost_a_client(const struct bmpi_job *job)
 
 bool bmpi_pmix_stop(struct bmpi_job *job)
 {
-    if (!job->pmix_up)
+    if (!job->pmix_up) {
+        bmpi_names_free(job);
+        bmpi_dpm_free(job);
         return true;
+    }
     /* libpmix 4.2.2 handles a lost client in its progress thread for about
      * a second after the loss (its LOST_CONNECTION event comes that late);
      * PMIx_server_finalize meanwhile crashed bmpirun in 1 run of 7 (a rank
@@ -679,5 +731,7 @@ bool bmpi_pmix_stop(struct bmpi_job *job)
     pthread_join(tid, NULL);
     free(s);
     job->pmix_up = false;
+    bmpi_names_free(job);
+    bmpi_dpm_free(job);
     return true;
 }

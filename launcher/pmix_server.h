@@ -6,6 +6,7 @@
 #define BMPI_LAUNCHER_PMIX_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct bmpi_job;
@@ -19,9 +20,19 @@ int bmpi_pmix_check_version(void);
 /* Start the server in job->tmpdir and register job->nspace with every rank
  * as a client. 0 or -1 (after saying why). */
 int bmpi_pmix_start(struct bmpi_job *job);
-/* Add what rank needs to reach the server to *env (a malloc'd,
- * NULL-terminated array of malloc'd strings; it may be realloc'd). */
-int bmpi_pmix_setup_fork(struct bmpi_job *job, int rank, char ***env);
+/* Add what rank of namespace nspace needs to reach the server to *env (a
+ * malloc'd, NULL-terminated array of malloc'd strings; it may be
+ * realloc'd). */
+int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env);
+/* The job this process's server serves, for upcalls that carry no
+ * context of ours (launcher/names.c, launcher/dpm.c); NULL before the
+ * server starts. */
+struct bmpi_job *bmpi_pmix_served_job(void);
+/* Register a spawned namespace described by info, its processes being
+ * job->ranks[first .. first + n). 0 or -1 (after saying why). */
+struct pmix_info;
+int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct pmix_info *info, size_t ninfo,
+                               int first, int n);
 /* Another host asked (fence.c) for rank's data of nspace: the library
  * answers; the answer goes back to vertex requester through the job's
  * event pipe (BMPI_EV_DMODEX_DATA). */

@@ -317,11 +317,11 @@ static int pipe_pair(int fds[2], bool read_nonblock)
     return 0;
 }
 
-static int spawn_one(struct bmpi_job *job, struct bmpi_rank *r, char **env, const cpu_set_t *cpus,
-                     int devnull)
+static int spawn_one(struct bmpi_job *job, struct bmpi_rank *r, const struct bmpi_app *app, char **env,
+                     const cpu_set_t *cpus, int devnull)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
-    bool want_stdin = r->rank == 0;
+    bool want_stdin = r->rank == 0 && r->ns == 0;
 
     if (pipe_pair(out, true) != 0 || pipe_pair(err, true) != 0 || (want_stdin && pipe_pair(in, false) != 0)) {
         bmpi_say("cannot start rank %d: pipe: %m (too many open files? see ulimit -n)", r->rank);
@@ -332,15 +332,18 @@ static int spawn_one(struct bmpi_job *job, struct bmpi_rank *r, char **env, cons
         .in = want_stdin ? in[0] : devnull,
         .out = out[1],
         .err = err[1],
-        .path = job->opt.program,
-        .argv = job->opt.argv,
+        .path = app->path,
+        .argv = app->argv,
         .env = env,
         .cpus = cpus,
-        .wdir = job->opt.wdir,
+        .wdir = app->wdir,
         .job = job,
         .parent = getpid(),
     };
-    snprintf(cp.prefix, sizeof(cp.prefix), "bmpirun: rank %d: ", r->rank);
+    if (r->ns == 0)
+        snprintf(cp.prefix, sizeof(cp.prefix), "bmpirun: rank %d: ", r->rank);
+    else
+        snprintf(cp.prefix, sizeof(cp.prefix), "bmpirun: rank %d of %.24s: ", r->rank, app->nspace);
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -404,6 +407,8 @@ int bmpi_spawn_all(struct bmpi_job *job)
         goto out;
     }
 
+    const struct bmpi_app app = {.path = job->opt.program, .argv = job->opt.argv, .wdir = job->opt.wdir,
+                                 .nspace = job->nspace};
     for (int i = 0; i < job->nranks; i++) {
         struct bmpi_rank *r = &job->ranks[i];
         if (!bmpi_rank_is_local(r))
@@ -413,12 +418,12 @@ int bmpi_spawn_all(struct bmpi_job *job)
             bmpi_say("out of memory while building the environment of rank %d", r->rank);
             goto out;
         }
-        if (bmpi_pmix_setup_fork(job, r->rank, &env) != 0) {
+        if (bmpi_pmix_setup_fork(job->nspace, r->rank, &env) != 0) {
             env_free(env);
             goto out;
         }
         const cpu_set_t *cpus = cores.n > 0 ? &cores.sets[r->local_rank % cores.n] : NULL;
-        int s = spawn_one(job, r, env, cpus, devnull);
+        int s = spawn_one(job, r, &app, env, cpus, devnull);
         env_free(env);
         if (s != 0)
             goto out;
@@ -433,5 +438,71 @@ out:
     free(base);
     free(ld_path);
     free(cores.sets);
+    return rc;
+}
+
+/* base (count entries, room for one more) with app's variables in place
+ * of those of the same name: a malloc'd copy for one process. */
+static char **app_env(const char **base, size_t count, char *const *extra)
+{
+    size_t nextra = 0;
+    while (extra != NULL && extra[nextra] != NULL)
+        nextra++;
+    const char **all = malloc((count + nextra + 1) * sizeof(*all));
+    if (all == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++) {
+        bool replaced = false;
+        for (size_t x = 0; x < nextra && !replaced; x++)
+            replaced = env_name_eq(base[i], extra[x]);
+        if (!replaced)
+            all[k++] = base[i];
+    }
+    for (size_t x = 0; x < nextra; x++)
+        all[k++] = extra[x];
+    char **env = env_copy(all, k);
+    free(all);
+    return env;
+}
+
+int bmpi_spawn_ranks(struct bmpi_job *job, int first, int n, const struct bmpi_app *app)
+{
+    int rc = -1, devnull = -1;
+    size_t nbase = 0;
+    char *ld_path = NULL;
+    const char **base = base_env(job, &nbase);
+    if (base == NULL) {
+        bmpi_say("out of memory while building the environment of spawned processes");
+        goto out;
+    }
+    if (!job->opt.no_mpich_abi && (ld_path = bmpi_mpich_abi_ld_path(base)) != NULL)
+        with_mpich_abi(base, &nbase, ld_path);
+    if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        bmpi_say("cannot open /dev/null for the stdin of spawned processes: %m");
+        goto out;
+    }
+    for (int i = first; i < first + n; i++) {
+        struct bmpi_rank *r = &job->ranks[i];
+        char **env = app_env(base, nbase, app->env);
+        if (env == NULL) {
+            bmpi_say("out of memory while building the environment of a spawned process");
+            goto out;
+        }
+        if (bmpi_pmix_setup_fork(app->nspace, r->rank, &env) != 0) {
+            env_free(env);
+            goto out;
+        }
+        int s = spawn_one(job, r, app, env, NULL, devnull);
+        env_free(env);
+        if (s != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    if (devnull >= 0)
+        close(devnull);
+    free(base);
+    free(ld_path);
     return rc;
 }

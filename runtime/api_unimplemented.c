@@ -437,83 +437,6 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 
 /* == 11. Process Initialization, Creation, and Management == */
 
-BMPI_API(MPI_Close_port)
-int PMPI_Close_port(const char *port_name)
-{
-    (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Close_port");
-}
-
-BMPI_API(MPI_Comm_accept)
-int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                     MPI_Comm *newcomm)
-{
-    (void)port_name; (void)info; (void)root; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_accept");
-}
-
-BMPI_API(MPI_Comm_connect)
-int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                      MPI_Comm *newcomm)
-{
-    (void)port_name; (void)info; (void)root; (void)newcomm;
-    return bmpi_err_unsupported(comm, "MPI_Comm_connect");
-}
-
-BMPI_API(MPI_Comm_get_parent)
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-    (void)parent;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_get_parent");
-}
-
-BMPI_API(MPI_Comm_join)
-int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
-{
-    (void)fd; (void)intercomm;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Comm_join");
-}
-
-BMPI_API(MPI_Comm_spawn)
-int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
-                    MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
-{
-    (void)command; (void)argv; (void)maxprocs; (void)info; (void)root; (void)intercomm;
-    (void)array_of_errcodes;
-    return bmpi_err_unsupported(comm, "MPI_Comm_spawn");
-}
-
-BMPI_API(MPI_Comm_spawn_multiple)
-int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                             const int array_of_maxprocs[], const MPI_Info array_of_info[],
-                             int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
-{
-    (void)count; (void)array_of_commands; (void)array_of_argv; (void)array_of_maxprocs;
-    (void)array_of_info; (void)root; (void)intercomm; (void)array_of_errcodes;
-    return bmpi_err_unsupported(comm, "MPI_Comm_spawn_multiple");
-}
-
-BMPI_API(MPI_Lookup_name)
-int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
-{
-    (void)service_name; (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Lookup_name");
-}
-
-BMPI_API(MPI_Open_port)
-int PMPI_Open_port(MPI_Info info, char *port_name)
-{
-    (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Open_port");
-}
-
-BMPI_API(MPI_Publish_name)
-int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
-{
-    (void)service_name; (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Publish_name");
-}
-
 BMPI_API(MPI_Session_finalize)
 int PMPI_Session_finalize(MPI_Session *session)
 {
@@ -555,13 +478,6 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 {
     (void)info; (void)errhandler; (void)session;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_init");
-}
-
-BMPI_API(MPI_Unpublish_name)
-int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
-{
-    (void)service_name; (void)info; (void)port_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Unpublish_name");
 }
 
 /* == 12. One-Sided Communications == */
@@ -2068,12 +1984,10 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
         "MPI_Win_create_errhandler", "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", NULL}},
     {"10. The Info Object", 9, 0,
      (const char *const[]){NULL}},
-    {"11. Process Initialization, Creation, and Management", 26, 17,
-     (const char *const[]){"MPI_Close_port", "MPI_Comm_accept", "MPI_Comm_connect",
-        "MPI_Comm_get_parent", "MPI_Comm_join", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
-        "MPI_Lookup_name", "MPI_Open_port", "MPI_Publish_name", "MPI_Session_finalize",
-        "MPI_Session_get_info", "MPI_Session_get_nth_pset", "MPI_Session_get_num_psets",
-        "MPI_Session_get_pset_info", "MPI_Session_init", "MPI_Unpublish_name", NULL}},
+    {"11. Process Initialization, Creation, and Management", 26, 6,
+     (const char *const[]){"MPI_Session_finalize", "MPI_Session_get_info",
+        "MPI_Session_get_nth_pset", "MPI_Session_get_num_psets", "MPI_Session_get_pset_info",
+        "MPI_Session_init", NULL}},
     {"12. One-Sided Communications", 48, 48,
      (const char *const[]){"MPI_Accumulate", "MPI_Accumulate_c", "MPI_Compare_and_swap",
         "MPI_Fetch_and_op", "MPI_Get", "MPI_Get_c", "MPI_Get_accumulate", "MPI_Get_accumulate_c",

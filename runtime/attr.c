@@ -397,8 +397,8 @@ static int *predefined(int keyval)
     case MPI_HOST: attrs.host = MPI_PROC_NULL; return &attrs.host;
     case MPI_IO: attrs.io = MPI_ANY_SOURCE; return &attrs.io;
     case MPI_WTIME_IS_GLOBAL: attrs.wtime_is_global = 0; return &attrs.wtime_is_global;
-    case MPI_UNIVERSE_SIZE: attrs.universe_size = bmpi_world.size; return &attrs.universe_size;
-    case MPI_APPNUM: attrs.appnum = 0; return &attrs.appnum;
+    case MPI_UNIVERSE_SIZE: attrs.universe_size = bmpi_world.universe_size; return &attrs.universe_size;
+    case MPI_APPNUM: attrs.appnum = bmpi_world.appnum; return &attrs.appnum;
     case MPI_LASTUSEDCODE: return &attrs.lastusedcode;
     default: return NULL;
     }

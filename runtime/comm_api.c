@@ -18,6 +18,7 @@
 #include "runtime/group_api.h"
 #include "runtime/info.h"
 #include "runtime/p2p.h"
+#include "runtime/progress.h"
 #include "runtime/request.h"
 #include "runtime/topo.h"
 #include "runtime/world.h"
@@ -301,6 +302,15 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
+/* The colour of the processes that share memory with this one: this
+ * node's, within this job (processes of other jobs on the same node share
+ * no memory with it, docs/dynamic.md). */
+static int shared_color(void)
+{
+    uint64_t h = bmpi_world.job_id ^ (bmpi_world.nodeid * UINT64_C(0x9e3779b97f4a7c15));
+    return (int)((h ^ (h >> 32)) & INT_MAX);
+}
+
 /*
  * MPI_Comm_split_type. SHARED splits by PMIx node id (processes that can
  * share memory). The hardware-guided kinds know one level, the node:
@@ -329,12 +339,12 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         break;
     case MPI_COMM_TYPE_SHARED:
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        color = (int)(bmpi_world.nodeid & INT_MAX);
+        color = shared_color();
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
     case MPI_COMM_TYPE_RESOURCE_GUIDED: {
         const char *v = inf ? bmpi_info_value(inf, "mpi_hw_resource_type") : NULL;
-        color = v && strcmp(v, "mpi_shared_memory") == 0 ? (int)(bmpi_world.nodeid & INT_MAX) : MPI_UNDEFINED;
+        color = v && strcmp(v, "mpi_shared_memory") == 0 ? shared_color() : MPI_UNDEFINED;
         break;
     }
     default:
@@ -357,10 +367,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 static int check_subgroup(MPI_Comm comm, struct bmpi_comm *c, struct bmpi_group *g, const char *fn,
                           int *parent_ranks)
 {
-    int *pos = malloc((size_t)bmpi_world.size * sizeof(int));
+    int *pos = malloc((size_t)bmpi_world.nprocs * sizeof(int));
     if (!pos)
         return bmpi_err_comm(comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    for (int i = 0; i < bmpi_world.size; i++)
+    for (int i = 0; i < bmpi_world.nprocs; i++)
         pos[i] = -1;
     for (int r = 0; r < c->size; r++)
         pos[c->group->world_ranks[r]] = r; /* the local group of an intercommunicator */
@@ -520,7 +530,7 @@ static int free_comm(MPI_Comm *comm, const char *fn)
     /* now, not at the last reference: a failing delete callback is this
      * call's error, and the communicator then stays */
     if ((err = bmpi_attr_comm_free(c)))
-        return bmpi_err_comm(*comm, err, "MPI_Comm_free", NULL);
+        return bmpi_err_comm(*comm, err, fn, NULL);
     bmpi_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -532,14 +542,27 @@ int PMPI_Comm_free(MPI_Comm *comm)
     return free_comm(comm, "MPI_Comm_free");
 }
 
-/* As MPI_Comm_free: MPI 4.1 11.10.4 lets it be called only once all
- * communication on comm is complete and matched, and a request still
- * finishing inside bmpi holds its own reference on the communicator, so
- * nothing is left to wait for. */
+/* MPI 4.1 11.10.4: the program has completed and matched all its
+ * communication on comm; what may still be under way is bmpi's own, sends
+ * whose requests were freed or that finish a collective: disconnect waits
+ * for them (on the hidden local communicator of an intercommunicator
+ * too), so that nothing is left to the other side once it returns, then
+ * frees the communicator. */
 BMPI_API(MPI_Comm_disconnect)
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
-    return free_comm(comm, "MPI_Comm_disconnect");
+    const char *fn = "MPI_Comm_disconnect";
+    struct bmpi_comm *c;
+    if (!comm)
+        return bmpi_err_noobj(MPI_ERR_ARG, fn, "comm is NULL");
+    int err = bmpi_check_comm(*comm, fn, &c);
+    if (err)
+        return err;
+    unsigned idle = 0;
+    while (c->sends_open || (c->local_comm && c->local_comm->sends_open))
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    return free_comm(comm, fn);
 }
 
 BMPI_API(MPI_Comm_compare)

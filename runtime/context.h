@@ -96,6 +96,12 @@ void bmpi_ctx_release(uint32_t id);
  */
 int bmpi_comm_build(struct bmpi_comm *parent, struct bmpi_group *g, uint32_t id,
                     struct bmpi_comm **out);
+/* The intercommunicator between local's group and the processes of
+ * remote[] (peer indices), with context id `id` agreed by both groups
+ * (released on failure) and local's error handler; collective over local
+ * (its hidden local communicator gets an id of its own). */
+int bmpi_intercomm_build(struct bmpi_comm *local, const int *remote, int nremote, uint32_t id,
+                         struct bmpi_comm **out);
 /* MPI_Comm_dup of an intercommunicator (runtime/intercomm.c): the same two
  * groups with a context id agreed by both. */
 int bmpi_intercomm_dup(struct bmpi_comm *inter, struct bmpi_comm **out);

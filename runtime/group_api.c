@@ -51,7 +51,7 @@ int bmpi_group_compare(const struct bmpi_group *a, const struct bmpi_group *b)
     if (a->size == 0 || memcmp(a->world_ranks, b->world_ranks, (size_t)a->size * sizeof(int)) == 0)
         return MPI_IDENT;
     /* same members in another order? */
-    char *in = calloc((size_t)bmpi_world.size, 1);
+    char *in = calloc((size_t)bmpi_world.nprocs, 1);
     if (!in)
         return MPI_UNEQUAL;
     for (int i = 0; i < a->size; i++)
@@ -297,7 +297,7 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, enum 
         return err;
     if (!newgroup)
         return GERR(MPI_ERR_ARG, fn, "newgroup is NULL");
-    char *inb = calloc((size_t)bmpi_world.size, 1);
+    char *inb = calloc((size_t)bmpi_world.nprocs, 1);
     int *wr = malloc(((size_t)a->size + (size_t)b->size + 1) * sizeof(int));
     if (!inb || !wr) {
         err = GERR(MPI_ERR_NO_MEM, fn, "out of memory");
@@ -313,7 +313,7 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, enum 
             wr[cnt++] = a->world_ranks[i];
     }
     if (op == UNION) {
-        memset(inb, 0, (size_t)bmpi_world.size);
+        memset(inb, 0, (size_t)bmpi_world.nprocs);
         for (int i = 0; i < a->size; i++)
             inb[a->world_ranks[i]] = 1;
         for (int i = 0; i < b->size; i++)
@@ -360,10 +360,10 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
     for (int i = 0; i < n; i++)
         if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= a->size))
             return GERR(MPI_ERR_RANK, fn, "rank %d out of range (group size %d)", ranks1[i], a->size);
-    int *pos = malloc((size_t)bmpi_world.size * sizeof(int));
+    int *pos = malloc((size_t)bmpi_world.nprocs * sizeof(int));
     if (!pos)
         return GERR(MPI_ERR_NO_MEM, fn, "out of memory");
-    for (int i = 0; i < bmpi_world.size; i++)
+    for (int i = 0; i < bmpi_world.nprocs; i++)
         pos[i] = MPI_UNDEFINED;
     for (int i = 0; i < b->size; i++)
         pos[b->world_ranks[i]] = i;

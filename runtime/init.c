@@ -17,6 +17,7 @@
 #include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
+#include "runtime/dpm.h"
 #include "runtime/errhandler.h"
 #include "runtime/group_api.h"
 #include "runtime/info.h"
@@ -76,6 +77,9 @@ static int init_runtime(int required, int *provided)
     if ((err = bmpi_tl_init()) != BMPI_OK)
         return err;
     bmpi_world.state = BMPI_STATE_RUNNING;
+    /* a spawned job's parent: collective, so MPI must be running */
+    if ((err = bmpi_dpm_init()) != BMPI_OK)
+        return err;
     return BMPI_OK;
 }
 
@@ -125,6 +129,7 @@ int PMPI_Finalize(void)
     if (!err)
         err = bmpi_pmix_fence();
     bmpi_tl_finalize();
+    bmpi_dpm_finalize();
     bmpi_comm_finalize();
     bmpi_group_finalize();
     bmpi_request_finalize();

@@ -37,6 +37,8 @@
 #include "runtime/context.h"
 #include "runtime/group_api.h"
 #include "runtime/p2p.h"
+#include "runtime/tl_select.h"
+#include "runtime/world.h"
 
 /* Leader exchanges on an intercommunicator's collective context. */
 #define TAG_INTER_HEADER (-104)
@@ -215,6 +217,12 @@ static int build_inter(struct bmpi_comm *parent, struct bmpi_comm *local, const 
     return build_inter_ids(parent, local, remote_ranks, nremote, id, local_id, out);
 }
 
+int bmpi_intercomm_build(struct bmpi_comm *local, const int *remote, int nremote, uint32_t id,
+                         struct bmpi_comm **out)
+{
+    return build_inter(local, local, remote, nremote, id, out);
+}
+
 static bool in_group(const struct bmpi_group *g, int world_rank)
 {
     for (int i = 0; i < g->size; i++)
@@ -245,6 +253,36 @@ static int check_create_args(struct bmpi_comm *local, int local_leader, MPI_Comm
     return MPI_SUCCESS;
 }
 
+/* The leaders swap their groups' members as (job, rank) names, not peer
+ * indices: the groups may hold processes of other jobs (docs/dynamic.md),
+ * which every process knows by an index of its own. */
+#define NAME_INTS 3
+
+static void proc_name(int index, int *out)
+{
+    const struct bmpi_peer *p = &bmpi_world.peers[index];
+    out[0] = (int)(uint32_t)p->job;
+    out[1] = (int)(uint32_t)(p->job >> 32);
+    out[2] = p->job_rank;
+}
+
+/* names (NAME_INTS ints each) become peer indices in names[0 .. n). */
+static int names_to_indices(int *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const int *nm = names + NAME_INTS * i;
+        uint64_t job = (uint64_t)(uint32_t)nm[0] | (uint64_t)(uint32_t)nm[1] << 32;
+        int index = bmpi_proc_index(job, nm[2]);
+        if (index < 0)
+            return bmpi_err_set(MPI_ERR_OTHER,
+                                "member %d of the remote group (rank %d of job %016llx) is a process this one "
+                                "was never connected to",
+                                i, nm[2], (unsigned long long)job);
+        names[i] = index;
+    }
+    return BMPI_OK;
+}
+
 BMPI_API(MPI_Intercomm_create)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
@@ -261,15 +299,25 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     if ((err = check_create_args(local, local_leader, peer_comm, remote_leader, &peer, fn)))
         return err;
     struct bridge b = {peer, remote_leader, tag, tag, peer ? peer->context_id : 0};
-    struct side ours = {.nranks = local->size}, theirs;
-    int *their_ranks = NULL;
+    struct side ours = {.nranks = NAME_INTS * local->size}, theirs;
+    int *names = malloc((size_t)ours.nranks * sizeof(int) + 1), *their_names = NULL;
+    if (!names)
+        return bmpi_err_comm(local_comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < local->size; i++)
+        proc_name(local->group->world_ranks[i], names + NAME_INTS * i);
     uint32_t id;
-    if ((err = agree_across(local, local_leader, &b, &ours, local->group->world_ranks, &theirs,
-                            &their_ranks, &id)))
+    err = agree_across(local, local_leader, &b, &ours, names, &theirs, &their_names, &id);
+    free(names);
+    if (err)
         return bmpi_err_comm(local_comm, err, fn, NULL);
+    int nremote = theirs.nranks / NAME_INTS;
     struct bmpi_comm *c;
-    err = build_inter(local, local, their_ranks, theirs.nranks, id, &c);
-    free(their_ranks);
+    err = names_to_indices(their_names, nremote);
+    if (err)
+        bmpi_ctx_release(id);
+    else
+        err = build_inter(local, local, their_names, nremote, id, &c);
+    free(their_names);
     if (err)
         return bmpi_err_comm(local_comm, err, fn, NULL);
     *newintercomm = c->handle;
@@ -380,10 +428,11 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if ((err = agree_across(c->local_comm, 0, &b, &ours, NULL, &theirs, &none, &id)))
         return bmpi_err_comm(intercomm, err, fn, NULL);
     /* The group with high false comes first; when both say the same, the
-     * group whose leader has the lower world rank. */
+     * group whose leader comes first (job, then rank: the groups may be
+     * of two jobs, which know each other by different indices). */
     const struct bmpi_group *lg = c->group, *rg = c->remote_group;
     bool local_first = ours.flag != theirs.flag ? !ours.flag
-                                                : lg->world_ranks[0] < rg->world_ranks[0];
+                                                : bmpi_proc_before(lg->world_ranks[0], rg->world_ranks[0]);
     const struct bmpi_group *first = local_first ? lg : rg, *second = local_first ? rg : lg;
     int n = lg->size + rg->size;
     int *ranks = malloc((size_t)n * sizeof(int));

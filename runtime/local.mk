@@ -9,6 +9,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/bsend.c \
 	runtime/comm.c runtime/comm.h \
 	runtime/constants.c \
+	runtime/dpm.c runtime/dpm.h \
 	runtime/errhandler.c runtime/errhandler.h \
 	runtime/error.c runtime/error.h \
 	runtime/group.c runtime/group.h \
@@ -17,6 +18,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/intercomm.c \
 	runtime/lang.c runtime/lang.h \
 	runtime/match.c runtime/match.h \
+	runtime/names.c \
 	runtime/p2p.c runtime/p2p.h runtime/p2p_proto.h runtime/counts.h \
 	runtime/p2p_api.c \
 	runtime/pmix.c runtime/pmix.h \

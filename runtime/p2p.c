@@ -63,7 +63,8 @@ struct pending_queue {
 };
 
 static struct {
-    struct pending_queue *matched; /* per world peer */
+    struct pending_queue *matched; /* per peer index (world ranks, then other jobs') */
+    int nmatched;
     struct pending_queue control;
     struct bmpi_request *streaming; /* RNDV sends with fragments to go */
     int npending;
@@ -72,12 +73,19 @@ static struct {
 
 static struct bmpi_tl *peer_tl(int world_rank) { return bmpi_world.peers[world_rank].tl; }
 
+/* A queue for every peer, those of other jobs added since included. */
 static int ensure_queues(void)
 {
-    if (p2p.matched)
+    if (p2p.matched && p2p.nmatched >= bmpi_world.nprocs)
         return BMPI_OK;
-    p2p.matched = calloc((size_t)bmpi_world.size, sizeof(*p2p.matched));
-    return p2p.matched ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    struct pending_queue *q = realloc(p2p.matched, (size_t)bmpi_world.nprocs * sizeof(*q));
+    if (!q)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    int have = p2p.matched ? p2p.nmatched : 0;
+    memset(q + have, 0, (size_t)(bmpi_world.nprocs - have) * sizeof(*q));
+    p2p.matched = q;
+    p2p.nmatched = bmpi_world.nprocs;
+    return BMPI_OK;
 }
 
 static void queue_push(struct pending_queue *q, struct pending *p)
@@ -101,6 +109,7 @@ static int tl_send(const struct pending *p)
 static void send_done(struct bmpi_request *req)
 {
     p2p.sends_open--;
+    req->comm->sends_open--;
     bmpi_request_complete(req);
 }
 
@@ -288,9 +297,12 @@ int bmpi_send_start(struct bmpi_request *req)
     req->world_peer = bmpi_comm_world_rank(req->comm, req->peer);
     req->bytes = packed_size(req);
     p2p.sends_open++;
+    req->comm->sends_open++;
     rc = send_by_protocol(req);
-    if (rc)
+    if (rc) {
         p2p.sends_open--;
+        req->comm->sends_open--;
+    }
     return rc;
 }
 
@@ -881,7 +893,7 @@ int bmpi_p2p_progress(void)
     if (!p2p.npending && !p2p.streaming)
         return 0;
     int events = drain_queue(&p2p.control);
-    for (int r = 0; p2p.matched && r < bmpi_world.size && p2p.npending; r++)
+    for (int r = 0; p2p.matched && r < p2p.nmatched && p2p.npending; r++)
         events += drain_queue(&p2p.matched[r]);
     return events + progress_streams();
 }
@@ -904,5 +916,6 @@ int bmpi_p2p_drain(void)
         ;
     free(p2p.matched);
     p2p.matched = NULL;
+    p2p.nmatched = 0;
     return BMPI_OK;
 }

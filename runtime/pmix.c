@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ static int init_singleton(void)
     bmpi_world.singleton = true;
     bmpi_world.rank = 0;
     bmpi_world.size = 1;
+    bmpi_world.universe_size = 1;
     bmpi_world.local_rank = 0;
     bmpi_world.local_size = 1;
     bmpi_world.nodeid = 0;
@@ -160,7 +162,40 @@ static int fill_node_ids(void)
     return BMPI_OK;
 }
 
+uint64_t bmpi_job_id(const char *nspace)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)nspace; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/* Every world rank's entry names this job. */
+static void name_world_peers(void)
+{
+    bmpi_world.nprocs = bmpi_world.size;
+    /* A singleton's namespace is unique on its host only. */
+    char id[sizeof(bmpi_world.nspace) + sizeof(bmpi_world.hostname) + 1];
+    snprintf(id, sizeof(id), "%s%s%s", bmpi_world.nspace, bmpi_world.singleton ? "@" : "",
+             bmpi_world.singleton ? bmpi_world.hostname : "");
+    bmpi_world.job_id = bmpi_job_id(id);
+    for (int r = 0; r < bmpi_world.size; r++) {
+        bmpi_world.peers[r].job = bmpi_world.job_id;
+        bmpi_world.peers[r].job_rank = r;
+    }
+}
+
+static int init_identity(void);
+
 int bmpi_pmix_init(void)
+{
+    int err = init_identity();
+    if (!err)
+        name_world_peers();
+    return err;
+}
+
+static int init_identity(void)
 {
     boot.timeout_s = (int)bmpi_env_uint("BMPI_BOOTSTRAP_TIMEOUT", BOOTSTRAP_TIMEOUT_S);
     if (gethostname(bmpi_world.hostname, sizeof(bmpi_world.hostname) - 1) != 0)
@@ -187,6 +222,13 @@ int bmpi_pmix_init(void)
         return pmix_fail("PMIx_Get(PMIX_LOCAL_RANK)", rc);
     bmpi_world.size = (int)size;
     bmpi_world.local_rank = (int)local_rank;
+    /* The slots the launcher was given (bmpirun: its host list); a
+     * launcher that does not say gets the job's size. */
+    uint32_t univ;
+    bool have_univ = get_uint(&boot.wildcard, PMIX_UNIV_SIZE, &univ) == PMIX_SUCCESS && univ >= size;
+    bmpi_world.universe_size = have_univ && univ <= INT_MAX ? (int)univ : (int)size;
+    uint32_t appnum;
+    bmpi_world.appnum = get_uint(&boot.me, PMIX_APPNUM, &appnum) == PMIX_SUCCESS && appnum <= INT_MAX ? (int)appnum : 0;
 
     char *peers = NULL;
     if ((rc = get_string(&boot.wildcard, PMIX_LOCAL_PEERS, &peers)) != PMIX_SUCCESS)
@@ -338,6 +380,155 @@ int bmpi_pmix_get(int rank, const char *key, void **data, size_t *len)
         memcpy(*data, val->data.bo.bytes, *len);
     PMIX_VALUE_RELEASE(val);
     return *data ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+}
+
+/* Why the name service failed with rc, as an MPI error class. */
+static int name_service_fail(const char *call, const char *service, pmix_status_t rc, int not_found_class)
+{
+    switch (rc) {
+    case PMIX_ERR_NOT_SUPPORTED:
+    case PMIX_ERR_NOT_IMPLEMENTED:
+        return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                            "%s('%s'): the launcher's PMIx server has no name service (%s)", call,
+                            service, PMIx_Error_string(rc));
+    case PMIX_ERR_DUPLICATE_KEY:
+        return bmpi_err_set(MPI_ERR_SERVICE, "%s: service name '%s' is published already", call, service);
+    case PMIX_ERR_NOT_FOUND:
+        return bmpi_err_set(not_found_class, "%s: service name '%s' %s", call, service,
+                            not_found_class == MPI_ERR_NAME ? "is not published"
+                                                            : "was not published by this process");
+    default:
+        return bmpi_err_set(MPI_ERR_SERVICE, "%s('%s') failed: %s", call, service, PMIx_Error_string(rc));
+    }
+}
+
+/* Can service be looked for here at all? */
+static int check_name_service(const char *service)
+{
+    if (strlen(service) > PMIX_MAX_KEYLEN)
+        return bmpi_err_set(MPI_ERR_ARG, "service name of %zu characters: longer than the %d that PMIx takes",
+                            strlen(service), PMIX_MAX_KEYLEN);
+    if (!bmpi_world.singleton)
+        return BMPI_OK;
+    return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                        "service '%s': a singleton has no name service (start the program with "
+                        "bmpirun, srun --mpi=pmix or mpirun)",
+                        service);
+}
+
+int bmpi_pmix_publish(const char *service, const char *value)
+{
+    int err = check_name_service(service);
+    if (err)
+        return err;
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, service, value, PMIX_STRING);
+    pmix_status_t rc = PMIx_Publish(&info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    return rc == PMIX_SUCCESS ? BMPI_OK : name_service_fail("PMIx_Publish", service, rc, MPI_ERR_SERVICE);
+}
+
+int bmpi_pmix_lookup(const char *service, char **value)
+{
+    int err = check_name_service(service);
+    if (err)
+        return err;
+    pmix_pdata_t pdata;
+    PMIX_PDATA_CONSTRUCT(&pdata);
+    PMIX_LOAD_KEY(pdata.key, service);
+    pmix_status_t rc = PMIx_Lookup(&pdata, 1, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        err = name_service_fail("PMIx_Lookup", service, rc, MPI_ERR_NAME);
+    else if (pdata.value.type != PMIX_STRING || !pdata.value.data.string)
+        err = bmpi_err_set(MPI_ERR_NAME, "service name '%s' was published with a value that is not a "
+                           "port name (PMIx type %d)", service, (int)pdata.value.type);
+    else if (!(*value = strdup(pdata.value.data.string)))
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    PMIX_PDATA_DESTRUCT(&pdata);
+    return err;
+}
+
+int bmpi_pmix_unpublish(const char *service)
+{
+    int err = check_name_service(service);
+    if (err)
+        return err;
+    char *keys[2] = {(char *)service, NULL};
+    pmix_status_t rc = PMIx_Unpublish(keys, NULL, 0);
+    return rc == PMIX_SUCCESS ? BMPI_OK : name_service_fail("PMIx_Unpublish", service, rc, MPI_ERR_SERVICE);
+}
+
+/* Which launcher's PMIx server serves us, for messages. */
+static const char *launcher_name(void)
+{
+    if (strncmp(bmpi_world.nspace, "bmpi.", 5) == 0)
+        return "bmpirun";
+    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
+        return "Slurm srun";
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PRTE_LAUNCHED"))
+        return "Open MPI's mpirun";
+    return "the launcher";
+}
+
+int bmpi_pmix_spawn(const struct bmpi_spawn_app *apps, int napps)
+{
+    if (bmpi_world.singleton)
+        return bmpi_err_set(MPI_ERR_SPAWN, "a singleton has no launcher to spawn processes (start the program "
+                            "with bmpirun)");
+    pmix_app_t *papps = calloc((size_t)napps, sizeof(*papps));
+    if (!papps)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    int err = BMPI_OK;
+    for (int a = 0; a < napps && !err; a++) {
+        pmix_app_t *p = &papps[a];
+        p->cmd = (char *)apps[a].cmd;
+        p->argv = apps[a].argv;
+        p->env = apps[a].env;
+        p->maxprocs = apps[a].maxprocs;
+        PMIX_INFO_CREATE(p->info, 2);
+        if (!p->info) {
+            err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+            break;
+        }
+        if (apps[a].wdir)
+            PMIX_INFO_LOAD(&p->info[p->ninfo++], PMIX_WDIR, apps[a].wdir, PMIX_STRING);
+        if (apps[a].host)
+            PMIX_INFO_LOAD(&p->info[p->ninfo++], PMIX_HOST, apps[a].host, PMIX_STRING);
+        if (p->ninfo == 0) {
+            /* Open MPI's server reads an empty entry as an unknown key */
+            PMIX_INFO_FREE(p->info, 2);
+            p->info = NULL;
+        }
+    }
+    pmix_nspace_t child;
+    pmix_status_t rc = err ? PMIX_ERROR : PMIx_Spawn(NULL, 0, papps, (size_t)napps, child);
+    for (int a = 0; a < napps; a++)
+        if (papps[a].info)
+            PMIX_INFO_FREE(papps[a].info, 2);
+    free(papps);
+    if (err)
+        return err;
+    if (rc == PMIX_ERR_NOT_SUPPORTED || rc == PMIX_ERR_NOT_IMPLEMENTED)
+        return bmpi_err_set(MPI_ERR_SPAWN, "the launcher (%s) does not support spawning processes: PMIx_Spawn "
+                            "returned %s", launcher_name(), PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS)
+        return bmpi_err_set(MPI_ERR_SPAWN, "%s could not start the processes: PMIx_Spawn returned %s%s",
+                            launcher_name(), PMIx_Error_string(rc),
+                            strcmp(launcher_name(), "bmpirun") == 0 ? " (bmpirun said why on its stderr)" : "");
+    return BMPI_OK;
+}
+
+bool bmpi_pmix_spawned(void)
+{
+    if (bmpi_world.singleton)
+        return false;
+    pmix_value_t *val = NULL;
+    bool spawned = false;
+    if (PMIx_Get(&boot.wildcard, PMIX_SPAWNED, NULL, 0, &val) == PMIX_SUCCESS) {
+        spawned = val->type == PMIX_BOOL && val->data.flag;
+        PMIX_VALUE_RELEASE(val);
+    }
+    return spawned;
 }
 
 void bmpi_pmix_abort(int code, const char *msg)

@@ -146,3 +146,139 @@ int bmpi_tl_progress(void)
         events += bmpi_world.tls[t].ops->progress(&bmpi_world.tls[t]);
     return events;
 }
+
+/* ---- processes of other jobs (docs/dynamic.md "Transports") ---------- */
+
+static struct bmpi_tl *other_jobs_tl(void)
+{
+    for (int t = 0; t < bmpi_world.ntls; t++)
+        if (bmpi_world.tls[t].caps.flags & BMPI_TL_OTHER_JOBS)
+            return &bmpi_world.tls[t];
+    return NULL;
+}
+
+static bool is_open(const struct bmpi_tl_component *c)
+{
+    for (int t = 0; t < bmpi_world.ntls; t++)
+        if (bmpi_world.tls[t].ops == c->ops)
+            return true;
+    return false;
+}
+
+/* bmpi_world.tls has room for every component (open_transports). */
+int bmpi_tl_open_other_jobs(void)
+{
+    if (other_jobs_tl())
+        return BMPI_OK;
+    char msg[1024];
+    int n = snprintf(msg, sizeof(msg), "no transport reaches processes of other jobs here; transports tried:");
+    for (int i = 0; i < bmpi_tl_ncomponents; i++) {
+        const struct bmpi_tl_component *c = &bmpi_tl_components[i];
+        char why[WHY_LEN] = "";
+        if (!allowed(c->name)) {
+            snprintf(why, WHY_LEN, "excluded by BMPI_TRANSPORT=%s", bmpi_env_string("BMPI_TRANSPORT"));
+        } else if (is_open(c)) {
+            snprintf(why, WHY_LEN, "reaches processes of its own job only");
+        } else if (c->ops->query_other_jobs(why, WHY_LEN) == BMPI_OK) {
+            struct bmpi_tl *tl = &bmpi_world.tls[bmpi_world.ntls];
+            memset(tl, 0, sizeof(*tl));
+            tl->ops = c->ops;
+            if (c->ops->open(tl) == BMPI_OK && (tl->caps.flags & BMPI_TL_OTHER_JOBS)) {
+                bmpi_world.ntls++;
+                return BMPI_OK;
+            }
+            if (tl->priv)
+                c->ops->close(tl);
+            snprintf(why, WHY_LEN, "failed to open: %s", bmpi_err_reason());
+        }
+        if (n < (int)sizeof(msg))
+            n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %s: %s;", c->name, why[0] ? why : "declined");
+    }
+    return bmpi_err_set(MPI_ERR_OTHER, "%s", msg);
+}
+
+int bmpi_tl_card(void *buf, size_t *len)
+{
+    struct bmpi_tl *tl = other_jobs_tl();
+    if (!tl)
+        return bmpi_err_set(MPI_ERR_INTERN, "no transport for other jobs is open");
+    unsigned char *p = buf;
+    size_t nlen = strlen(tl->caps.name);
+    if (nlen > 16)
+        return bmpi_err_set(MPI_ERR_INTERN, "transport name %s too long for a card", tl->caps.name);
+    p[0] = (unsigned char)nlen;
+    memcpy(p + 1, tl->caps.name, nlen);
+    size_t clen = 0;
+    int err = tl->ops->card(tl, p + 2 + nlen, &clen);
+    if (err)
+        return err;
+    p[1 + nlen] = (unsigned char)clen;
+    *len = 2 + nlen + clen;
+    return BMPI_OK;
+}
+
+int bmpi_proc_index(uint64_t job, int job_rank)
+{
+    if (job == bmpi_world.job_id)
+        return job_rank >= 0 && job_rank < bmpi_world.size ? job_rank : -1;
+    for (int i = bmpi_world.size; i < bmpi_world.nprocs; i++)
+        if (bmpi_world.peers[i].job == job && bmpi_world.peers[i].job_rank == job_rank)
+            return i;
+    return -1;
+}
+
+/* The open transport a card names, NULL with why in msg. */
+static struct bmpi_tl *card_transport(const unsigned char *c, size_t len, char *msg, size_t msg_len)
+{
+    size_t nlen = len ? c[0] : 0;
+    if (len < 2 || len < 2 + nlen || len != 2 + nlen + c[1 + nlen]) {
+        snprintf(msg, msg_len, "malformed card (%zu bytes)", len);
+        return NULL;
+    }
+    for (int t = 0; t < bmpi_world.ntls; t++) {
+        struct bmpi_tl *tl = &bmpi_world.tls[t];
+        if ((tl->caps.flags & BMPI_TL_OTHER_JOBS) && strlen(tl->caps.name) == nlen &&
+            memcmp(tl->caps.name, c + 1, nlen) == 0)
+            return tl;
+    }
+    snprintf(msg, msg_len, "it is reached through transport %.*s, which is not open here", (int)nlen,
+             (const char *)c + 1);
+    return NULL;
+}
+
+int bmpi_tl_add_process(uint64_t job, int job_rank, const void *card, size_t len, int *index)
+{
+    if ((*index = bmpi_proc_index(job, job_rank)) >= 0)
+        return BMPI_OK;
+    if (job == bmpi_world.job_id)
+        return bmpi_err_set(MPI_ERR_INTERN, "rank %d of this job does not exist", job_rank);
+    char why[WHY_LEN] = "";
+    const unsigned char *c = card;
+    struct bmpi_tl *tl = card_transport(c, len, why, sizeof(why));
+    int idx = bmpi_world.nprocs;
+    struct bmpi_peer *p = tl ? realloc(bmpi_world.peers, (size_t)(idx + 1) * sizeof(*p)) : NULL;
+    if (tl && !p)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a peer");
+    if (p)
+        bmpi_world.peers = p;
+    int err = tl ? tl->ops->add_card(tl, idx, job, job_rank, c + 2 + c[0], len - 2 - c[0], why, sizeof(why))
+                 : MPI_ERR_OTHER;
+    if (err)
+        return bmpi_err_set(err, "rank %d on %s cannot reach rank %d of job %016llx: %s", bmpi_world.rank,
+                            bmpi_world.hostname, job_rank, (unsigned long long)job, why);
+    bmpi_world.peers[idx] = (struct bmpi_peer){.tl = tl, .nodeid = UINT32_MAX, .job = job, .job_rank = job_rank};
+    bmpi_world.nprocs++;
+    *index = idx;
+    if (bmpi_world.verbose)
+        fprintf(stderr, "bmpi: rank %d -> rank %d of job %016llx (peer %d): %s\n", bmpi_world.rank, job_rank,
+                (unsigned long long)job, idx, tl->caps.name);
+    return BMPI_OK;
+}
+
+int bmpi_proc_before(int a, int b)
+{
+    const struct bmpi_peer *pa = &bmpi_world.peers[a], *pb = &bmpi_world.peers[b];
+    if (pa->job != pb->job)
+        return pa->job < pb->job;
+    return pa->job_rank < pb->job_rank;
+}

@@ -2,6 +2,7 @@
 # by bmpirun), launcher/ (bmpirun's own behaviour).
 include test/unit/local.mk
 include test/mpi/local.mk
+include test/dpm/local.mk
 include test/launcher/local.mk
 include test/api/local.mk
 include test/abi/local.mk

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <stdio.h>
+
 #include "runtime/error.h"
 #include "transport/transport.h"
 
@@ -47,6 +49,26 @@ int bmpi_tl_unsupported_put(struct bmpi_tl *tl, int peer, const void *local, voi
     (void)peer, (void)local, (void)local_memh, (void)len, (void)remote_addr, (void)rkey;
     (void)rkey_len, (void)done, (void)ctx;
     return unsupported(tl, "put");
+}
+
+int bmpi_tl_unsupported_query_other_jobs(char *why, size_t why_len)
+{
+    snprintf(why, why_len, "reaches processes of its own job only");
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+int bmpi_tl_unsupported_card(struct bmpi_tl *tl, void *buf, size_t *len)
+{
+    (void)buf, (void)len;
+    return unsupported(tl, "card");
+}
+
+int bmpi_tl_unsupported_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const void *card,
+                                 size_t len, char *why, size_t why_len)
+{
+    (void)peer, (void)job, (void)job_rank, (void)card, (void)len;
+    snprintf(why, why_len, "transport %s reaches processes of its own job only", tl->caps.name);
+    return unsupported(tl, "add_card");
 }
 
 extern const struct bmpi_tl_ops bmpi_tl_self_ops;

@@ -54,6 +54,8 @@ static const struct env_var vars[] = {
     SWITCH("BMPI_OVERSUBSCRIBED"),
     UINT("BMPI_VERBOSE", 0, 2),
     {"BMPI_TRANSPORT", ENV_LIST, 0, 0, {"self", "shm", "verbs", "ofi"}},
+    /* set by MPI_Comm_spawn for the processes it starts (docs/dynamic.md) */
+    {"BMPI_PARENT_PORT", ENV_NAME, 0, 0, {NULL}},
     /* shm */
     SIZE("BMPI_SHM_MAX_AM", KIB(4), MIB(4)),
     SIZE("BMPI_SHM_EAGER_LIMIT", 0, MIB(4)),

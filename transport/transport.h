@@ -5,8 +5,9 @@
  * It moves active messages (a small header plus payload) to a peer,
  * delivering them in order per peer to the handler the runtime registered
  * for the message's id, and optionally reads or writes a peer's memory
- * (RMA) for single-copy rendezvous. Peers are named by their rank in the
- * job (PMIx rank == MPI_COMM_WORLD rank).
+ * (RMA) for single-copy rendezvous. Peers are named by their index in the
+ * runtime's peer table: the rank in the job (PMIx rank == MPI_COMM_WORLD
+ * rank), then processes of other jobs from the world size up.
  *
  * The shape follows Open MPI's btl module and UCX's uct_iface: capabilities
  * are data (struct bmpi_tl_caps), behaviour is an ops table. Every op is
@@ -58,6 +59,11 @@ const char *bmpi_env_string(const char *name);
  * message above eager_limit from there, whatever rget_min says. */
 #define BMPI_TL_RMA_HEAP 0x10u
 
+/* The transport reaches processes of other jobs (MPI_Comm_connect/accept,
+ * MPI_Comm_join, spawned jobs): card() and add_card() work, see
+ * docs/dynamic.md. Transports without it point those at the stubs. */
+#define BMPI_TL_OTHER_JOBS 0x20u
+
 /* Exclusivity: when several transports reach a peer, the highest wins. */
 enum bmpi_tl_exclusivity {
     BMPI_TL_EXCL_NETWORK = 100,
@@ -103,6 +109,24 @@ struct bmpi_tl_ops {
     /* Release everything, shared segments and registrations included. */
     void (*close)(struct bmpi_tl *tl);
 
+    /* Processes of other jobs (docs/dynamic.md "Transports"). Such a peer
+     * has an index >= the world size in the runtime's peer table; it is
+     * added from its address card, not through PMIx. */
+
+    /* Can this transport, opened while MPI runs, reach processes of other
+     * jobs? 0 if so; otherwise an MPI error class and why in words. The
+     * runtime then opens it (open) if it is not open already. */
+    int (*query_other_jobs)(char *why, size_t why_len);
+    /* This process's address card: at most BMPI_TL_CARD_MAX bytes into
+     * buf, *len gets its size. */
+    int (*card)(struct bmpi_tl *tl, void *buf, size_t *len);
+    /* Make peer index `peer` (of job `job`, rank `job_rank` there) reachable
+     * from its card. 0, or an MPI error class with why in words. Messages
+     * from that process that came before the call are delivered after it,
+     * in order. */
+    int (*add_card)(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const void *card, size_t len,
+                    char *why, size_t why_len);
+
     /* Send an active message: hdr (hdr_len bytes, copied) then the payload
      * described by iov. hdr_len + payload <= caps.max_am. Returns
      * BMPI_TL_EAGAIN when out of resources; never drops a message. Safe to
@@ -131,6 +155,7 @@ struct bmpi_tl_ops {
 };
 
 #define BMPI_TL_RKEY_MAX 64
+#define BMPI_TL_CARD_MAX 96
 
 struct bmpi_tl {
     const struct bmpi_tl_ops *ops;
@@ -154,6 +179,12 @@ int bmpi_tl_unsupported_get(struct bmpi_tl *tl, int peer, void *local, void *loc
 int bmpi_tl_unsupported_put(struct bmpi_tl *tl, int peer, const void *local, void *local_memh,
                             size_t len, uint64_t remote_addr, const void *rkey, size_t rkey_len,
                             bmpi_tl_done_fn done, void *ctx);
+
+/* ... and for transports that cannot reach processes of other jobs. */
+int bmpi_tl_unsupported_query_other_jobs(char *why, size_t why_len);
+int bmpi_tl_unsupported_card(struct bmpi_tl *tl, void *buf, size_t *len);
+int bmpi_tl_unsupported_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const void *card,
+                                 size_t len, char *why, size_t why_len);
 
 /* The transports compiled in, in order of preference (self, shm, verbs,
  * ofi), each with its ops table. */

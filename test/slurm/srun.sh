@@ -171,4 +171,22 @@ left=$(pgrep -f "$marker" | head -3)
 after=$(job_segments | wc -l)
 [ "$after" -le "$before" ] || fail "/dev/shm segments left after MPI_Abort: $(job_segments)"
 echo "ok: MPI_Abort under srun: exit $rc, nothing left"
+
+# ---- (d) dynamic processes (docs/dynamic.md) -----------------------------------
+# Slurm's PMIx plugin cannot spawn: MPI_ERR_SPAWN naming the launcher, no
+# hang. Two steps connect through a port, as two bmpirun jobs do.
+dpm=$top_builddir/test/dpm
+out=$(run -n 2 "$dpm/spawn" parent "$dpm/spawn" refused 2>&1) || fail "spawn under srun: $out"
+printf '%s\n' "$out" | grep -q '^spawn refused: ok' || fail "spawn under srun: $out"
+printf '%s\n' "$out" | grep -q 'Slurm srun' || fail "the refused spawn does not name Slurm: $out"
+echo "ok: MPI_Comm_spawn under srun: MPI_ERR_SPAWN ($(printf '%s\n' "$out" | sed -n 's/^rank 0: //p'))"
+run -n 2 "$dpm/ports" server "$dir/port" >"$dir/server.out" 2>&1 &
+server=$!
+run -n 2 "$dpm/ports" client "$dir/port" >"$dir/client.out" 2>&1
+crc=$?
+wait $server
+src=$?
+[ $src -eq 0 ] && [ $crc -eq 0 ] && grep -q '^ports client: ok' "$dir/client.out" ||
+    fail "accept/connect between two srun steps ($src, $crc): $(cat "$dir/server.out" "$dir/client.out")"
+echo "ok: accept/connect between two srun steps"
 echo "PASS: bmpi under srun --mpi=pmix"

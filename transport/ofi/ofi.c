@@ -382,7 +382,7 @@ static int ofi_open(struct bmpi_tl *tl)
     /* Sizes: max_am is the largest runtime header + payload of one message. */
     size_t max_msg = info->ep_attr->max_msg_size;
     size_t max_am = bmpi_env_uint("BMPI_OFI_MAX_AM", OFI_DEFAULT_MAX_AM);
-    s->buf_size = (max_am + sizeof(struct ofi_wire) + 63) & ~(size_t)63;
+    s->buf_size = (max_am + OFI_WIRE_MAX + 63) & ~(size_t)63;
     if (max_msg && s->buf_size > max_msg)
         s->buf_size = max_msg & ~(size_t)7;
     /* ofi_rxm sends a message larger than its buffer size (16 KiB unless
@@ -395,8 +395,8 @@ static int ofi_open(struct bmpi_tl *tl)
         if (rxm_buf >= 1024 && s->buf_size > rxm_buf)
             s->buf_size = rxm_buf & ~(size_t)7;
     }
-    if (max_am > s->buf_size - sizeof(struct ofi_wire))
-        max_am = s->buf_size - sizeof(struct ofi_wire);
+    if (max_am > s->buf_size - OFI_WIRE_MAX)
+        max_am = s->buf_size - OFI_WIRE_MAX;
     size_t eager = bmpi_env_uint("BMPI_OFI_EAGER_LIMIT", OFI_DEFAULT_EAGER);
     if (eager > max_am - 256)
         eager = max_am - 256;
@@ -539,7 +539,7 @@ static int ofi_open(struct bmpi_tl *tl)
         .max_am = max_am,
         .eager_limit = eager,
         .rma_limit = rma_limit,
-        .flags = s->rma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT) : 0,
+        .flags = (s->rma ? (BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT) : 0) | BMPI_TL_OTHER_JOBS,
         .latency_us = shm ? 0.5 : tcp ? 15 : 2,
         .bandwidth_mbs = shm ? 5000 : tcp ? 1000 : 10000,
     };
@@ -801,27 +801,63 @@ static int finish_rma(struct ofi_state *s)
     return events;
 }
 
-/* Hand one message to the runtime. The wire header and the runtime's
- * header are copied out when not 8-byte aligned (a message anywhere in a
- * multi-receive buffer), since handlers read the header in place. */
-static void dispatch(const struct ofi_wire *w, const char *buf, size_t len)
+/* Hand one message from peer to the runtime. The wire header and the
+ * runtime's header are copied out when not 8-byte aligned (a message
+ * anywhere in a multi-receive buffer), since handlers read the header in
+ * place. */
+static void dispatch(int peer, const char *buf, size_t len)
 {
-    const char *hdr = buf + sizeof(*w);
-    const char *payload = hdr + w->hdr_len;
-    size_t plen = len - sizeof(*w) - w->hdr_len - (w->am_pad & 7);
-    uint8_t am_id = w->am_pad >> 3;
-    if (((uintptr_t)hdr & 7) == 0 || w->hdr_len == 0) {
-        bmpi_am_deliver(w->src, am_id, hdr, w->hdr_len, payload, plen);
+    struct ofi_wire w;
+    memcpy(&w, buf, sizeof(w));
+    size_t wlen = ofi_wire_len(w.src);
+    const char *hdr = buf + wlen;
+    const char *payload = hdr + w.hdr_len;
+    size_t plen = len - wlen - w.hdr_len - (w.am_pad & 7);
+    uint8_t am_id = w.am_pad >> 3;
+    if (((uintptr_t)hdr & 7) == 0 || w.hdr_len == 0) {
+        bmpi_am_deliver(peer, am_id, hdr, w.hdr_len, payload, plen);
         return;
     }
     uint64_t copy[(UINT8_MAX + 7) / 8]; /* hdr_len is 8 bits */
-    memcpy(copy, hdr, w->hdr_len);
-    bmpi_am_deliver(w->src, am_id, copy, w->hdr_len, payload, plen);
+    memcpy(copy, hdr, w.hdr_len);
+    bmpi_am_deliver(peer, am_id, copy, w.hdr_len, payload, plen);
+}
+
+static void malformed(const struct ofi_state *s, size_t len, int32_t src)
+{
+    bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
+                  "ofi (%s): malformed message of %zu bytes from %s %d", s->prov, len,
+                  src < 0 ? "a process of another job, rank" : "rank", src < 0 ? -1 - src : src);
+}
+
+/* The peer index of a message's sender: its rank for one of this job, a
+ * lookup for another job's; -1 (message parked) while that one is not a
+ * peer yet, -2 when the message is malformed (reported). */
+static int sender(struct ofi_state *s, const struct ofi_wire *w, const char *buf, size_t len)
+{
+    if (len < ofi_wire_len(w->src) + w->hdr_len + (w->am_pad & 7)) {
+        malformed(s, len, w->src);
+        return -2;
+    }
+    if (w->src >= 0) {
+        if (w->src >= bmpi_world.size) {
+            malformed(s, len, w->src);
+            return -2;
+        }
+        return w->src;
+    }
+    struct ofi_wire_job j;
+    memcpy(&j, buf + sizeof(*w), sizeof(j));
+    int peer = ofi_foreign_peer(s, j.job, -1 - w->src);
+    if (peer < 0 && ofi_park(s, j.job, -1 - w->src, buf, len))
+        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI progress",
+                      "ofi (%s): out of memory keeping a message from a process of another job", s->prov);
+    return peer;
 }
 
 /* One message at buf, delivered in its sender's order: at once when it is
  * next in turn (then any held ones it unblocks), else copied and held. */
-static void deliver(struct ofi_state *s, const char *buf, size_t len)
+void ofi_deliver(struct ofi_state *s, const char *buf, size_t len)
 {
     struct ofi_wire w;
     if (len < sizeof(w)) {
@@ -830,26 +866,22 @@ static void deliver(struct ofi_state *s, const char *buf, size_t len)
         return;
     }
     memcpy(&w, buf, sizeof(w));
-    if (w.src < 0 || w.src >= s->nranks || len < sizeof(w) + w.hdr_len + (w.am_pad & 7)) {
-        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
-                      "ofi (%s): malformed message of %zu bytes from rank %d", s->prov, len, w.src);
+    int src = sender(s, &w, buf, len);
+    if (src < 0)
         return;
-    }
     int err;
-    if (!ofi_order_arrived(&s->order, w.src, w.seq, buf, len, &err)) {
+    if (!ofi_order_arrived(&s->order, src, w.seq, buf, len, &err)) {
         if (err)
             bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
-                          "ofi (%s): message %u from rank %d came twice or could not be held for its turn "
+                          "ofi (%s): message %u from peer %d came twice or could not be held for its turn "
                           "(out of memory)",
-                          s->prov, (unsigned)w.seq, w.src);
+                          s->prov, (unsigned)w.seq, src);
         return;
     }
-    dispatch(&w, buf, len);
+    dispatch(src, buf, len);
     struct ofi_held *h;
-    while ((h = ofi_order_pop_ready(&s->order, w.src))) {
-        struct ofi_wire hw;
-        memcpy(&hw, h->msg, sizeof(hw));
-        dispatch(&hw, (const char *)h->msg, h->len);
+    while ((h = ofi_order_pop_ready(&s->order, src))) {
+        dispatch(src, (const char *)h->msg, h->len);
         free(h);
     }
 }
@@ -897,7 +929,7 @@ static int rx_poll(struct ofi_state *s)
         for (ssize_t i = 0; i < n; i++) {
             struct ofi_op *op = comp[i].op_context;
             if (comp[i].len > 0) /* 0: only the release of a multi-receive buffer */
-                deliver(s, s->multi_recv ? comp[i].buf : op->buf, comp[i].len);
+                ofi_deliver(s, s->multi_recv ? comp[i].buf : op->buf, comp[i].len);
             rx_done(s, op, comp[i].flags);
         }
         events += (int)n;
@@ -938,6 +970,8 @@ static int ofi_progress(struct bmpi_tl *tl)
         events += post_waiting(s);
     if (s->rma_done.head)
         events += finish_rma(s);
+    if (s->replay)
+        events += ofi_replay(s);
     events += rx_poll(s);
     if (s->send_err[0]) {
         char msg[sizeof(s->send_err)];
@@ -953,14 +987,20 @@ static int ofi_progress(struct bmpi_tl *tl)
 
 /* Messages are padded to a multiple of 8 bytes, so that one after the
  * other in a multi-receive buffer each header stays aligned. */
-static void pack(void *dst, size_t padded, uint16_t seq, uint8_t am_id, const void *hdr, size_t hdr_len,
+static void pack(void *dst, size_t padded, int peer, uint16_t seq, uint8_t am_id, const void *hdr, size_t hdr_len,
                  const struct iovec *iov, int iovcnt)
 {
     struct ofi_wire *w = dst;
-    w->src = bmpi_world.rank;
+    bool other_job = peer >= bmpi_world.size;
+    w->src = other_job ? -1 - bmpi_world.rank : bmpi_world.rank;
     w->seq = seq;
     w->hdr_len = (uint8_t)hdr_len;
     char *p = (char *)dst + sizeof(*w);
+    if (other_job) {
+        struct ofi_wire_job j = {.job = bmpi_world.job_id};
+        memcpy(p, &j, sizeof(j));
+        p += sizeof(j);
+    }
     memcpy(p, hdr, hdr_len);
     p += hdr_len;
     for (int i = 0; i < iovcnt; i++) {
@@ -976,14 +1016,15 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
                        const struct iovec *iov, int iovcnt)
 {
     struct ofi_state *s = tl->priv;
-    size_t total = sizeof(struct ofi_wire) + hdr_len;
+    size_t wlen = peer >= bmpi_world.size ? OFI_WIRE_MAX : sizeof(struct ofi_wire);
+    size_t total = wlen + hdr_len;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
     if (total > s->buf_size || hdr_len > UINT8_MAX || am_id > OFI_AM_ID_MAX)
         return bmpi_err_set(MPI_ERR_INTERN,
                             "ofi: active message (id %u, %zu bytes, header %zu) over the limits: max_am %zu, "
                             "header %d bytes, id %d",
-                            am_id, total - sizeof(struct ofi_wire), hdr_len, tl->caps.max_am, UINT8_MAX,
+                            am_id, total - wlen, hdr_len, tl->caps.max_am, UINT8_MAX,
                             OFI_AM_ID_MAX);
     size_t padded = (total + 7) & ~(size_t)7;
     fi_addr_t dest = s->addrs[peer];
@@ -991,7 +1032,7 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
         /* Injected (the buffer is ours again at once) but with a
          * completion, so that we know when it has left: see in_flight(). */
         char buf[OFI_INJECT_STACK] __attribute__((aligned(8)));
-        pack(buf, padded, ofi_order_tx_seq(&s->order, peer), am_id, hdr, hdr_len, iov, iovcnt);
+        pack(buf, padded, peer, ofi_order_tx_seq(&s->order, peer), am_id, hdr, hdr_len, iov, iovcnt);
         struct ofi_op *tok = s->tx_inject.free;
         s->tx_inject.free = tok->next;
         s->tx_inject.busy++;
@@ -1019,7 +1060,7 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
         return BMPI_TL_EAGAIN;
     pool->free = op->next;
     pool->busy++;
-    pack(op->buf, padded, ofi_order_tx_seq(&s->order, peer), am_id, hdr, hdr_len, iov, iovcnt);
+    pack(op->buf, padded, peer, ofi_order_tx_seq(&s->order, peer), am_id, hdr, hdr_len, iov, iovcnt);
     ssize_t rc = fi_send(s->ep, op->buf, padded, op->desc, dest, op);
     if (rc == -FI_EAGAIN) {
         tx_drain(s);
@@ -1193,6 +1234,7 @@ static void ofi_close(struct bmpi_tl *tl)
         free(op);
     }
     ofi_order_fini(&s->order);
+    ofi_jobs_fini(s);
     /* Operations never completed (timeout above) are leaked rather than
      * freed under the provider's feet; it is gone now. */
     free(s->addrs);
@@ -1205,6 +1247,9 @@ const struct bmpi_tl_ops bmpi_tl_ofi_ops = {
     .open = ofi_open,
     .add_peers = ofi_add_peers,
     .close = ofi_close,
+    .query_other_jobs = ofi_query_other_jobs,
+    .card = ofi_card,
+    .add_card = ofi_add_card,
     .am_send = ofi_am_send,
     .mem_reg = ofi_mem_reg,
     .mem_dereg = ofi_mem_dereg,

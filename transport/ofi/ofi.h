@@ -12,7 +12,8 @@
  *
  * Files: ofi.c (provider choice, lifecycle, data path, progress),
  * ofi_mr.c (the registration cache behind mem_reg/mem_dereg and the
- * local registrations FI_MR_LOCAL providers ask for).
+ * local registrations FI_MR_LOCAL providers ask for), ofi_jobs.c
+ * (processes of other jobs: cards, their peers, early messages).
  */
 #ifndef BMPI_TRANSPORT_OFI_H
 #define BMPI_TRANSPORT_OFI_H
@@ -44,6 +45,33 @@ struct ofi_wire {
     uint8_t am_pad;  /* am_id << 3 | the zero bytes after the payload (0-7) */
 };
 #define OFI_AM_ID_MAX 31
+
+/* A message between processes of different jobs (docs/dynamic.md) carries
+ * the sender's job after the wire header, whose src is then -1 - the
+ * sender's rank in that job: the receiver knows it by another index than
+ * its rank. Only that traffic pays for the 8 bytes. */
+struct ofi_wire_job {
+    uint64_t job;
+};
+#define OFI_WIRE_MAX (sizeof(struct ofi_wire) + sizeof(struct ofi_wire_job))
+static inline size_t ofi_wire_len(int32_t src) { return src < 0 ? OFI_WIRE_MAX : sizeof(struct ofi_wire); }
+
+/* A process of another job this one reaches: peer index by (job, rank). */
+struct ofi_foreign {
+    uint64_t job;
+    int rank;
+    int peer;
+};
+
+/* A message from a process of another job that is not a peer yet (its
+ * card is on the way), kept until add_card makes it one. */
+struct ofi_parked {
+    struct ofi_parked *next;
+    uint64_t job;
+    int rank;
+    size_t len;
+    uint64_t msg[]; /* 8-byte aligned, as in a receive buffer */
+};
 
 /* What the rkey blob of a registration holds. base travels only when the
  * provider addresses RMA by offset (no FI_MR_VIRT_ADDR). */
@@ -128,8 +156,14 @@ struct ofi_state {
     size_t inject_max; /* fi_inject up to this many bytes (wire header included) */
     size_t buf_size;   /* wire header + max_am */
 
-    int nranks;
-    fi_addr_t *addrs; /* by world rank; FI_ADDR_NOTAVAIL if not inserted */
+    int nranks;       /* peers addrs and order hold: world ranks, then other jobs' */
+    fi_addr_t *addrs; /* by peer index; FI_ADDR_NOTAVAIL if not inserted */
+
+    /* Processes of other jobs (ofi_jobs.c). */
+    struct ofi_foreign *foreign;
+    int nforeign;
+    struct ofi_parked *parked; /* from processes not known yet, oldest first */
+    struct ofi_parked *replay; /* ... known now: progress delivers them */
 
     /* Receive buffers, each always posted except while being delivered:
      * with FI_MULTI_RECV a few large ones that take many messages each
@@ -170,6 +204,23 @@ struct fi_info *ofi_try_provider(const char *prov, char *why, size_t why_len);
 /* The provider to use: BMPI_OFI_PROVIDER, else the first of the
  * preference list that fits. report: print the choice (BMPI_VERBOSE). */
 struct fi_info *ofi_choose_provider(char *why, size_t why_len, bool report);
+
+/* ofi.c: take one received message (from a buffer or parked). */
+void ofi_deliver(struct ofi_state *s, const char *buf, size_t len);
+
+/* ofi_jobs.c: processes of other jobs (the transport contract's
+ * query_other_jobs, card and add_card; docs/dynamic.md). */
+int ofi_query_other_jobs(char *why, size_t why_len);
+int ofi_card(struct bmpi_tl *tl, void *buf, size_t *len);
+int ofi_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const void *card, size_t len, char *why,
+                 size_t why_len);
+/* The peer index of (job, rank), -1 if it is not a peer yet. */
+int ofi_foreign_peer(const struct ofi_state *s, uint64_t job, int rank);
+/* Keep a message from a process not known yet; 0, or -1 out of memory. */
+int ofi_park(struct ofi_state *s, uint64_t job, int rank, const void *msg, size_t len);
+/* Deliver what add_card made deliverable; events handled. */
+int ofi_replay(struct ofi_state *s);
+void ofi_jobs_fini(struct ofi_state *s);
 
 /* ofi_info.c: what bmpi_info prints about libfabric here. */
 void bmpi_ofi_report(FILE *out);

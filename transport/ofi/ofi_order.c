@@ -23,6 +23,36 @@ int ofi_order_init(struct ofi_order *o, int npeers)
     return 0;
 }
 
+/* arr grown from old to n elements of size each, the new ones zero; NULL
+ * when out of memory (arr unchanged). */
+static void *grow(void *arr, size_t each, int old, int n)
+{
+    char *g = realloc(arr, (size_t)n * each);
+    if (g)
+        memset(g + (size_t)old * each, 0, (size_t)(n - old) * each);
+    return g;
+}
+
+int ofi_order_grow(struct ofi_order *o, int npeers)
+{
+    if (npeers <= o->npeers)
+        return 0;
+    uint16_t *tx = grow(o->next_tx, sizeof(*tx), o->npeers, npeers);
+    if (!tx)
+        return -1;
+    o->next_tx = tx;
+    uint16_t *rx = grow(o->next_rx, sizeof(*rx), o->npeers, npeers);
+    if (!rx)
+        return -1; /* next_tx is just larger */
+    o->next_rx = rx;
+    struct ofi_held **held = grow(o->held, sizeof(*held), o->npeers, npeers);
+    if (!held)
+        return -1;
+    o->held = held;
+    o->npeers = npeers;
+    return 0;
+}
+
 void ofi_order_fini(struct ofi_order *o)
 {
     for (int p = 0; o->held && p < o->npeers; p++) {

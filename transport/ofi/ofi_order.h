@@ -39,6 +39,9 @@ struct ofi_order {
 /* 0, or -1 when out of memory. */
 int ofi_order_init(struct ofi_order *o, int npeers);
 void ofi_order_fini(struct ofi_order *o);
+/* Room for npeers (more than now; the new ones start at 0): 0, or -1 when
+ * out of memory (o unchanged). */
+int ofi_order_grow(struct ofi_order *o, int npeers);
 
 /* The number to put on the next message to peer; ofi_order_sent once the
  * provider has taken it. */

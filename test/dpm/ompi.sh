@@ -1,0 +1,30 @@
+#!/bin/sh
+# Under Open MPI's mpirun (its PMIx server): MPI_Comm_spawn, whose
+# children its daemon starts, and MPI_Comm_accept/connect between two
+# mpirun jobs. The spawn test leaves out the missing command: mpirun ends
+# the whole job when it cannot start a process.
+set -u
+command -v mpirun.openmpi >/dev/null 2>&1 || { echo "SKIP: Open MPI's mpirun is not installed"; exit 77; }
+mpirun() {
+    OMPI_MCA_plm_rsh_agent=false "$top_srcdir/test/with-timeout" 120 mpirun.openmpi --allow-run-as-root \
+        --oversubscribe "$@"
+}
+prog=$top_builddir/test/dpm/spawn
+out=$(mpirun -n 2 "$prog" parent "$prog" keep-job 2>&1)
+rc=$?
+printf '%s\n' "$out"
+[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^spawn: ok' || { echo "FAIL: spawn under mpirun ($rc)"; exit 1; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-ompi-ports.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+ports=$top_builddir/test/dpm/ports
+mpirun -n 2 "$ports" server "$dir/port" > "$dir/server.out" 2>&1 &
+server=$!
+mpirun -n 2 "$ports" client "$dir/port" > "$dir/client.out" 2>&1
+crc=$?
+wait $server
+src=$?
+cat "$dir/server.out" "$dir/client.out"
+[ $src -eq 0 ] && [ $crc -eq 0 ] && grep -q '^ports server: ok' "$dir/server.out" &&
+    grep -q '^ports client: ok' "$dir/client.out" || { echo "FAIL: ports under mpirun ($src, $crc)"; exit 1; }
+exit 0
