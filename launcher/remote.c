@@ -194,6 +194,8 @@ static int fork_agent(struct bmpi_job *job, struct agent *a, char **argv, const 
     fcntl(err[0], F_SETFL, O_NONBLOCK);
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     ssize_t n = write(in[1], boot, bootlen);
+    if (n < 0 && errno == EPIPE)
+        return 0; /* the agent ended already: its exit says why */
     if (n != (ssize_t)bootlen) {
         bmpi_say("cannot hand the bootstrap to '%s' (%zd of %zu bytes written)", a->cmd, n, bootlen);
         return -1;
@@ -752,6 +754,14 @@ void bmpi_remote_finish(struct bmpi_job *job)
             a->pid = 0;
         }
         drain_agent(job, a);
+    }
+    /* What no daemon reported is gone with it (the job failed already:
+     * nothing is judged). */
+    for (int i = 0; i < job->nranks; i++) {
+        if (bmpi_rank_is_local(&job->ranks[i]) || job->ranks[i].state != BMPI_RANK_RUNNING)
+            continue;
+        bmpi_job_fail(job, BMPI_EXIT_LAUNCH);
+        bmpi_job_rank_ended(job, &job->ranks[i], SIGKILL);
     }
     bmpi_fences_fini(job); /* before the server stops: they call into it */
 }
