@@ -18,6 +18,7 @@
 
 #include "launcher/bootstrap.h"
 #include "launcher/daemon.h"
+#include "launcher/dpm.h"
 #include "launcher/fence.h"
 #include "launcher/job.h"
 #include "launcher/pmix_server.h"
@@ -49,7 +50,7 @@ static void send_head(struct bmpi_job *job, int type, const void *a, size_t alen
 
 void bmpi_daemon_rank_ended(struct bmpi_job *job, struct bmpi_rank *r)
 {
-    struct bmpi_wire_exited m = {.rank = r->rank,
+    struct bmpi_wire_exited m = {.rank = (int32_t)(r - job->ranks),
                                  .wstatus = r->wstatus,
                                  .connected = atomic_load(&r->connected),
                                  .finalized = atomic_load(&r->finalized)};
@@ -69,9 +70,9 @@ void bmpi_daemon_forward_event(struct bmpi_job *job, const struct bmpi_event *ev
     }
 }
 
-static void forward_output(void *ctx, int rank, int which, const char *buf, size_t len)
+static void forward_output(void *ctx, int owner, int which, const char *buf, size_t len)
 {
-    struct bmpi_wire_output m = {.rank = rank, .stream = which};
+    struct bmpi_wire_output m = {.rank = owner, .stream = which};
     send_head(ctx, BMPI_WIRE_OUTPUT, &m, sizeof(m), buf, len);
 }
 
@@ -105,7 +106,7 @@ static void deliver(void *ctx, const struct bmpi_tree_hdr *h, const void *payloa
 {
     struct bmpi_job *job = ctx;
     struct bmpi_daemon *d = job->daemon;
-    if (bmpi_fence_deliver(job, h, payload))
+    if (bmpi_fence_deliver(job, h, payload) || bmpi_dpm_deliver(job, h, payload))
         return;
     switch (h->type) {
     case BMPI_WIRE_STDIN:

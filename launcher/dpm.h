@@ -26,6 +26,10 @@ pmix_status_t bmpi_dpm_spawn(const pmix_proc_t *proc, const pmix_info_t job_info
  * request (and free it), whatever happens. */
 void bmpi_dpm_spawn_run(struct bmpi_job *job, void *request);
 
+/* A spawn message of the launch tree (launcher/wire.h); 1 if it was one. */
+struct bmpi_tree_hdr;
+int bmpi_dpm_deliver(struct bmpi_job *job, const struct bmpi_tree_hdr *h, const void *payload);
+
 /* "" for a rank of the job, " of <namespace>" for a spawned process. */
 const char *bmpi_dpm_label(const struct bmpi_job *job, const struct bmpi_rank *r);
 

@@ -85,25 +85,48 @@ static bool vertex_runs_ranks(const struct bmpi_job *job, int v)
     return false;
 }
 
-/* The vertices whose ranks a fence names: the job's ranks by their vertex,
- * a wildcard or another namespace (not placed by us) every vertex with
- * ranks. */
+/* Which of the job's namespaces nspace (len bytes) is: 0 the job's own,
+ * k the k-th spawned ("<job's>.<k>"), -1 another. */
+static int namespace_index(const struct bmpi_job *job, const char *nspace, size_t len)
+{
+    size_t nslen = strlen(job->nspace);
+    if (len < nslen || strncmp(nspace, job->nspace, nslen) != 0)
+        return -1;
+    if (len == nslen)
+        return 0;
+    if (nspace[nslen] != '.' || len == nslen + 1)
+        return -1;
+    int k = 0;
+    for (size_t i = nslen + 1; i < len; i++) {
+        if (nspace[i] < '0' || nspace[i] > '9' || k > 1000000)
+            return -1;
+        k = k * 10 + (nspace[i] - '0');
+    }
+    return k;
+}
+
+/* The vertices whose processes a fence names: by the vertex of each
+ * process (rank, or all of a namespace for a wildcard); a namespace not
+ * ours (not placed by us) means every vertex with ranks. */
 static void participants(const struct bmpi_job *job, const char *sig, bool *part)
 {
     for (int v = 0; v < job->nvertices; v++)
         part[v] = false;
-    size_t nslen = strlen(job->nspace);
     for (const char *p = sig; *p;) {
         size_t len = strcspn(p, ",");
         const char *colon = memrchr(p, ':', len);
-        bool ours = colon != NULL && (size_t)(colon - p) == nslen && strncmp(p, job->nspace, nslen) == 0;
-        int rank = ours && colon[1] != '*' ? atoi(colon + 1) : -1;
-        if (rank >= 0 && rank < job->nranks) {
-            part[job->ranks[rank].vertex] = true;
-        } else {
-            for (int v = 0; v < job->nvertices; v++)
-                part[v] = part[v] || vertex_runs_ranks(job, v);
+        int ns = colon != NULL ? namespace_index(job, p, (size_t)(colon - p)) : -1;
+        int rank = ns >= 0 && colon[1] != '*' ? atoi(colon + 1) : -1;
+        bool found = false;
+        for (int i = 0; ns >= 0 && i < job->nranks; i++) {
+            const struct bmpi_rank *r = &job->ranks[i];
+            if (r->ns == ns && (rank < 0 || r->rank == rank)) {
+                part[r->vertex] = true;
+                found = true;
+            }
         }
+        for (int v = 0; !found && v < job->nvertices; v++)
+            part[v] = part[v] || vertex_runs_ranks(job, v);
         p += len + (p[len] == ',');
     }
 }
@@ -347,7 +370,12 @@ static void joined(struct bmpi_job *job, const void *payload, size_t len)
 void bmpi_fence_dmodex_ask(struct bmpi_job *job, struct bmpi_dmodex_req *req)
 {
     struct dmodex_wait *w = calloc(1, sizeof(*w));
-    bool ours = strcmp(req->nspace, job->nspace) == 0 && req->rank >= 0 && req->rank < job->nranks;
+    int target = -1;
+    int ns = namespace_index(job, req->nspace, strlen(req->nspace));
+    for (int i = 0; ns >= 0 && i < job->nranks && target < 0; i++)
+        if (job->ranks[i].ns == ns && job->ranks[i].rank == req->rank)
+            target = i;
+    bool ours = target >= 0;
     if (w == NULL || !ours || job->fences == NULL) {
         req->done(req->arg, FENCE_ERR_LOST, NULL, 0);
         free(w);
@@ -358,7 +386,7 @@ void bmpi_fence_dmodex_ask(struct bmpi_job *job, struct bmpi_dmodex_req *req)
                               .arg = req->arg};
     job->fences->waits = w;
     struct bmpi_wire_dmodex_req m = {.id = w->id, .rank = req->rank};
-    bmpi_tree_sendv(job->tree, job->ranks[req->rank].vertex, BMPI_WIRE_DMODEX_REQ, &m, sizeof(m), req->nspace,
+    bmpi_tree_sendv(job->tree, job->ranks[target].vertex, BMPI_WIRE_DMODEX_REQ, &m, sizeof(m), req->nspace,
                     strlen(req->nspace));
     free(req);
 }

@@ -123,7 +123,7 @@ static void emit(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, int 
     else
         snprintf(who, sizeof(who), "%d", rank);
     /* spawned processes run on this host, as the job's rank 0 (launcher/dpm.c) */
-    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%s@%s] ", who, iof->tag_host[s->ns ? 0 : rank])
+    int taglen = iof->tag_host ? snprintf(tag, sizeof(tag), "[%s@%s] ", who, iof->tag_host[s->owner])
                                : snprintf(tag, sizeof(tag), "[%s] ", who);
     size_t lines = 1;
     for (const char *p = s->buf; (p = memchr(p, '\n', (size_t)(s->buf + len - p))) != NULL; p++)
@@ -195,7 +195,7 @@ static int read_some(struct bmpi_iof *iof, struct bmpi_iof_stream *s, int rank, 
     }
     ssize_t n = read(s->fd, s->buf + s->len, s->cap - s->len);
     if (n > 0 && iof->forward != NULL) {
-        iof->forward(iof->forward_ctx, rank, which, s->buf + s->len, (size_t)n);
+        iof->forward(iof->forward_ctx, s->owner, which, s->buf + s->len, (size_t)n);
         return 1;
     }
     if (n > 0) {

@@ -16,16 +16,17 @@ enum { BMPI_STDOUT = 0, BMPI_STDERR = 1, BMPI_NSTREAMS = 2 };
 struct bmpi_iof_stream {
     int fd; /* read end of the rank's pipe; -1 once closed */
     int ns; /* the rank's namespace: 0 the job's, k the k-th spawned (tag "[k.rank]") */
+    int owner; /* the rank's index in the job's rank table */
     char *buf;
     size_t len, cap;
 };
 
 struct bmpi_iof {
     bool tag;
-    const char *const *tag_host; /* per rank: its host, in the tag; NULL: the rank only */
+    const char *const *tag_host; /* per stream owner: its host, in the tag; NULL: the rank only */
     /* A daemon passes its ranks' output on as it comes (launcher/daemon.c)
      * instead of writing lines; NULL on the head. */
-    void (*forward)(void *ctx, int rank, int which, const char *buf, size_t len);
+    void (*forward)(void *ctx, int owner, int which, const char *buf, size_t len);
     void *forward_ctx;
     bool stdin_remote; /* rank 0's stdin comes from bmpi_iof_stdin_feed */
     bool sink_gone[BMPI_NSTREAMS]; /* our stdout/stderr reader went away */

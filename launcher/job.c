@@ -377,13 +377,16 @@ int bmpi_job_init(struct bmpi_job *job)
         atomic_init(&r->connected, false);
         atomic_init(&r->finalized, false);
         for (int s = 0; s < BMPI_NSTREAMS; s++)
+        {
             bmpi_iof_stream_init(&r->out[s]);
+            r->out[s].owner = i;
+        }
     }
     if (place_job(job) != 0) {
         bmpi_say("out of memory for the job's nodes");
         return -1;
     }
-    if ((job->rank_host = calloc((size_t)job->nranks, sizeof(*job->rank_host))) == NULL) {
+    if ((job->rank_host = calloc((size_t)job->ranks_cap, sizeof(*job->rank_host))) == NULL) {
         bmpi_say("out of memory for %d ranks", job->nranks);
         return -1;
     }
@@ -522,9 +525,10 @@ static const char *rank_text(const struct bmpi_rank *r, char *buf, size_t len)
     if (bmpi_rank_is_local(r) || r->job->nvertices == 1)
         snprintf(buf, len, "rank %d%s (pid %d)", r->rank, bmpi_dpm_label(r->job, r), (int)r->pid);
     else if (r->pid > 0)
-        snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, (int)r->pid, r->job->rank_host[r->rank]);
+        snprintf(buf, len, "rank %d%s (pid %d on %s)", r->rank, bmpi_dpm_label(r->job, r), (int)r->pid,
+                 r->job->node_names[r->node]);
     else
-        snprintf(buf, len, "rank %d (on %s)", r->rank, r->job->rank_host[r->rank]);
+        snprintf(buf, len, "rank %d%s (on %s)", r->rank, bmpi_dpm_label(r->job, r), r->job->node_names[r->node]);
     return buf;
 }
 

@@ -567,7 +567,10 @@ int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct 
     struct latch *l = latch_new(1);
     if (l == NULL)
         return -1;
-    latch_account(l, PMIx_server_register_nspace(nspace, n, info, ninfo, latch_cb, l));
+    int nlocal = 0;
+    for (int i = first; i < first + n; i++)
+        nlocal += bmpi_rank_is_local(&job->ranks[i]);
+    latch_account(l, PMIx_server_register_nspace(nspace, nlocal, info, ninfo, latch_cb, l));
     char what[300];
     snprintf(what, sizeof(what), "register namespace %s", nspace);
     pmix_status_t st = latch_wait(l, what);
@@ -576,14 +579,16 @@ int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct 
             bmpi_say("PMIx cannot register namespace %s: %s", nspace, PMIx_Error_string(st));
         return -1;
     }
-    if ((l = latch_new(n)) == NULL)
+    if ((l = latch_new(nlocal)) == NULL)
         return -1;
     for (int i = first; i < first + n; i++) {
+        if (!bmpi_rank_is_local(&job->ranks[i]))
+            continue;
         pmix_proc_t proc;
         PMIX_LOAD_PROCID(&proc, nspace, (pmix_rank_t)job->ranks[i].rank);
         latch_account(l, PMIx_server_register_client(&proc, geteuid(), getegid(), &job->ranks[i], latch_cb, l));
     }
-    snprintf(what, sizeof(what), "register the %d processes of namespace %s", n, nspace);
+    snprintf(what, sizeof(what), "register the %d processes of namespace %s here", nlocal, nspace);
     if ((st = latch_wait(l, what)) != PMIX_SUCCESS) {
         if (st != PMIX_ERR_TIMEOUT)
             bmpi_say("PMIx cannot register the processes of namespace %s: %s", nspace, PMIx_Error_string(st));

@@ -29,7 +29,8 @@ int bmpi_pmix_setup_fork(const char *nspace, int rank, char ***env);
  * server starts. */
 struct bmpi_job *bmpi_pmix_served_job(void);
 /* Register a spawned namespace described by info, its processes being
- * job->ranks[first .. first + n). 0 or -1 (after saying why). */
+ * job->ranks[first .. first + n); those of this host become clients. 0
+ * or -1 (after saying why). */
 struct pmix_info;
 int bmpi_pmix_register_spawned(struct bmpi_job *job, const char *nspace, struct pmix_info *info, size_t ninfo,
                                int first, int n);

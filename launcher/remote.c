@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "launcher/bootstrap.h"
+#include "launcher/dpm.h"
 #include "launcher/fence.h"
 #include "launcher/job.h"
 #include "launcher/remote.h"
@@ -392,7 +393,7 @@ static void on_exited(struct bmpi_job *job, int src, const void *payload, size_t
 
 static void on_rank_event(struct bmpi_job *job, int type, struct bmpi_rank *r, const char *payload, size_t len)
 {
-    struct bmpi_event ev = {.rank = r->rank};
+    struct bmpi_event ev = {.rank = (int)(r - job->ranks)};
     if (type == BMPI_WIRE_CONNECTED) {
         atomic_store(&r->connected, true);
         ev.type = BMPI_EV_CONNECTED;
@@ -428,7 +429,7 @@ static void deliver(void *ctx, const struct bmpi_tree_hdr *h, const void *payloa
     struct bmpi_job *job = ctx;
     const char *p = payload;
     int src = h->src;
-    if (src <= 0 || src >= job->nvertices || bmpi_fence_deliver(job, h, payload))
+    if (src <= 0 || src >= job->nvertices || bmpi_fence_deliver(job, h, payload) || bmpi_dpm_deliver(job, h, payload))
         return;
     struct bmpi_rank *r;
     switch (h->type) {

@@ -484,6 +484,8 @@ int bmpi_spawn_ranks(struct bmpi_job *job, int first, int n, const struct bmpi_a
     }
     for (int i = first; i < first + n; i++) {
         struct bmpi_rank *r = &job->ranks[i];
+        if (!bmpi_rank_is_local(r))
+            continue; /* its host's daemon starts it */
         char **env = app_env(base, nbase, app->env);
         if (env == NULL) {
             bmpi_say("out of memory while building the environment of a spawned process");

@@ -25,6 +25,11 @@ enum bmpi_wire_type {
     BMPI_WIRE_FENCE_DONE,  /* head -> all: uint32 siglen, sig, joined data */
     BMPI_WIRE_DMODEX_REQ,  /* bmpi_wire_dmodex_req + nspace */
     BMPI_WIRE_DMODEX_RESP, /* bmpi_wire_dmodex_resp + data */
+    /* spawning across hosts (launcher/dpm.c) */
+    BMPI_WIRE_SPAWN_REQ,  /* daemon -> head: uint64 id, the request */
+    BMPI_WIRE_SPAWN_NS,   /* head -> all: the namespace, its apps, each process's node */
+    BMPI_WIRE_SPAWN_ACK,  /* daemon -> head: int32 namespace, int32 status */
+    BMPI_WIRE_SPAWN_DONE, /* head -> asking daemon: uint64 id, int32 status, nspace */
     /* head -> daemons */
     BMPI_WIRE_STDIN,    /* bytes for rank 0; empty: end of input */
     BMPI_WIRE_SIGNAL,   /* int32 signal for every rank */

@@ -27,8 +27,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -182,44 +184,76 @@ static int swap_hello(int fd, uint64_t nonce, struct hello *theirs, double until
 
 /* ---- ports ---------------------------------------------------------- */
 
-/* "bmpi-port:<address>:<port>:<nonce>", IPv6 addresses in brackets. */
-static void port_name(struct port *p, const struct sockaddr *sa)
+/* The addresses others may reach this host at, best first: IPv4 then
+ * global IPv6 of the interfaces that are up, loopback last (a process of
+ * this host can always use it), IPv6 in brackets, ',' between them, as
+ * many as fit in a port name. The host's name is not asked: it may
+ * resolve to a loopback address (Debian's 127.0.1.1) or not at all. */
+static void reachable_addresses(char *list, size_t len)
 {
-    char addr[INET6_ADDRSTRLEN] = "";
-    int tcp_port;
-    if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *s6 = (const void *)sa;
-        inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof(addr));
-        tcp_port = ntohs(s6->sin6_port);
-    } else {
-        const struct sockaddr_in *s4 = (const void *)sa;
-        inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof(addr));
-        tcp_port = ntohs(s4->sin_port);
+    struct ifaddrs *ifs = NULL;
+    size_t off = 0;
+    list[0] = '\0';
+    if (getifaddrs(&ifs) != 0)
+        ifs = NULL;
+    for (int pass = 0; pass < 3; pass++) {
+        for (const struct ifaddrs *i = ifs; i != NULL; i = i->ifa_next) {
+            if (i->ifa_addr == NULL || !(i->ifa_flags & IFF_UP) || ((i->ifa_flags & IFF_LOOPBACK) != 0) != (pass == 2))
+                continue;
+            char addr[INET6_ADDRSTRLEN + 2], text[INET6_ADDRSTRLEN];
+            int family = i->ifa_addr->sa_family;
+            if (family == AF_INET && pass != 1) {
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr, addr, sizeof(addr));
+            } else if (family == AF_INET6 && pass == 1) {
+                const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+                if (IN6_IS_ADDR_LINKLOCAL(a6))
+                    continue;
+                inet_ntop(AF_INET6, a6, text, sizeof(text));
+                snprintf(addr, sizeof(addr), "[%s]", text);
+            } else {
+                continue;
+            }
+            if (off + strlen(addr) + 2 < len)
+                off += (size_t)snprintf(list + off, len - off, "%s%s", off ? "," : "", addr);
+        }
     }
-    snprintf(p->name, sizeof(p->name), sa->sa_family == AF_INET6 ? "%s[%s]:%d:%016" PRIx64 : "%s%s:%d:%016" PRIx64,
-             PORT_PREFIX, addr, tcp_port, p->nonce);
+    freeifaddrs(ifs);
+    if (off == 0)
+        snprintf(list, len, "127.0.0.1");
 }
 
-/* A listening socket on the first address of this host's name. */
+/* "bmpi-port:<address>[,<address>...]:<port>:<nonce>". */
+static void port_name(struct port *p, int tcp_port)
+{
+    char addrs[MPI_MAX_PORT_NAME - 40];
+    reachable_addresses(addrs, sizeof(addrs));
+    snprintf(p->name, sizeof(p->name), "%s%s:%d:%016" PRIx64, PORT_PREFIX, addrs, tcp_port, p->nonce);
+}
+
+/* A listening socket on every address of this host (IPv4 and IPv6). */
 static int listen_here(struct port *p)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    int rc = getaddrinfo(bmpi_world.hostname, NULL, &hints, &res);
-    if (rc)
-        return bmpi_err_set(MPI_ERR_OTHER, "cannot resolve this host's name %s for a port: %s", bmpi_world.hostname,
-                            gai_strerror(rc));
-    struct sockaddr_storage ss;
-    socklen_t len = (socklen_t)res->ai_addrlen;
-    memcpy(&ss, res->ai_addr, res->ai_addrlen);
-    freeaddrinfo(res);
-    ((struct sockaddr_in *)&ss)->sin_port = 0; /* same place in sockaddr_in6 */
-    p->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_storage ss = {0};
+    socklen_t len;
+    int zero = 0;
+    p->fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (p->fd >= 0) {
+        setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+        ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+        ((struct sockaddr_in6 *)&ss)->sin6_addr = in6addr_any;
+        len = sizeof(struct sockaddr_in6);
+    } else {
+        p->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+        ((struct sockaddr_in *)&ss)->sin_addr.s_addr = htonl(INADDR_ANY);
+        len = sizeof(struct sockaddr_in);
+    }
     if (p->fd < 0)
         return sock_fail(MPI_ERR_OTHER, "socket for a port");
     if (bind(p->fd, (struct sockaddr *)&ss, len) || listen(p->fd, 16) ||
         getsockname(p->fd, (struct sockaddr *)&ss, &len))
         return sock_fail(MPI_ERR_OTHER, "listening socket for a port");
-    port_name(p, (struct sockaddr *)&ss);
+    port_name(p, ntohs(((struct sockaddr_in *)&ss)->sin_port)); /* same place in sockaddr_in6 */
     return BMPI_OK;
 }
 
@@ -332,11 +366,13 @@ static int accept_on(const char *name, int *fd, struct hello *theirs)
     }
 }
 
-/* Split a port name into address, TCP port and nonce. */
-static int parse_port(const char *name, char *host, size_t host_len, char *service, size_t service_len, uint64_t *nonce)
+/* Split a port name into its address list, TCP port and nonce. */
+static int parse_port(const char *name, char *hosts, size_t hosts_len, char *service, size_t service_len,
+                      uint64_t *nonce)
 {
     size_t plen = strlen(PORT_PREFIX);
-    const char *bad = "it is not of the form " PORT_PREFIX "<address>:<port>:<nonce> that MPI_Open_port gives";
+    const char *bad = "it is not of the form " PORT_PREFIX "<address>[,<address>...]:<port>:<nonce> that "
+                      "MPI_Open_port gives";
     if (strncmp(name, PORT_PREFIX, plen) != 0)
         return bmpi_err_set(MPI_ERR_PORT, "port name '%.*s': %s", MPI_MAX_PORT_NAME - 1, name, bad);
     const char *addr = name + plen, *last = strrchr(addr, ':');
@@ -346,41 +382,76 @@ static int parse_port(const char *name, char *host, size_t host_len, char *servi
     char *end;
     errno = 0;
     *nonce = last ? strtoull(last + 1, &end, 16) : 0;
-    if (!last || !mid || mid <= addr || errno || *end || !*nonce || (size_t)(last - mid - 1) >= service_len)
+    if (!last || !mid || mid <= addr || errno || *end || !*nonce || (size_t)(last - mid - 1) >= service_len ||
+        (size_t)(mid - addr) >= hosts_len)
         return bmpi_err_set(MPI_ERR_PORT, "port name '%.*s': %s", MPI_MAX_PORT_NAME - 1, name, bad);
-    size_t alen = (size_t)(mid - addr);
-    if (alen >= 2 && addr[0] == '[' && addr[alen - 1] == ']') {
-        addr++;
-        alen -= 2;
-    }
-    if (alen >= host_len)
-        return bmpi_err_set(MPI_ERR_PORT, "port name '%.*s': %s", MPI_MAX_PORT_NAME - 1, name, bad);
-    memcpy(host, addr, alen);
-    host[alen] = '\0';
+    memcpy(hosts, addr, (size_t)(mid - addr));
+    hosts[mid - addr] = '\0';
     memcpy(service, mid + 1, (size_t)(last - mid - 1));
     service[last - mid - 1] = '\0';
     return BMPI_OK;
 }
 
-/* The connecting root: a connection to the port, and the hellos. */
-static int connect_to(const char *name, int *fd, struct hello *theirs)
+/* A connection to one address of a port ("192.0.2.1" or "[2001:db8::1]"),
+ * within CONNECT_MS; -1 with errno. */
+#define CONNECT_MS 3000
+static int connect_address(const char *address, const char *service)
 {
-    char host[INET6_ADDRSTRLEN + 1], service[8];
-    uint64_t nonce = 0;
-    int err = parse_port(name, host, sizeof(host), service, sizeof(service), &nonce);
-    if (err)
-        return err;
+    char host[INET6_ADDRSTRLEN + 2];
+    size_t n = strlen(address);
+    if (n >= 2 && address[0] == '[' && address[n - 1] == ']')
+        snprintf(host, sizeof(host), "%.*s", (int)(n - 2), address + 1);
+    else
+        snprintf(host, sizeof(host), "%s", address);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV}, *res = NULL;
-    int rc = getaddrinfo(host, service, &hints, &res);
-    if (rc)
-        return bmpi_err_set(MPI_ERR_PORT, "port name '%s': bad address: %s", name, gai_strerror(rc));
-    *fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    rc = *fd < 0 ? -1 : connect(*fd, res->ai_addr, res->ai_addrlen);
+    if (getaddrinfo(host, service, &hints, &res) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int rc = fd < 0 ? -1 : connect(fd, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
-    if (rc)
+    if (rc != 0 && fd >= 0 && errno == EINPROGRESS) {
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        int err = ETIMEDOUT;
+        socklen_t el = sizeof(err);
+        if (poll(&pf, 1, CONNECT_MS) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0)
+            rc = 0;
+        else
+            errno = err;
+    }
+    if (rc != 0) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = saved;
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+/* The connecting root: a connection to the port (its addresses in turn),
+ * and the hellos. */
+static int connect_to(const char *name, int *fd, struct hello *theirs)
+{
+    char hosts[MPI_MAX_PORT_NAME], service[8], why[MPI_MAX_PORT_NAME] = "";
+    uint64_t nonce = 0;
+    int err = parse_port(name, hosts, sizeof(hosts), service, sizeof(service), &nonce);
+    if (err)
+        return err;
+    *fd = -1;
+    size_t off = 0;
+    char *save = NULL;
+    for (char *a = strtok_r(hosts, ",", &save); a != NULL && *fd < 0; a = strtok_r(NULL, ",", &save)) {
+        *fd = connect_address(a, service);
+        if (*fd < 0 && off < sizeof(why))
+            off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%s: %s", off ? "; " : "", a, strerror(errno));
+    }
+    if (*fd < 0)
         return bmpi_err_set(MPI_ERR_PORT, "port '%s': nobody listens there (%s): the port was never opened, or "
-                            "is closed", name, strerror(errno));
+                            "is closed", name, why);
     /* the owner of the port says hello once it accepts: no limit */
     return swap_hello(*fd, nonce, theirs, 0);
 }

@@ -64,13 +64,19 @@ static void read_port(const char *file, char *port)
 }
 
 /* A stranger connects to the port first and sends junk: the server must
- * drop it and go on accepting. Only for IPv4 port names. */
+ * drop it and go on accepting. The port's first address, which must be
+ * IPv4 here ("bmpi-port:ADDR[,ADDR...]:PORT:NONCE"). */
 static void stranger(const char *port)
 {
     char addr[64];
-    int tcp_port;
-    if (sscanf(port, "bmpi-port:%63[0-9.]:%d:", addr, &tcp_port) != 2)
+    int tcp_port = 0;
+    const char *last = strrchr(port, ':'), *mid = last;
+    while (mid != NULL && mid > port && *--mid != ':')
+        ;
+    if (sscanf(port, "bmpi-port:%63[0-9.]", addr) != 1 || mid == NULL || sscanf(mid, ":%d:", &tcp_port) != 1) {
+        EXPECT(0, "port name %s does not start with an IPv4 address and end with its port", port);
         return;
+    }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((unsigned short)tcp_port)};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
