@@ -14,6 +14,8 @@
 #   the p2p and collective programs of test/mpi at 5 ranks on 3 hosts;
 #   output line by line (--tag-output, stderr too), stdin to rank 0 on a
 #     remote host, -x/-genv on every host, --wdir;
+#   dynamic processes: a spawn of 3 from a parent of 2 across two hosts;
+#     connect/accept between two jobs on different hosts;
 #   failures: a rank's exit status, a crash, PMIx_Abort, a rank or a daemon
 #     (leaf, and inner with --tree-fanout 1) killed from outside, SIGINT and
 #     SIGTERM to bmpirun, bmpirun itself killed (its daemons end their
@@ -468,6 +470,36 @@ t1=$(now)
 b=$(head_pid) || fail "bmpirun not found in $NETNS_HEAD"
 kill -9 "$b"
 torn_down "bmpirun itself killed (SIGKILL)" 137 "" "$headtmp"
+
+# ---- dynamic processes across hosts -------------------------------------------------
+limit=$timeout_s
+dpm=$top_builddir/test/dpm
+# a parent of 2, one rank on each of two hosts, spawns 3 children on the
+# free slots of both (test/dpm/spawn: p2p, collectives and a merge over the
+# intercommunicator, MPI_Comm_spawn_multiple, the wdir/host/path keys)
+run --host "$h1:2,$h2:2" -n 2 --map-by node "$rank" "$dpm/spawn" parent "$dpm/spawn"
+[ $rc -eq 0 ] || fail "spawn from a parent on 2 hosts exited with $rc"
+grep -q '^spawn: ok' "$tmp/out" || fail "spawn from a parent on 2 hosts did not report ok"
+check_clean
+echo "ok: a parent of 2 on $h1 and $h2 spawned 3 children across both hosts"
+
+# two independent jobs on two hosts meet at a port (test/dpm/ports): the
+# server's job on h1 writes the port name into a file, the client's on h2
+# reads it and connects
+rm -f "$tmp/port"
+"$top_srcdir/test/with-timeout" "$timeout_s" ip netns exec "$NETNS_HEAD" env TMPDIR="$headtmp" \
+    "$BMPIRUN" --launch-agent "$agent" --host "$h1:2" "$rank" "$dpm/ports" server "$tmp/port" \
+    >"$tmp/server.out" 2>&1 </dev/null &
+server=$!
+run --host "$h2:3" "$rank" "$dpm/ports" client "$tmp/port"
+wait $server
+src=$?
+cat "$tmp/server.out" >>"$tmp/out"
+[ $rc -eq 0 ] && [ $src -eq 0 ] || fail "connect/accept across hosts: server exited $src, client $rc"
+grep -q '^ports server: ok' "$tmp/out" && grep -q '^ports client: ok' "$tmp/out" ||
+    fail "connect/accept across hosts: a side did not report ok"
+check_clean
+echo "ok: two jobs on $h1 and $h2 connected through a port"
 
 # ---- refusals ---------------------------------------------------------------------
 # (no limit but the timeout: these fail while the job starts)
