@@ -2,6 +2,7 @@
  * head, read by the daemon. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -152,7 +153,10 @@ static char *decode(const char *s)
         return NULL;
     for (; *s; s++) {
         unsigned v;
-        if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1) {
+        /* only "%XX" is an escape: a '%' without two hex digits after it
+         * stays, and nothing is read past the value's end */
+        if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
+            sscanf(s + 1, "%2x", &v) == 1) {
             *o++ = (char)v;
             s += 2;
         } else {
@@ -204,16 +208,18 @@ static int read_ranks(struct bmpi_options *o, const char *list)
     return 0;
 }
 
+/* "VERTEX NAME": the name is the rest of the line, of any length (a host
+ * list may name a host by a domain name longer than HOST_NAME_MAX). */
 static int read_node(struct bmpi_options *o, int *vertex, const char *val)
 {
-    char name[HOST_NAME_MAX + 1];
-    int v;
-    if (o->hosts.n >= o->place.nnodes || sscanf(val, "%d %255s", &v, name) != 2)
+    char *end;
+    long v = strtol(val, &end, 10);
+    if (o->hosts.n >= o->place.nnodes || end == val || v < 0 || v > INT_MAX || *end != ' ' || end[1] == '\0')
         return -1;
     struct bmpi_host *h = &o->hosts.hosts[o->hosts.n];
-    if ((h->name = strdup(name)) == NULL)
+    if ((h->name = strdup(end + 1)) == NULL)
         return -1;
-    vertex[o->hosts.n++] = v;
+    vertex[o->hosts.n++] = (int)v;
     return 0;
 }
 

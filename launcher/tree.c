@@ -638,7 +638,8 @@ void bmpi_tree_secret_hex(const uint8_t secret[BMPI_TREE_SECRET_LEN], char hex[2
 
 int bmpi_tree_secret_parse(const char *hex, uint8_t secret[BMPI_TREE_SECRET_LEN])
 {
-    if (strlen(hex) != 2 * BMPI_TREE_SECRET_LEN)
+    /* sscanf's %x alone would take blanks and signs */
+    if (strlen(hex) != 2 * BMPI_TREE_SECRET_LEN || strspn(hex, "0123456789abcdefABCDEF") != 2 * BMPI_TREE_SECRET_LEN)
         return -1;
     for (int i = 0; i < BMPI_TREE_SECRET_LEN; i++) {
         unsigned v;

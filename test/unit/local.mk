@@ -6,3 +6,5 @@ include test/unit/ofi_order.mk
 include test/unit/shmenv.mk
 include test/unit/cdesc.mk
 include test/unit/place.mk
+include test/unit/bootstrap.mk
+include test/unit/tree.mk
