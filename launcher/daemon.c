@@ -174,7 +174,10 @@ static void read_stdin(struct bmpi_job *job)
 static void daemon_handle(struct bmpi_job *job, const struct pollfd *pfd, size_t n)
 {
     struct bmpi_daemon *d = job->daemon;
-    if (pfd != NULL) {
+    if (pfd == NULL) {
+        struct pollfd none[1] = {{.fd = -1}};
+        bmpi_tree_handle(&d->tree, none, 0); /* its timers */
+    } else {
         bmpi_tree_handle(&d->tree, pfd, n - 1);
         if (pfd[n - 1].fd >= 0 && pfd[n - 1].revents != 0)
             read_stdin(job);
@@ -192,8 +195,7 @@ static bool daemon_busy(struct bmpi_job *job)
 
 static int daemon_timeout_ms(struct bmpi_job *job)
 {
-    (void)job;
-    return -1;
+    return bmpi_tree_timeout_ms(&job->daemon->tree);
 }
 
 static const struct bmpi_role_ops daemon_role = {

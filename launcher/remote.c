@@ -606,7 +606,10 @@ static void check_joins(struct bmpi_job *job)
 static void head_handle(struct bmpi_job *job, const struct pollfd *pfd, size_t n)
 {
     struct bmpi_remote *rm = job->remote;
-    if (pfd != NULL) {
+    if (pfd == NULL) {
+        struct pollfd none[1] = {{.fd = -1}};
+        bmpi_tree_handle(&rm->tree, none, 0); /* its timers */
+    } else {
         size_t nt = bmpi_tree_npollfds(&rm->tree);
         bmpi_tree_handle(&rm->tree, pfd, nt);
         for (int i = 0; i < rm->nagents && nt + (size_t)i < n; i++)
@@ -628,10 +631,12 @@ static bool head_busy(struct bmpi_job *job)
 static int head_timeout_ms(struct bmpi_job *job)
 {
     struct bmpi_remote *rm = job->remote;
+    int tree_ms = bmpi_tree_timeout_ms(&rm->tree);
     if (rm->njoined == job->nvertices - 1)
-        return -1;
+        return tree_ms;
     long ms = bmpi_ms_until(&rm->join_deadline);
-    return ms < 0 ? 0 : ms > 60000 ? 60000 : (int)ms;
+    ms = ms < 0 ? 0 : ms > 60000 ? 60000 : ms;
+    return tree_ms >= 0 && tree_ms < ms ? tree_ms : (int)ms;
 }
 
 static const struct bmpi_role_ops head_role = {

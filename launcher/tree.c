@@ -492,6 +492,21 @@ static void drop_stale_pending(struct bmpi_tree *t)
     }
 }
 
+int bmpi_tree_timeout_ms(const struct bmpi_tree *t)
+{
+    long soonest = -1, now = now_ms();
+    for (int i = 0; i < t->ndown; i++) {
+        const struct bmpi_tree_link *l = &t->down[i];
+        if (l->fd < 0 || l->vertex >= 0)
+            continue;
+        long left = l->since_ms + PENDING_MS - now;
+        left = left < 0 ? 0 : left + 1;
+        if (soonest < 0 || left < soonest)
+            soonest = left;
+    }
+    return soonest > 60000 ? 60000 : (int)soonest;
+}
+
 static int npending(const struct bmpi_tree *t)
 {
     int n = 0;

@@ -101,6 +101,10 @@ size_t bmpi_tree_npollfds(const struct bmpi_tree *t);
 size_t bmpi_tree_pollfds(const struct bmpi_tree *t, struct pollfd *pfd);
 /* Handle what poll found on those fds (same order). */
 void bmpi_tree_handle(struct bmpi_tree *t, const struct pollfd *pfd, size_t n);
+/* Milliseconds until a connection that has not said HELLO is due to be
+ * dropped (bmpi_tree_handle drops it), -1 for none: the owner's poll
+ * timeout, so that an idle job drops strangers too. */
+int bmpi_tree_timeout_ms(const struct bmpi_tree *t);
 /* Write out what is queued, waiting at most timeout_ms (before exit). */
 void bmpi_tree_flush(struct bmpi_tree *t, int timeout_ms);
 bool bmpi_tree_up_alive(const struct bmpi_tree *t);
