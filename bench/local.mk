@@ -17,7 +17,8 @@ bench_sources = \
 	bench/limits.c \
 	bench/stream.c \
 	bench/ofi_floor.c \
-	bench/tcp_stream.c
+	bench/tcp_stream.c \
+	bench/spawn.c
 
 EXTRA_DIST += $(bench_sources) bench/run-compare bench/net-compare bench/startup-hosts bench/bundle bench/README.md
 
