@@ -23,7 +23,6 @@ program fgen_f08
     type(MPI_Request) :: req
     character(len=MPI_MAX_PROCESSOR_NAME) :: pname
     character(len=MPI_MAX_OBJECT_NAME) :: cname
-    character(len=MPI_MAX_PORT_NAME) :: port
 
     nerr = 0
     call MPI_Init()
@@ -111,7 +110,7 @@ program fgen_f08
 
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
     call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)
-    call MPI_Open_port(MPI_INFO_NULL, port, ierr)
+    call MPI_Pready(0, MPI_REQUEST_NULL, ierr)
     call MPI_Error_class(ierr, cls)
     if (cls /= MPI_ERR_UNSUPPORTED_OPERATION) call fail('stub')
     call MPI_Send(val, 1, MPI_DATATYPE_NULL, 0, 1, MPI_COMM_SELF, ierr)

@@ -13,7 +13,6 @@ program fgen_mpi
     character(len=20) :: value
     character(len=MPI_MAX_PROCESSOR_NAME) :: pname
     character(len=MPI_MAX_OBJECT_NAME) :: cname
-    character(len=MPI_MAX_PORT_NAME) :: port
 
     nerr = 0
     call MPI_Init(ierr)
@@ -111,7 +110,7 @@ program fgen_mpi
     call MPI_Error_class(ierr, cls, ierr)
     if (cls /= MPI_ERR_INFO_KEY) call fail('long info key')
     call MPI_Info_free(info, ierr)
-    call MPI_Open_port(MPI_INFO_NULL, port, ierr)
+    call MPI_Pready(0, MPI_REQUEST_NULL, ierr)
     call MPI_Error_class(ierr, cls, ierr)
     if (cls /= MPI_ERR_UNSUPPORTED_OPERATION) call fail('stub')
     call MPI_Send(val, 1, MPI_DATATYPE_NULL, 0, 1, MPI_COMM_SELF, ierr)

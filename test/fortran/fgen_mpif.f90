@@ -10,7 +10,6 @@
       logical flag
       character*(MPI_MAX_PROCESSOR_NAME) pname
       character*(MPI_MAX_OBJECT_NAME) cname
-      character*(MPI_MAX_PORT_NAME) port
       nerr = 0
       call MPI_INITIALIZED(flag, ierr)
       if (flag) call fail('initialized before MPI_Init', nerr)
@@ -82,7 +81,7 @@
      &     ierr)
       call MPI_COMM_SET_ERRHANDLER(MPI_COMM_SELF, MPI_ERRORS_RETURN,
      &     ierr)
-      call MPI_OPEN_PORT(MPI_INFO_NULL, port, ierr)
+      call MPI_PREADY(0, MPI_REQUEST_NULL, ierr)
       call MPI_ERROR_CLASS(ierr, cls, ierr)
       if (cls .ne. MPI_ERR_UNSUPPORTED_OPERATION)
      &     call fail('stub', nerr)
