@@ -5,6 +5,7 @@
 # network namespace of its own (192.0.2.1-3 on a veth pair to the bridge)
 # under a UTS namespace with its own hostname (node1-3). See
 # ../shared/FIELD-NOTES.md, "Slurm on one machine" and "Simulated hosts".
+# The cluster comes and goes with test/slurm/cluster-lib.sh.
 # Checks, each job at 6 ranks on the 3 nodes:
 #   (a) srun --mpi=pmix of hello with BMPI_VERBOSE=1: every rank once, on
 #       3 distinct nodes; a rank reaches itself with self, a rank of its
@@ -52,23 +53,10 @@ bin=$builddir/test/mpi
 [ -x "$bin/hello" ] || skip "test programs not built (make check TESTS=)"
 [ -x "$builddir/launcher/bmpirun" ] || skip "bmpirun not built"
 
-# ---- state and cleanup ----------------------------------------------------
-tag=bmpi$$
-head=${tag}h0
-nodes="1 2 3"
-dir=
-daemons= # slurmctld, slurmd's and munged: children of this shell
+# ---- the cluster: state and cleanup --------------------------------------------
+. "$srcdir/test/slurm/cluster-lib.sh"
+out=
 runpid=
-# Job ids of this test's Slurm start at first_job, so that its jobs'
-# PMIx namespaces (slurm.pmix.<job>.<step>), which name bmpi's segments,
-# are told apart from those of another private Slurm (test/slurm/srun.sh)
-# running at the same time: pids are unique, job ids stay below 2^26.
-first_job=$((1000000 + ($$ % 1000000) * 64))
-# /dev/shm segments of this test's jobs
-our_segments() {
-    ls /dev/shm 2>/dev/null | awk -F. -v lo="$first_job" -v hi=$((first_job + 64)) \
-        '$1 == "bmpi" && $2 == "slurm" && $3 == "pmix" && $4 >= lo && $4 < hi'
-}
 cleanup() {
     trap '' EXIT INT TERM HUP
     # a job still running (interrupted): its timeout passes the signal on
@@ -76,171 +64,36 @@ cleanup() {
         kill -TERM "$runpid" 2>/dev/null
         sleep 1
     fi
-    if [ -n "$dir" ] && ip netns list 2>/dev/null | grep -q "^$head\b"; then
-        timeout 5 ip netns exec "$head" scancel --quiet --user=root >/dev/null 2>&1
-    fi
-    # SIGTERM and reaped here, so that slurmctld takes its slurmscriptd
-    # along and no zombie is left to init
-    for p in $daemons; do kill "$p" 2>/dev/null; done
-    for _ in $(seq 50); do
-        alive=
-        for p in $daemons; do kill -0 "$p" 2>/dev/null && alive=1; done
-        [ -z "$alive" ] && break
-        sleep 0.1
-    done
-    for p in $daemons; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    # what is left in our namespaces: slurmstepd and ranks of a job that
-    # was cut short
-    for ns in "$head" $(for i in $nodes; do echo "${tag}h$i"; done); do
-        ip netns list 2>/dev/null | grep -q "^$ns\b" || continue
-        pids=$(ip netns pids "$ns" 2>/dev/null)
-        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-        ip netns del "$ns" 2>/dev/null
-    done
-    for s in $(our_segments); do rm -f "/dev/shm/$s"; done
-    [ -n "$dir" ] && rm -rf -- "$dir"
+    slurm_cluster_down
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-slurm3.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
-out=$dir/out
-: >"$out"
 fail() {
-    cat "$out"
+    [ -n "$out" ] && cat "$out"
     echo "FAIL: $*"
     exit 1
 }
 
-# ---- simulated hosts --------------------------------------------------------
-ip netns add "$head" 2>"$out" || skip "cannot create a network namespace: $(cat "$out")"
-ip -n "$head" link set lo up &&
-    ip -n "$head" link add br0 type bridge &&
-    ip -n "$head" addr add 192.0.2.254/24 dev br0 &&
-    ip -n "$head" link set br0 up || fail "head namespace $head"
-for i in $nodes; do
-    ns=${tag}h$i
-    ip netns add "$ns" &&
-        ip -n "$ns" link set lo up &&
-        ip -n "$ns" link add eth0 type veth peer name veth$i netns "$head" &&
-        ip -n "$ns" addr add 192.0.2.$i/24 dev eth0 &&
-        ip -n "$ns" link set eth0 up &&
-        ip -n "$head" link set veth$i master br0 &&
-        ip -n "$head" link set veth$i up || fail "host namespace $ns"
-done
-# start_daemon NETNS HOSTNAME LOG COMMAND...: COMMAND in the background in
-# NETNS under a UTS namespace of its own named HOSTNAME; its pid (nsenter,
-# unshare and sh exec it) joins $daemons. nsenter, not `ip netns exec`:
-# that one mounts a sysfs of the namespace over /sys, without
-# /sys/fs/cgroup, and slurmd will not start without its cgroup mounts.
-start_daemon() {
-    local ns=$1 name=$2 log=$3
-    shift 3
-    nsenter --net="/run/netns/$ns" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' "$name" "$@" \
-        >"$log" 2>&1 &
-    daemons="$daemons $!"
-}
-
-# ---- munge --------------------------------------------------------------------
-mkdir -p "$dir/munge" "$dir/state"
-chmod 755 "$dir/munge"
-dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 2>/dev/null
-chmod 400 "$dir/munge/munge.key"
-sock=$dir/munge/munge.socket
-# a Unix socket: reachable from every network namespace
-munged --foreground --socket="$sock" --key-file="$dir/munge/munge.key" \
-    --log-file="$dir/munge/log" --pid-file="$dir/munge/pid" --seed-file="$dir/munge/seed" \
-    --force >"$dir/munge/out" 2>&1 &
-daemons="$daemons $!"
-for _ in $(seq 50); do
-    [ -S "$sock" ] && break
-    sleep 0.1
-done
-[ -S "$sock" ] || fail "munged did not start: $(tail -3 "$dir/munge/log" "$dir/munge/out" 2>/dev/null)"
-
-# ---- slurm ------------------------------------------------------------------
-# The ports are private: the namespaces are new, nothing else listens there.
-# %n is the node's name: each slurmd has its own spool directory (where
-# Slurm's pmix plugin puts its server directory) and TmpFS (where it puts
-# the client directory spmix_appdir_<job>.<step>), which on one machine
-# would otherwise be the same directory for the three nodes of a step.
-export SLURM_CONF=$dir/slurm.conf
-for i in $nodes; do mkdir -p "$dir/spool/node$i" "$dir/tmpfs/node$i"; done
-cat >"$SLURM_CONF" <<EOF
-ClusterName=bmpi3
-SlurmctldHost=bmpictl(192.0.2.254)
-SlurmctldPort=6817
-SlurmdPort=6818
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$sock
-CredType=cred/munge
-FirstJobId=$first_job
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/%n
-TmpFS=$dir/tmpfs/%n
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.%n.pid
-SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd.%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-ReturnToService=2
-NodeName=node1 NodeAddr=192.0.2.1 CPUs=2 State=UNKNOWN
-NodeName=node2 NodeAddr=192.0.2.2 CPUs=2 State=UNKNOWN
-NodeName=node3 NodeAddr=192.0.2.3 CPUs=2 State=UNKNOWN
-PartitionName=test Nodes=node[1-3] Default=YES MaxTime=10 State=UP OverSubscribe=FORCE
-EOF
-start_daemon "$head" bmpictl "$dir/slurmctld.out" slurmctld -D -i -f "$SLURM_CONF"
-ctld=$!
-for i in $nodes; do
-    start_daemon "${tag}h$i" "node$i" "$dir/slurmd.node$i.out" slurmd -D -N "node$i" -f "$SLURM_CONF"
-done
-# sinfo waits for a dead controller until its message timeout: bound each
-# call, and stop at once if slurmctld has exited.
-in_head() { ip netns exec "$head" "$@"; }
-node_states() { in_head timeout 3 sinfo -h -N -o '%N %t' 2>/dev/null | sort -u; }
-for _ in $(seq 150); do
-    [ "$(node_states | grep -c ' idle$')" = 3 ] && break
-    kill -0 "$ctld" 2>/dev/null ||
-        fail "slurmctld exited: $(tail -n 3 "$dir/slurmctld.log" "$dir/slurmctld.out" 2>/dev/null)"
-    sleep 0.2
-done
-states=$(node_states)
-if [ "$(printf '%s\n' "$states" | grep -c ' idle$')" != 3 ]; then
-    for i in $nodes; do
-        printf '%s\n' "$states" | grep -qx "node$i idle" && continue
-        echo "== node$i never came up idle (sinfo: $(printf '%s\n' "$states" | grep "^node$i " ||
-            echo 'not listed')); its slurmd log:"
-        tail -n 5 "$dir/slurmd.node$i.log" "$dir/slurmd.node$i.out" 2>/dev/null
-    done
-    echo "== slurmctld log:"
-    tail -n 5 "$dir/slurmctld.log" 2>/dev/null
-    fail "the 3 Slurm nodes did not all come up idle within 30 s"
-fi
-# (srun reads slurm.conf even for this)
-in_head srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix plugin (srun --mpi=list)"
-echo "Slurm cluster up: $(printf '%s\n' "$states" | tr '\n' ' ')(slurmctld in $head, slurmd's in ${tag}h1-3)"
+# ---- simulated hosts, munge, slurm --------------------------------------------------
+# 3 nodes of 2 CPUs: 6 ranks, 2 a node
+slurm_cluster_up 3 2
+case $? in
+0) ;;
+77) skip "$SLURM_CLUSTER_ERROR" ;;
+*) fail "$SLURM_CLUSTER_ERROR" ;;
+esac
+dir=$SLURM_CLUSTER_DIR
+out=$dir/out
+: >"$out"
+echo "Slurm cluster up: $(printf '%s\n' "$SLURM_CLUSTER_STATES" | tr '\n' ' ')(slurmctld in $SLURM_CLUSTER_HEAD, slurmd's in ${SLURM_CLUSTER_TAG}h1-3)"
 
 # ---- running jobs -------------------------------------------------------------
-# The ranks of this test's jobs, for the stacks of a run that times out:
-# what runs in the host namespaces but Slurm's daemons (slurmstepd
-# detaches from slurmd, and so from the run's process tree). Not slurmstepd
-# itself: killed, it would leave its job completing, and the nodes busy.
-step_procs="for n in $(for i in $nodes; do printf '%s ' "${tag}h$i"; done); do ip netns pids \$n; done |
-    xargs -r ps -o pid= -o comm= -p | awk '\$2 !~ /^slurm/ { print \$1 }'"
 # run COMMAND...: in the head namespace, with a timeout, output to $out.
 # In the background, so that a signal to this script runs its trap now.
+# On a timeout, the stacks of the jobs' ranks (SLURM_CLUSTER_STEP_PROCS).
 run() {
-    "$srcdir/test/with-timeout" -p "$step_procs" "$timeout_s" \
-        ip netns exec "$head" "$@" >"$out" 2>&1 </dev/null &
+    "$srcdir/test/with-timeout" -p "$SLURM_CLUSTER_STEP_PROCS" "$timeout_s" \
+        ip netns exec "$SLURM_CLUSTER_HEAD" "$@" >"$out" 2>&1 </dev/null &
     runpid=$!
     wait "$runpid"
     rc=$?
@@ -302,26 +155,18 @@ marker=bmpi-slurm3-crash-$$
 srun6 "$bin/crash" abort "$marker"
 [ "$rc" -ne 0 ] || fail "(c) MPI_Abort under srun -N 3 -n 6: exit status 0"
 [ "$rc" -ne 124 ] || fail "(c) MPI_Abort under srun -N 3 -n 6: the job did not end"
-# what may still run in a host namespace: its slurmd; a step's slurmstepd
-# and ranks get a few seconds to go
-leftovers() {
-    for i in $nodes; do
-        for p in $(ip netns pids "${tag}h$i" 2>/dev/null); do
-            case " $daemons " in *" $p "*) continue ;; esac
-            echo "node$i: pid $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
-        done
-    done
-}
+# what may still run in a host namespace: its slurmd (not a leftover); a
+# step's slurmstepd and ranks get a few seconds to go
 for _ in $(seq 50); do
-    [ -z "$(leftovers)" ] && break
+    [ -z "$(slurm_cluster_leftovers)" ] && break
     sleep 0.2
 done
-left=$(leftovers)
+left=$(slurm_cluster_leftovers)
 [ -z "$left" ] || fail "(c) processes left in the host namespaces 10 s after MPI_Abort:
 $left"
 left=$(pgrep -af "$marker")
 [ -z "$left" ] || fail "(c) ranks left after MPI_Abort: $left"
-segs=$(our_segments)
+segs=$(slurm_cluster_segments)
 [ -z "$segs" ] || fail "(c) /dev/shm segments left after MPI_Abort: $segs"
 echo "ok: (c) MPI_Abort in rank 1: exit $rc, no process nor segment left on any node"
 
@@ -346,10 +191,10 @@ else
     salloc3 /bin/sh -c 'echo "$PMIX_NAMESPACE" >>"$0"; exec "$@"' "$dir/nspaces" "$bin/crash" abort "$marker"
     [ "$rc" -eq 7 ] || fail "(d) MPI_Abort under $what: exit status $rc, expected 7"
     for _ in $(seq 50); do
-        [ -z "$(leftovers)" ] && [ -z "$(pgrep -f "$marker")" ] && break
+        [ -z "$(slurm_cluster_leftovers)" ] && [ -z "$(pgrep -f "$marker")" ] && break
         sleep 0.2
     done
-    left=$(leftovers)
+    left=$(slurm_cluster_leftovers)
     [ -z "$left" ] || fail "(d) processes left in the host namespaces 10 s after MPI_Abort:
 $left"
     left=$(pgrep -af "$marker")
