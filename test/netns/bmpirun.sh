@@ -193,12 +193,18 @@ daemon_of() {
     [ -n "$p" ] && ip netns pids "$2" | grep -qx "$p" &&
         tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- " --daemon " && echo "$p"
 }
+# head_pid: the bmpirun of the job started last (run_bg), found among the
+# processes of the head namespace; tried for up to 2 s (a scan of the
+# namespace while other processes come and go can miss it)
 head_pid() {
-    for p in $(ip netns pids "$NETNS_HEAD"); do
-        case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
-        *" --daemon "*) ;;
-        "$BMPIRUN "*) echo "$p"; return 0 ;;
-        esac
+    for _ in $(seq 20); do
+        for p in $(pgrep -P "$runpid" 2>/dev/null) $(ip netns pids "$NETNS_HEAD" 2>/dev/null); do
+            case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
+            *" --daemon "*) ;;
+            "$BMPIRUN "*) echo "$p"; return 0 ;;
+            esac
+        done
+        sleep 0.1
     done
     return 1
 }
