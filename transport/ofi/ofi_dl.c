@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
@@ -28,11 +29,20 @@ static struct {
     uint32_t (*version)(void);
 } fabric;
 
-/* 0 when libfabric is loaded; the dlerror() text stays for ofi_dl_error(). */
+/* 0 when libfabric is loaded; the dlerror() text stays for ofi_dl_error().
+ *
+ * Before the load: PSM's libraries (libinfinipath, libpsm2, which
+ * Debian's libfabric brings in) install a SIGSEGV handler when they load
+ * that prints a backtrace and exits with status 1, so a rank that crashed
+ * would be reported as "exited with status 1" instead of killed by signal
+ * 11, and the launcher could not tell a crash from an error exit. Their
+ * own variables turn it off; a user who sets them keeps the choice. */
 static int load(void)
 {
     if (fabric.lib)
         return 0;
+    setenv("IPATH_NO_BACKTRACE", "1", 0);
+    setenv("HFI_NO_BACKTRACE", "1", 0);
     void *lib = dlopen(LIBFABRIC_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return -1;
