@@ -376,8 +376,7 @@ int bmpi_job_init(struct bmpi_job *job)
         r->state = BMPI_RANK_PENDING;
         atomic_init(&r->connected, false);
         atomic_init(&r->finalized, false);
-        for (int s = 0; s < BMPI_NSTREAMS; s++)
-        {
+        for (int s = 0; s < BMPI_NSTREAMS; s++) {
             bmpi_iof_stream_init(&r->out[s]);
             r->out[s].owner = i;
         }
