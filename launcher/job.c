@@ -1019,9 +1019,11 @@ static struct pollfd *pollfds_for(struct bmpi_job *job, struct pollfd *pfd, size
     return pfd;
 }
 
-static void handle_output(struct bmpi_job *job, const struct pollfd *pfd)
+/* The ranks' output: the first npolled ranks had fds in pfd (a spawn
+ * handled since the poll may have added more). */
+static void handle_output(struct bmpi_job *job, const struct pollfd *pfd, int npolled)
 {
-    for (int i = 0; i < job->nranks; i++) {
+    for (int i = 0; i < npolled; i++) {
         struct bmpi_rank *r = &job->ranks[i];
         for (int s = 0; s < BMPI_NSTREAMS; s++) {
             const struct pollfd *p = &pfd[PFD_RANKS + (size_t)i * BMPI_NSTREAMS + (size_t)s];
@@ -1066,7 +1068,7 @@ int bmpi_job_run(struct bmpi_job *job)
         bmpi_job_handle_events(job);
         if (n > 0) {
             bmpi_iof_stdin_handle(&job->iof, &pfd[PFD_STDIN], &pfd[PFD_RANK0_IN]);
-            handle_output(job, pfd);
+            handle_output(job, pfd, (int)((nfds - nrole - PFD_RANKS) / BMPI_NSTREAMS));
             if (nrole > 0)
                 job->role->handle(job, pfd + (nfds - nrole), nrole);
             if (pfd[PFD_SIG].revents != 0)

@@ -842,7 +842,8 @@ static int build_apps(const struct spawn_args *args, char **env, struct bmpi_spa
             return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
         }
         apps[a].argv[0] = (char *)apps[a].cmd;
-        memcpy(apps[a].argv + 1, uargv, (size_t)nargs * sizeof(char *));
+        if (nargs > 0)
+            memcpy(apps[a].argv + 1, uargv, (size_t)nargs * sizeof(char *));
     }
     *out = apps;
     return BMPI_OK;
