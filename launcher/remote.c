@@ -276,16 +276,19 @@ static const char *vertex_host(const struct bmpi_job *job, int v)
     return job->node_names[job->remote->vx[v].node];
 }
 
+/* A rank of another host still counted as running, on v or below it. */
+static bool runs_below(const struct bmpi_job *job, int v, const struct bmpi_rank *r)
+{
+    return r->vertex > 0 && r->state == BMPI_RANK_RUNNING && bmpi_tree_in_subtree(&job->remote->tree, v, r->vertex);
+}
+
 /* The ranks of vertex v and of every vertex below it are gone with it. */
 static void lose_subtree(struct bmpi_job *job, int v, const char *why)
 {
     struct bmpi_remote *rm = job->remote;
     int lost_ranks = 0;
-    for (int i = 0; i < job->nranks; i++) {
-        struct bmpi_rank *r = &job->ranks[i];
-        if (r->vertex > 0 && r->state == BMPI_RANK_RUNNING && bmpi_tree_in_subtree(&rm->tree, v, r->vertex))
-            lost_ranks++;
-    }
+    for (int i = 0; i < job->nranks; i++)
+        lost_ranks += runs_below(job, v, &job->ranks[i]);
     if (rm->vx[v].lost)
         return;
     for (int u = v; u < job->nvertices; u++)
@@ -297,11 +300,9 @@ static void lose_subtree(struct bmpi_job *job, int v, const char *why)
                  lost_ranks);
         bmpi_job_terminate(job, SIGTERM);
     }
-    for (int i = 0; i < job->nranks; i++) {
-        struct bmpi_rank *r = &job->ranks[i];
-        if (r->vertex > 0 && r->state == BMPI_RANK_RUNNING && bmpi_tree_in_subtree(&rm->tree, v, r->vertex))
-            bmpi_job_rank_ended(job, r, SIGKILL);
-    }
+    for (int i = 0; i < job->nranks; i++)
+        if (runs_below(job, v, &job->ranks[i]))
+            bmpi_job_rank_ended(job, &job->ranks[i], SIGKILL);
 }
 
 static void agent_gone_text(const struct agent *a, int wstatus, char *buf, size_t len)
