@@ -51,6 +51,27 @@ int bmpi_tl_unsupported_put(struct bmpi_tl *tl, int peer, const void *local, voi
     return unsupported(tl, "put");
 }
 
+bool bmpi_tl_unsupported_amo_native(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op,
+                                    enum bmpi_tl_amo_type type, bool fetch)
+{
+    (void)tl, (void)peer, (void)op, (void)type, (void)fetch;
+    return false;
+}
+
+int bmpi_tl_unsupported_amo(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *amo,
+                            bmpi_tl_done_fn done, void *ctx)
+{
+    (void)peer, (void)amo, (void)done, (void)ctx;
+    return unsupported(tl, "amo");
+}
+
+int bmpi_tl_flush_done(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx)
+{
+    (void)tl, (void)peer;
+    done(ctx, BMPI_OK);
+    return BMPI_OK;
+}
+
 int bmpi_tl_unsupported_query_other_jobs(char *why, size_t why_len)
 {
     snprintf(why, why_len, "reaches processes of its own job only");

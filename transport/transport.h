@@ -64,6 +64,22 @@ const char *bmpi_env_string(const char *name);
  * docs/dynamic.md. Transports without it point those at the stubs. */
 #define BMPI_TL_OTHER_JOBS 0x20u
 
+/* One-sided communication (runtime/rma*.c, docs/rma.md). */
+/* amo() applies atomics in the peer's memory for the (op, type) pairs
+ * amo_native() accepts; the runtime applies every other pair itself, at
+ * the target, from an active message. */
+#define BMPI_TL_RMA_AMO 0x40u
+/* The done callback of put() and amo() means remote completion (the data
+ * is in the peer's memory, visible to it). Without the flag done means
+ * local completion (the source buffer may be reused) and flush() gives
+ * remote completion. get() is always complete when done. */
+#define BMPI_TL_RMA_REMOTE_DONE 0x80u
+/* put() and amo() to one peer take effect in the order they were issued
+ * (the standard's default accumulate ordering: rar, raw, war, waw). Without
+ * it the runtime waits for one to complete before issuing a dependent
+ * one. */
+#define BMPI_TL_RMA_ORDERED 0x100u
+
 /* Exclusivity: when several transports reach a peer, the highest wins. */
 enum bmpi_tl_exclusivity {
     BMPI_TL_EXCL_NETWORK = 100,
@@ -87,6 +103,58 @@ struct bmpi_tl_caps {
 };
 
 struct bmpi_tl;
+
+/* Remote atomics: the operations and element types a transport may do
+ * natively (amo_native). The runtime maps MPI's predefined ops and types
+ * onto these; MPI_REPLACE is SWAP, MPI_NO_OP is READ. */
+enum bmpi_tl_amo_op {
+    BMPI_TL_AMO_SUM,
+    BMPI_TL_AMO_PROD,
+    BMPI_TL_AMO_MIN,
+    BMPI_TL_AMO_MAX,
+    BMPI_TL_AMO_BAND,
+    BMPI_TL_AMO_BOR,
+    BMPI_TL_AMO_BXOR,
+    BMPI_TL_AMO_LAND,
+    BMPI_TL_AMO_LOR,
+    BMPI_TL_AMO_LXOR,
+    BMPI_TL_AMO_SWAP,  /* write operand, fetch the old value */
+    BMPI_TL_AMO_READ,  /* fetch only */
+    BMPI_TL_AMO_CSWAP, /* write operand where the value equals compare */
+    BMPI_TL_AMO_NOPS
+};
+
+enum bmpi_tl_amo_type {
+    BMPI_TL_AMO_INT8,
+    BMPI_TL_AMO_UINT8,
+    BMPI_TL_AMO_INT16,
+    BMPI_TL_AMO_UINT16,
+    BMPI_TL_AMO_INT32,
+    BMPI_TL_AMO_UINT32,
+    BMPI_TL_AMO_INT64,
+    BMPI_TL_AMO_UINT64,
+    BMPI_TL_AMO_FLOAT,
+    BMPI_TL_AMO_DOUBLE,
+    BMPI_TL_AMO_NTYPES
+};
+
+/* One remote atomic: count elements of type at the peer's remote_addr
+ * (covered by rkey) become (element op operand[i]); with result, the old
+ * values are fetched there (result must stay valid until done). CSWAP
+ * takes count 1 and compare. Each element is atomic with respect to the
+ * transport's other atomics at that peer, not to the peer CPU's own
+ * accesses. */
+struct bmpi_tl_amo {
+    enum bmpi_tl_amo_op op;
+    enum bmpi_tl_amo_type type;
+    size_t count;
+    const void *operand;
+    const void *compare; /* CSWAP only */
+    void *result;        /* NULL: no fetch */
+    uint64_t remote_addr;
+    const void *rkey;
+    size_t rkey_len;
+};
 
 /* Completion of a get/put: status is BMPI_OK or an MPI error class. */
 typedef void (*bmpi_tl_done_fn)(void *ctx, int status);
@@ -150,6 +218,19 @@ struct bmpi_tl_ops {
                uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done,
                void *ctx);
 
+    /* Remote atomics (BMPI_TL_RMA_AMO). amo_native: whether amo() does
+     * op on type natively towards peer (fetch: with a result). amo: issue
+     * one; done(ctx, status) follows from progress. */
+    bool (*amo_native)(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op, enum bmpi_tl_amo_type type,
+                       bool fetch);
+    int (*amo)(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *amo, bmpi_tl_done_fn done,
+               void *ctx);
+    /* Remote completion of every put() and amo() to peer whose done has
+     * been called: done(ctx, status) once they are in the peer's memory.
+     * Transports with BMPI_TL_RMA_REMOTE_DONE point this at
+     * bmpi_tl_flush_done, which calls done at once. */
+    int (*flush)(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx);
+
     /* Handle pending events; returns how many (0 when idle). */
     int (*progress)(struct bmpi_tl *tl);
 };
@@ -179,6 +260,14 @@ int bmpi_tl_unsupported_get(struct bmpi_tl *tl, int peer, void *local, void *loc
 int bmpi_tl_unsupported_put(struct bmpi_tl *tl, int peer, const void *local, void *local_memh,
                             size_t len, uint64_t remote_addr, const void *rkey, size_t rkey_len,
                             bmpi_tl_done_fn done, void *ctx);
+
+bool bmpi_tl_unsupported_amo_native(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op,
+                                    enum bmpi_tl_amo_type type, bool fetch);
+int bmpi_tl_unsupported_amo(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *amo,
+                            bmpi_tl_done_fn done, void *ctx);
+/* flush() of a transport whose put/amo done already means remote
+ * completion: calls done(ctx, BMPI_OK) before it returns. */
+int bmpi_tl_flush_done(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx);
 
 /* ... and for transports that cannot reach processes of other jobs. */
 int bmpi_tl_unsupported_query_other_jobs(char *why, size_t why_len);

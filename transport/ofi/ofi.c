@@ -1256,5 +1256,8 @@ const struct bmpi_tl_ops bmpi_tl_ofi_ops = {
     .rkey_pack = ofi_rkey_pack,
     .get = ofi_get,
     .put = ofi_put,
+    .amo_native = bmpi_tl_unsupported_amo_native,
+    .amo = bmpi_tl_unsupported_amo,
+    .flush = bmpi_tl_flush_done,
     .progress = ofi_progress,
 };

@@ -43,7 +43,7 @@ static int self_open(struct bmpi_tl *tl)
         .exclusivity = BMPI_TL_EXCL_SELF,
         .max_am = SIZE_MAX / 2,
         .eager_limit = 16384,
-        .flags = BMPI_TL_RMA_GET,
+        .flags = BMPI_TL_RMA_GET | BMPI_TL_RMA_REMOTE_DONE | BMPI_TL_RMA_ORDERED,
         .latency_us = 0.01,
         .bandwidth_mbs = 10000,
     };
@@ -179,5 +179,8 @@ const struct bmpi_tl_ops bmpi_tl_self_ops = {
     .rkey_pack = self_rkey_pack,
     .get = self_get,
     .put = bmpi_tl_unsupported_put,
+    .amo_native = bmpi_tl_unsupported_amo_native,
+    .amo = bmpi_tl_unsupported_amo,
+    .flush = bmpi_tl_flush_done,
     .progress = self_progress,
 };

@@ -41,6 +41,9 @@ enum bmpi_shm_heap_thp bmpi_shm_heap_thp_plan(const char *thp_dir, const char *g
 int bmpi_shm_peer_heap_attach(const struct bmpi_shm_heap_info *peer, char *why, size_t why_len);
 void bmpi_shm_peer_heap_detach_all(void);
 
+/* Where [remote, remote + len) of pid is mapped here, or NULL. */
+char *bmpi_shm_peer_translate(int pid, uint64_t remote, size_t len);
+
 /* n bytes from (to) address remote of process pid: memcpy where remote
  * lies in pid's mapped heap, process_vm_readv (writev) elsewhere. */
 int bmpi_shm_peer_read(int pid, void *local, uint64_t remote, size_t len);

@@ -7,4 +7,6 @@ libbmpi_core_la_SOURCES += \
 	transport/shm/cma.c \
 	transport/shm/heap.h \
 	transport/shm/heap.c \
-	transport/shm/peer_heap.c
+	transport/shm/peer_heap.c \
+	transport/shm/node.h \
+	transport/shm/node.c

@@ -86,8 +86,7 @@ void bmpi_shm_peer_heap_detach_all(void)
     peers.n = peers.cap = 0;
 }
 
-/* Where [remote, remote + len) of pid is mapped here, or NULL. */
-static char *translate(int pid, uint64_t remote, size_t len)
+char *bmpi_shm_peer_translate(int pid, uint64_t remote, size_t len)
 {
     for (int i = 0; i < peers.n; i++) {
         const struct peer_heap *h = &peers.v[i];
@@ -102,7 +101,7 @@ static char *translate(int pid, uint64_t remote, size_t len)
 
 int bmpi_shm_peer_read(int pid, void *local, uint64_t remote, size_t len)
 {
-    const char *src = translate(pid, remote, len);
+    const char *src = bmpi_shm_peer_translate(pid, remote, len);
     if (!src)
         return bmpi_shm_cma_read(pid, local, remote, len);
     memcpy(local, src, len);
@@ -111,7 +110,7 @@ int bmpi_shm_peer_read(int pid, void *local, uint64_t remote, size_t len)
 
 int bmpi_shm_peer_write(int pid, const void *local, uint64_t remote, size_t len)
 {
-    char *dst = translate(pid, remote, len);
+    char *dst = bmpi_shm_peer_translate(pid, remote, len);
     if (!dst)
         return bmpi_shm_cma_write(pid, local, remote, len);
     memcpy(dst, local, len);

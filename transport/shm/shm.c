@@ -174,9 +174,11 @@ static void shm_set_caps(struct bmpi_tl *tl, struct shm_priv *p)
         .eager_limit = p->cfg.eager_limit,
         .rma_limit = 0,
         .rget_min = p->cma ? shm_rget_min(p) : 0,
+        /* get/put are synchronous copies: done means remote completion,
+         * and they take effect in order */
         .flags = !p->cma ? 0
-                 : BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_RMA_HEAP |
-                       (p->cfg.shared_copy ? BMPI_TL_RMA_CPU : 0),
+                 : BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_RMA_HEAP | BMPI_TL_RMA_REMOTE_DONE |
+                       BMPI_TL_RMA_ORDERED | (p->cfg.shared_copy ? BMPI_TL_RMA_CPU : 0),
         .latency_us = 0.2,
         .bandwidth_mbs = 8000.0,
     };
@@ -965,5 +967,8 @@ const struct bmpi_tl_ops bmpi_tl_shm_ops = {
     .rkey_pack = shm_rkey_pack,
     .get = shm_get,
     .put = shm_put,
+    .amo_native = bmpi_tl_unsupported_amo_native,
+    .amo = bmpi_tl_unsupported_amo,
+    .flush = bmpi_tl_flush_done,
     .progress = shm_progress,
 };

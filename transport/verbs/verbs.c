@@ -1193,5 +1193,8 @@ const struct bmpi_tl_ops bmpi_tl_verbs_ops = {
     .rkey_pack = verbs_rkey_pack,
     .get = verbs_get,
     .put = verbs_put,
+    .amo_native = bmpi_tl_unsupported_amo_native,
+    .amo = bmpi_tl_unsupported_amo,
+    .flush = bmpi_tl_flush_done,
     .progress = verbs_progress,
 };

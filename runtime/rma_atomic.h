@@ -1,0 +1,49 @@
+/*
+ * Element-wise atomic updates of window memory (runtime/win.h): every
+ * accumulate-family operation of bmpi ends here, whether the origin
+ * applies it to a mapped target or the target applies it for an active
+ * message, so all are atomic with respect to each other.
+ *
+ * An element of 1, 2, 4 or 8 bytes at its natural alignment is updated
+ * with one CPU atomic (a fetch-op where the CPU has it, else a
+ * compare-and-swap loop); any other element (long double, complex types,
+ * the pair types of MINLOC/MAXLOC, unaligned data) under one stripe of
+ * the target's lock table, chosen by the element's address, so that two
+ * updates of one element always take the same stripe.
+ */
+#ifndef BMPI_RUNTIME_RMA_ATOMIC_H
+#define BMPI_RUNTIME_RMA_ATOMIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "runtime/win.h"
+
+struct bmpi_op;
+
+/* Whether op (predefined, MPI_REPLACE and MPI_NO_OP included) may update
+ * elements of the predefined type basic: 0, or MPI_ERR_OP with the reason
+ * recorded by bmpi_err_set(). */
+int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic);
+
+/* For i < count: result[i] = target[i] (when result is not NULL), then
+ * target[i] = origin[i] op target[i] (MPI_REPLACE: origin[i]; MPI_NO_OP:
+ * unchanged, origin may be NULL), each element in one atomic step.
+ * target, origin and result hold count elements of basic each, packed;
+ * result and origin are private memory, target is window memory whose
+ * lock table is stripes (the target rank's struct bmpi_win_ctl). */
+void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
+                           void *target, void *result, size_t count, uint32_t *stripes);
+
+/* One element: result = target; if target == compare, target = origin.
+ * basic is an integer, logical, byte or multi-language type (the types
+ * MPI_Compare_and_swap takes). */
+void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *origin, void *target,
+                           void *result, uint32_t *stripes);
+
+/* Which types MPI_Compare_and_swap accepts: 0 or MPI_ERR_TYPE (reason
+ * recorded). */
+int bmpi_rma_cswap_check(MPI_Datatype basic);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * One-sided communication: the window object and what the RMA files share
+ * (docs/rma.md).
+ *
+ *   win.c        creation (four flavors), free, info, name, group,
+ *                shared_query, attach/detach: the MPI_Win_* object calls
+ *   rma.c        Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+ *                Compare_and_swap and their request forms: argument checks,
+ *                then one path per target (below)
+ *   rma_sync.c   fence, post/start/complete/wait/test, lock/unlock,
+ *                lock_all/unlock_all, flush*, sync: epochs and completion
+ *   rma_am.c     the active-message protocol: what a target does for an
+ *                origin that cannot reach its memory itself
+ *   rma_atomic.c element-wise atomic apply (CPU atomics, or a striped lock
+ *                table for elements the CPU cannot update in one step)
+ *
+ * Each target of a window is reached by one path, chosen at creation:
+ *   DIRECT  its memory is mapped here (this process, a region of the node,
+ *           or the target's shared heap): loads, stores and CPU atomics,
+ *           no help from the target's CPU;
+ *   COPY    a process of this node whose memory is not mapped: put/get
+ *           by single copy (CMA), accumulates as active messages;
+ *   NET     a transport with get/put into registered memory: put/get by
+ *           the transport, accumulates as active messages (or the
+ *           transport's atomics where the window's hints allow);
+ *   AM      everything as active messages, applied by the target.
+ * Every accumulate-family update is applied with the same element-wise
+ * atomics (rma_atomic.c), by the origin on DIRECT targets and by the
+ * target itself for active messages, so they are atomic with respect to
+ * each other whatever path each origin takes.
+ */
+#ifndef BMPI_RUNTIME_WIN_H
+#define BMPI_RUNTIME_WIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "transport/shm/node.h"
+#include "transport/transport.h"
+
+struct bmpi_comm;
+struct bmpi_group;
+struct bmpi_request;
+
+enum bmpi_rma_path { BMPI_RMA_DIRECT, BMPI_RMA_COPY, BMPI_RMA_NET, BMPI_RMA_AM };
+
+/* Locks a target grants: the state word of its control block. */
+#define BMPI_WIN_LOCK_EXCL (1ull << 63)
+/* Stripes of the lock table that element-wise atomics take for elements
+ * wider than the CPU's atomics (rma_atomic.c). */
+#define BMPI_RMA_LOCK_STRIPES 64
+
+/* Per window and rank, in shared memory where the window has a node
+ * region (else in this process's memory): what origins change without
+ * the owner's help. */
+struct bmpi_win_ctl {
+    uint64_t lock; /* readers, or BMPI_WIN_LOCK_EXCL */
+    uint8_t pad0[56];
+    uint32_t stripes[BMPI_RMA_LOCK_STRIPES];
+};
+
+/* What an origin knows of one target. */
+struct bmpi_win_target {
+    enum bmpi_rma_path path;
+    int world;              /* peer index */
+    int pid;                /* local processes, else 0 */
+    uint64_t base;          /* its base address (0 for dynamic windows) */
+    uint64_t size;          /* bytes (UINT64_MAX for dynamic windows) */
+    int disp_unit;
+    MPI_Win handle;         /* the window's handle in the target process */
+    char *map;              /* DIRECT: where base is mapped here */
+    struct bmpi_win_ctl *ctl; /* its control block mapped here, or NULL */
+    struct bmpi_tl *tl;     /* NET */
+    uint8_t rkey[BMPI_TL_RKEY_MAX];
+    size_t rkey_len;
+
+    /* this origin's state towards it */
+    int lock_held;          /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    bool lock_granted;      /* an AM lock request was answered */
+    uint64_t issued, acked; /* operations sent as active messages or NET */
+    uint32_t posts_seen, posts_used; /* PSCW: posts it sent us, starts that took one */
+    uint32_t completes_seen, completes_used; /* ... completes it sent us, waits that took one */
+};
+
+/* A range attached to a dynamic window. */
+struct bmpi_win_range {
+    uint64_t base, size;
+};
+
+/* Access and exposure epochs. */
+enum bmpi_win_epoch { BMPI_EPOCH_NONE, BMPI_EPOCH_FENCE, BMPI_EPOCH_PSCW, BMPI_EPOCH_LOCK, BMPI_EPOCH_LOCK_ALL };
+
+struct bmpi_win {
+    MPI_Win handle;
+    struct bmpi_comm *comm; /* a private duplicate of the creating communicator */
+    int flavor;             /* MPI_WIN_FLAVOR_* */
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    MPI_Errhandler errhandler;
+    char name[MPI_MAX_OBJECT_NAME];
+    void *attrs;            /* owned by runtime/attr.c */
+    /* the values MPI_Win_get_attr points to */
+    void *attr_base;
+    MPI_Aint attr_size;
+    int attr_disp_unit, attr_flavor, attr_model;
+
+    /* hints (MPI_Win_set_info / get_info) */
+    bool no_locks, same_size, same_disp_unit, alloc_shared_noncontig;
+    char accumulate_ordering[64]; /* "rar,raw,war,waw" by default, or "none" */
+    char accumulate_ops[32];      /* "same_op_no_op" or "same_op" */
+
+    struct bmpi_win_target *t; /* by rank in comm */
+    struct bmpi_win_ctl *ctl;  /* mine */
+    struct bmpi_node_region region; /* control blocks (and data of allocated windows) of this node */
+    bool owns_base;            /* base was malloc'ed for MPI_Win_allocate */
+    void *memh;                /* registration of base for NET targets */
+    struct bmpi_tl *memh_tl;
+
+    /* dynamic windows */
+    struct bmpi_win_range *ranges;
+    int nranges, cap_ranges;
+
+    /* epochs */
+    enum bmpi_win_epoch access;
+    bool fence_exposed;        /* a fence opened an exposure epoch */
+    struct bmpi_group *start_group, *post_group; /* PSCW, NULL outside */
+    int locks_held;            /* targets locked by MPI_Win_lock */
+
+    /* passive target requests waiting for this rank's lock (rma_am.c) */
+    struct bmpi_rma_lock_wait *lock_waiters;
+};
+
+/* The window behind a handle, NULL for MPI_WIN_NULL, freed or garbage. */
+struct bmpi_win *bmpi_win_get(MPI_Win handle);
+
+/* Report an error on a window through its error handler. */
+int bmpi_err_win_obj(struct bmpi_win *w, int errclass, const char *fn, const char *fmt, ...)
+    BMPI_PRINTF(4, 5);
+
+/* MPI_Finalize: free the windows the program left (no communication). */
+void bmpi_win_finalize(void);
+
+/* rma_am.c: the target side of active messages, and its progress. */
+struct bmpi_tl;
+void bmpi_rma_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+                      size_t len);
+int bmpi_rma_progress(void);
+
+#endif
