@@ -39,6 +39,12 @@ void bmpi_attr_finalize(void);
 int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t);
 int bmpi_attr_type_delete_all(MPI_Datatype t);
 
+/* Windows: MPI_Win_free deletes every attribute, the last set first, and
+ * fails as bmpi_attr_comm_free does (the window must then stay); at
+ * MPI_Finalize every attribute goes whatever its callback says. */
+struct bmpi_win;
+int bmpi_attr_win_delete_all(struct bmpi_win *w);
+void bmpi_attr_win_force_delete_all(struct bmpi_win *w);
 /* MPI_LASTUSEDCODE follows the user error codes (runtime/errors_api.c). */
 void bmpi_attr_set_lastusedcode(int code);
 

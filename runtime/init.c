@@ -28,6 +28,7 @@
 #include "runtime/progress.h"
 #include "runtime/request.h"
 #include "runtime/tl_select.h"
+#include "runtime/win.h"
 #include "runtime/world.h"
 
 struct bmpi_world bmpi_world;
@@ -128,6 +129,8 @@ int PMPI_Finalize(void)
     int err = bmpi_p2p_drain();
     if (!err)
         err = bmpi_pmix_fence();
+    /* windows the program left hold registrations and node regions */
+    bmpi_win_finalize();
     bmpi_tl_finalize();
     bmpi_dpm_finalize();
     bmpi_comm_finalize();

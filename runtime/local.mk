@@ -30,4 +30,5 @@ libbmpi_core_la_SOURCES += \
 	runtime/tl_select.c runtime/tl_select.h \
 	runtime/world.h
 include runtime/datatype.mk
+include runtime/rma.mk
 include runtime/comm.mk

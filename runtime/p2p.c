@@ -18,6 +18,8 @@
 #include "runtime/match.h"
 #include "runtime/p2p.h"
 #include "runtime/p2p_proto.h"
+#include "runtime/rma_proto.h"
+#include "runtime/win.h"
 #include "runtime/progress.h"
 #include "runtime/world.h"
 #include "transport/shm/heap.h"
@@ -747,6 +749,10 @@ void bmpi_am_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, c
         deliver_putfin(hdr);
         break;
     default:
+        if (am_id > BMPI_AM_MAX && am_id <= BMPI_AM_RMA_LAST) {
+            bmpi_rma_deliver(peer, am_id, hdr, hdr_len, payload, len);
+            break;
+        }
         bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI progress",
                       "unknown active message %u from rank %d", am_id, peer);
     }

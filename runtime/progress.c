@@ -8,6 +8,7 @@
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
 #include "runtime/tl_select.h"
+#include "runtime/win.h"
 #include "runtime/world.h"
 
 /* A rank that should have a core to itself spins, yielding every few
@@ -22,7 +23,8 @@
 
 int bmpi_progress(void)
 {
-    return bmpi_tl_progress() + bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress();
+    return bmpi_tl_progress() + bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress() +
+           bmpi_rma_progress();
 }
 
 void bmpi_progress_idle(unsigned *idle_rounds)
@@ -53,7 +55,7 @@ void bmpi_progress_wait(volatile bool *flag)
         int events = 0;
         for (int k = 0; k < TL_POLLS_PER_PASS && !events; k++)
             events = bmpi_tl_progress();
-        events += bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress();
+        events += bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress() + bmpi_rma_progress();
         if (events)
             idle = 0;
         else

@@ -78,10 +78,16 @@ struct bmpi_win_target {
 
     /* this origin's state towards it */
     int lock_held;          /* 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
-    bool lock_granted;      /* an AM lock request was answered */
-    uint64_t issued, acked; /* operations sent as active messages or NET */
-    uint32_t posts_seen, posts_used; /* PSCW: posts it sent us, starts that took one */
-    uint32_t completes_seen, completes_used; /* ... completes it sent us, waits that took one */
+    bool lock_nocheck;      /* held under MPI_MODE_NOCHECK: nothing to release */
+    bool lock_asked;        /* lock_all: a request went out, the grant is awaited */
+    volatile bool lock_granted; /* an AM lock request was answered */
+    uint64_t issued;        /* operations issued as active messages or NET */
+    volatile uint64_t acked; /* ... and answered */
+    bool net_unflushed;     /* NET puts since the last transport flush (no REMOTE_DONE) */
+    volatile uint32_t posts_seen;     /* PSCW: posts it sent us ... */
+    uint32_t posts_used;              /* ... and starts that took one */
+    volatile uint32_t completes_seen; /* completes it sent us ... */
+    uint32_t completes_used;          /* ... and waits that took one */
 };
 
 /* A range attached to a dynamic window. */
@@ -116,20 +122,29 @@ struct bmpi_win {
     struct bmpi_win_ctl *ctl;  /* mine */
     struct bmpi_node_region region; /* control blocks (and data of allocated windows) of this node */
     bool owns_base;            /* base was malloc'ed for MPI_Win_allocate */
-    void *memh;                /* registration of base for NET targets */
-    struct bmpi_tl *memh_tl;
+    bool owns_ctl;             /* ctl was malloc'ed: no other member on this node */
+    struct bmpi_win_reg {      /* base registered with the transports of NET origins */
+        struct bmpi_tl *tl;
+        void *memh;
+    } regs[2];
+    int nregs;
 
     /* dynamic windows */
     struct bmpi_win_range *ranges;
     int nranges, cap_ranges;
 
-    /* epochs */
+    /* epochs (rma_sync.c) */
     enum bmpi_win_epoch access;
-    bool fence_exposed;        /* a fence opened an exposure epoch */
+    uint64_t epoch_ops;        /* operations since the access epoch opened */
     struct bmpi_group *start_group, *post_group; /* PSCW, NULL outside */
+    int *start_ranks, *post_ranks;               /* their members' ranks in the window */
     int locks_held;            /* targets locked by MPI_Win_lock */
 
-    /* passive target requests waiting for this rank's lock (rma_am.c) */
+    /* completion */
+    uint64_t ops_pending;      /* operations issued and not answered, all targets */
+    int op_error;              /* first error an answer reported, for the next sync call */
+
+    /* passive target lock requests from other nodes waiting for my lock (rma_am.c) */
     struct bmpi_rma_lock_wait *lock_waiters;
 };
 

@@ -1,0 +1,672 @@
+/*
+ * The communication calls of one-sided communication: Put, Get,
+ * Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap and their
+ * request forms (runtime/win.h for the paths, docs/rma.md).
+ *
+ * Each call is checked (window, target, counts, types, displacement
+ * range, op, epoch) into a struct bmpi_rma_call, then goes down the
+ * target's path: DIRECT moves the data here and now with loads, stores
+ * and the element-wise atomics of rma_atomic.c; NET gives contiguous
+ * pieces of puts and gets to the transport; everything else is an active
+ * message (rma_am.c). Both datatypes are walked here: the target's
+ * layout is described by a datatype of this process, as the standard
+ * says, so a DIRECT or NET target needs nothing from the target.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/api.h"
+#include "runtime/comm.h"
+#include "runtime/op.h"
+#include "runtime/request.h"
+#include "runtime/rma_atomic.h"
+#include "runtime/rma_impl.h"
+#include "runtime/world.h"
+
+/* Bytes of staging for a non-contiguous side of a DIRECT accumulate. */
+#define STAGE 4096u
+/* Contiguous pieces asked of the datatype engine at a time. */
+#define PIECES 16
+
+/* ---- tracking --------------------------------------------------------------- */
+
+struct bmpi_rma_track *bmpi_rma_track_new(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    struct bmpi_rma_track *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->win = w;
+    t->target = c->target;
+    t->req = c->req;
+    t->refs = 1;
+    if (c->kind != BMPI_RMA_PUT && c->kind != BMPI_RMA_ACC) {
+        t->buf = c->result;
+        t->count = c->rcount;
+        t->dt = c->rdt;
+        bmpi_dt_retain(t->dt);
+    }
+    if (t->req)
+        t->req->pending_ops++;
+    return t;
+}
+
+void bmpi_rma_track_drop(struct bmpi_rma_track *t)
+{
+    if (--t->refs > 0)
+        return;
+    if (t->unpack_at_end && !(t->req && t->req->status.MPI_ERROR))
+        bmpi_dt_unpack_all(t->bounce, t->buf, t->count, t->dt);
+    if (t->dt)
+        bmpi_dt_release(t->dt);
+    free(t->bounce);
+    if (t->req && --t->req->pending_ops == 0)
+        bmpi_request_complete(t->req);
+    free(t);
+}
+
+void bmpi_rma_track_piece(struct bmpi_rma_track *t, uint64_t offset, const void *data, size_t len,
+                          int status)
+{
+    if (len && !status) {
+        struct bmpi_dt_cursor cur;
+        bmpi_dt_cursor_init(&cur, t->buf, t->count, t->dt);
+        bmpi_dt_cursor_seek(&cur, (size_t)offset);
+        bmpi_dt_unpack(&cur, data, len);
+    }
+    if (status && t->req && !t->req->status.MPI_ERROR)
+        t->req->status.MPI_ERROR = status;
+    bmpi_rma_answered(t->win, t->target, status);
+    bmpi_rma_track_drop(t);
+}
+
+/* ---- DIRECT ------------------------------------------------------------------- */
+
+static char *direct_at(const struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    const struct bmpi_win_target *t = &w->t[c->target];
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return (char *)(uintptr_t)c->offset; /* only this process is DIRECT in a dynamic window */
+    return t->map + c->offset;
+}
+
+static void direct_put(char *at, const struct bmpi_rma_call *c)
+{
+    if (bmpi_dt_is_contig(c->odt) && bmpi_dt_is_contig(c->tdt)) {
+        memcpy(at + bmpi_dt_true_lb(c->tdt), (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
+        return;
+    }
+    struct bmpi_dt_cursor oc, tc;
+    bmpi_dt_cursor_init(&oc, (void *)c->origin, c->ocount, c->odt);
+    bmpi_dt_cursor_init(&tc, at, c->tcount, c->tdt);
+    struct iovec iov[PIECES];
+    size_t bytes;
+    int n;
+    while ((n = bmpi_dt_iov(&tc, iov, PIECES, SIZE_MAX, &bytes)) > 0)
+        for (int i = 0; i < n; i++)
+            bmpi_dt_pack(&oc, iov[i].iov_base, iov[i].iov_len);
+}
+
+static void direct_get(char *at, const struct bmpi_rma_call *c)
+{
+    if (bmpi_dt_is_contig(c->rdt) && bmpi_dt_is_contig(c->tdt)) {
+        memcpy((char *)c->result + bmpi_dt_true_lb(c->rdt), at + bmpi_dt_true_lb(c->tdt), c->bytes);
+        return;
+    }
+    struct bmpi_dt_cursor rc, tc;
+    bmpi_dt_cursor_init(&rc, c->result, c->rcount, c->rdt);
+    bmpi_dt_cursor_init(&tc, at, c->tcount, c->tdt);
+    struct iovec iov[PIECES];
+    size_t bytes;
+    int n;
+    while ((n = bmpi_dt_iov(&tc, iov, PIECES, SIZE_MAX, &bytes)) > 0)
+        for (int i = 0; i < n; i++)
+            bmpi_dt_unpack(&rc, iov[i].iov_base, iov[i].iov_len);
+}
+
+/* Accumulate, with or without fetching, one staging chunk of target
+ * pieces at a time: the origin's elements packed (or read in place when
+ * contiguous), the old values unpacked into the result. */
+static void direct_acc(struct bmpi_win *w, char *at, const struct bmpi_rma_call *c)
+{
+    struct bmpi_win_target *t = &w->t[c->target];
+    size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
+    size_t stage = STAGE - STAGE % elem;
+    char obuf[STAGE] __attribute__((aligned(16))), rbuf[STAGE] __attribute__((aligned(16)));
+    struct bmpi_dt_cursor oc, tc, rc;
+    if (c->origin)
+        bmpi_dt_cursor_init(&oc, (void *)c->origin, c->ocount, c->odt);
+    if (c->result)
+        bmpi_dt_cursor_init(&rc, c->result, c->rcount, c->rdt);
+    bmpi_dt_cursor_init(&tc, at, c->tcount, c->tdt);
+    struct iovec iov[PIECES];
+    size_t bytes;
+    int n;
+    while ((n = bmpi_dt_iov(&tc, iov, PIECES, stage, &bytes)) > 0) {
+        for (int i = 0; i < n; i++) {
+            size_t len = iov[i].iov_len;
+            if (c->origin)
+                bmpi_dt_pack(&oc, obuf, len);
+            bmpi_rma_atomic_apply(c->op, c->basic, c->origin ? obuf : NULL, iov[i].iov_base,
+                                  c->result ? rbuf : NULL, len / elem, t->ctl->stripes);
+            if (c->result)
+                bmpi_dt_unpack(&rc, rbuf, len);
+        }
+    }
+}
+
+static void direct_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    char *at = direct_at(w, c);
+    switch (c->kind) {
+    case BMPI_RMA_PUT:
+        direct_put(at, c);
+        break;
+    case BMPI_RMA_GET:
+        direct_get(at, c);
+        break;
+    case BMPI_RMA_ACC:
+    case BMPI_RMA_GACC:
+        direct_acc(w, at, c);
+        break;
+    case BMPI_RMA_CAS:
+        bmpi_rma_atomic_cswap(c->basic, c->compare, c->origin, at, c->result,
+                              w->t[c->target].ctl->stripes);
+        break;
+    }
+}
+
+/* ---- NET ---------------------------------------------------------------------- */
+
+static void net_done(void *ctx, int status)
+{
+    struct bmpi_rma_track *track = ctx;
+    bmpi_rma_track_piece(track, 0, NULL, 0, status);
+}
+
+/* The origin side as one contiguous run: the user's buffer, or a packed
+ * copy (put) or a staging buffer unpacked at the end (get). */
+static int net_local(struct bmpi_rma_track *track, const struct bmpi_rma_call *c, char **local)
+{
+    bool put = c->kind == BMPI_RMA_PUT;
+    const struct bmpi_datatype *dt = put ? c->odt : c->rdt;
+    const void *buf = put ? c->origin : c->result;
+    if (bmpi_dt_is_contig(dt)) {
+        *local = (char *)buf + bmpi_dt_true_lb(dt);
+        return BMPI_OK;
+    }
+    if (!(track->bounce = malloc(c->bytes ? c->bytes : 1)))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory staging %zu bytes", c->bytes);
+    if (put)
+        bmpi_dt_pack_all(c->origin, c->ocount, c->odt, track->bounce);
+    *local = track->bounce;
+    return BMPI_OK;
+}
+
+static int net_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    struct bmpi_win_target *t = &w->t[c->target];
+    struct bmpi_rma_track *track = bmpi_rma_track_new(w, c);
+    if (!track)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
+    char *local = NULL;
+    int err = net_local(track, c, &local);
+    /* a get through a staging buffer is unpacked when the last piece is in */
+    track->unpack_at_end = c->kind == BMPI_RMA_GET && track->bounce;
+    struct bmpi_dt_cursor tc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)(t->base + c->offset), c->tcount, c->tdt);
+    size_t limit = t->tl->caps.rma_limit ? t->tl->caps.rma_limit : SIZE_MAX;
+    struct iovec iov[PIECES];
+    size_t bytes;
+    int n;
+    while (!err && (n = bmpi_dt_iov(&tc, iov, PIECES, limit, &bytes)) > 0)
+        for (int i = 0; i < n && !err; i++) {
+            uint64_t remote = (uint64_t)(uintptr_t)iov[i].iov_base;
+            track->refs++;
+            t->issued++;
+            w->ops_pending++;
+            err = c->kind == BMPI_RMA_PUT
+                      ? t->tl->ops->put(t->tl, t->world, local, NULL, iov[i].iov_len, remote, t->rkey,
+                                        t->rkey_len, net_done, track)
+                      : t->tl->ops->get(t->tl, t->world, local, NULL, iov[i].iov_len, remote, t->rkey,
+                                        t->rkey_len, net_done, track);
+            if (err) {
+                track->refs--;
+                t->issued--;
+                w->ops_pending--;
+            }
+            local += iov[i].iov_len;
+        }
+    if (c->kind == BMPI_RMA_PUT && !(t->tl->caps.flags & BMPI_TL_RMA_REMOTE_DONE))
+        t->net_unflushed = true;
+    bmpi_rma_track_drop(track);
+    return err;
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    struct bmpi_win_target *t = &w->t[c->target];
+    w->epoch_ops++;
+    if (t->path == BMPI_RMA_DIRECT) {
+        direct_issue(w, c);
+        if (c->req && c->req->pending_ops == 0)
+            bmpi_request_complete(c->req);
+        return BMPI_OK;
+    }
+    if (t->path == BMPI_RMA_NET && (c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET))
+        return net_issue(w, c);
+    return bmpi_rma_am_issue(w, c);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+/* A call's arguments as the user gave them (counts widened). */
+struct rma_args {
+    const char *fn;
+    enum bmpi_rma_kind kind;
+    const void *origin;
+    MPI_Count ocount;
+    MPI_Datatype otype;
+    void *result;
+    MPI_Count rcount;
+    MPI_Datatype rtype;
+    const void *compare;
+    int target;
+    MPI_Aint disp;
+    MPI_Count tcount;
+    MPI_Datatype ttype;
+    MPI_Op op;
+    MPI_Win win;
+    MPI_Request *request; /* request forms */
+};
+
+static int check_side(struct bmpi_win *w, const struct rma_args *a, const char *what, MPI_Count count,
+                      MPI_Datatype type, struct bmpi_datatype **dt)
+{
+    if (count < 0)
+        return bmpi_err_win_obj(w, MPI_ERR_COUNT, a->fn, "negative %s count %lld", what, (long long)count);
+    if (bmpi_dt_check_usable(type, dt))
+        return bmpi_err_win_obj(w, MPI_ERR_TYPE, a->fn, "%s datatype: %s", what, bmpi_err_reason());
+    return MPI_SUCCESS;
+}
+
+static int check_bytes(struct bmpi_win *w, const struct rma_args *a, const char *what,
+                       const struct bmpi_datatype *dt, MPI_Count count, size_t want)
+{
+    size_t bytes;
+    if (!bmpi_dt_total(dt, (size_t)count, &bytes) || bytes != want)
+        return bmpi_err_win_obj(w, MPI_ERR_TYPE, a->fn,
+                                "the %s buffer holds %zu bytes of data, the target %zu: the type signatures differ",
+                                what, bytes, want);
+    return MPI_SUCCESS;
+}
+
+/* The target's bytes [offset + lo, offset + hi) must lie in its window. */
+static int check_range(struct bmpi_win *w, struct bmpi_rma_call *c, const struct rma_args *a)
+{
+    const struct bmpi_win_target *t = &w->t[c->target];
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* an address: other targets check what they have attached */
+        c->offset = (uint64_t)a->disp;
+        MPI_Aint lo, hi;
+        bmpi_dt_span(c->tdt, c->tcount, &lo, &hi);
+        if (c->target == w->comm->rank && c->bytes &&
+            !bmpi_win_attached(w, c->offset + (uint64_t)lo, (uint64_t)(hi - lo)))
+            return bmpi_err_win_obj(w, MPI_ERR_RMA_RANGE, a->fn,
+                                    "address 0x%llx (+%lld bytes) is not in memory attached to the window",
+                                    (unsigned long long)(c->offset + (uint64_t)lo), (long long)(hi - lo));
+        return MPI_SUCCESS;
+    }
+    if (a->disp < 0)
+        return bmpi_err_win_obj(w, MPI_ERR_DISP, a->fn, "negative target displacement %lld", (long long)a->disp);
+    MPI_Aint lo, hi;
+    bmpi_dt_span(c->tdt, c->tcount, &lo, &hi);
+    __int128 off = (__int128)a->disp * t->disp_unit;
+    if (c->bytes && (off + lo < 0 || off + hi > (__int128)t->size))
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_RANGE, a->fn,
+                                "bytes [%lld, %lld) at target %d lie outside its window of %llu bytes",
+                                (long long)(off + lo), (long long)(off + hi), c->target,
+                                (unsigned long long)t->size);
+    c->offset = (uint64_t)off;
+    return MPI_SUCCESS;
+}
+
+/* Accumulates: a predefined op, and one predefined element type on every
+ * side. */
+static int check_elements(struct bmpi_win *w, struct bmpi_rma_call *c, const struct rma_args *a)
+{
+    c->basic = bmpi_dt_basic(c->tdt);
+    if (c->basic == MPI_DATATYPE_NULL)
+        return bmpi_err_win_obj(w, MPI_ERR_TYPE, a->fn,
+                                "target datatype %s is not made of one predefined type", bmpi_dt_name(a->ttype));
+    const struct bmpi_datatype *sides[2] = {c->origin ? c->odt : NULL, c->result ? c->rdt : NULL};
+    for (int i = 0; i < 2; i++)
+        if (sides[i] && c->bytes && bmpi_dt_basic(sides[i]) != c->basic)
+            return bmpi_err_win_obj(w, MPI_ERR_TYPE, a->fn, "%s datatype is not made of %s as the target's is",
+                                    i ? "result" : "origin", bmpi_dt_name(c->basic));
+    if (a->kind == BMPI_RMA_CAS) {
+        if (bmpi_rma_cswap_check(c->basic))
+            return bmpi_err_win_obj(w, MPI_ERR_TYPE, a->fn, "%s", bmpi_err_reason());
+        return MPI_SUCCESS;
+    }
+    if (!(c->op = bmpi_op_get(a->op)))
+        return bmpi_err_win_obj(w, MPI_ERR_OP, a->fn, "invalid op 0x%x", (unsigned)a->op);
+    if (bmpi_rma_atomic_check(c->op, c->basic))
+        return bmpi_err_win_obj(w, MPI_ERR_OP, a->fn, "%s", bmpi_err_reason());
+    return MPI_SUCCESS;
+}
+
+static int check_sides(struct bmpi_win *w, struct bmpi_rma_call *c, const struct rma_args *a)
+{
+    int err = check_side(w, a, "target", a->tcount, a->ttype, &c->tdt);
+    if (err)
+        return err;
+    c->tcount = (size_t)a->tcount;
+    if (!bmpi_dt_total(c->tdt, c->tcount, &c->bytes))
+        return bmpi_err_win_obj(w, MPI_ERR_COUNT, a->fn, "target count %lld overflows", (long long)a->tcount);
+    bool no_origin = a->kind == BMPI_RMA_GET || (a->kind == BMPI_RMA_GACC && a->op == MPI_NO_OP);
+    if (!no_origin) {
+        if ((err = check_side(w, a, "origin", a->ocount, a->otype, &c->odt)) ||
+            (err = check_bytes(w, a, "origin", c->odt, a->ocount, c->bytes)))
+            return err;
+        c->origin = a->origin;
+        c->ocount = (size_t)a->ocount;
+    }
+    if (a->kind != BMPI_RMA_PUT && a->kind != BMPI_RMA_ACC) {
+        if ((err = check_side(w, a, a->kind == BMPI_RMA_GET ? "origin" : "result", a->rcount, a->rtype, &c->rdt)) ||
+            (err = check_bytes(w, a, a->kind == BMPI_RMA_GET ? "origin" : "result", c->rdt, a->rcount, c->bytes)))
+            return err;
+        c->result = a->result;
+        c->rcount = (size_t)a->rcount;
+    }
+    c->compare = a->compare;
+    return MPI_SUCCESS;
+}
+
+static int check_call(struct bmpi_win *w, struct bmpi_rma_call *c, const struct rma_args *a)
+{
+    c->kind = a->kind;
+    c->target = a->target;
+    if (a->target < 0 || a->target >= w->comm->size)
+        return bmpi_err_win_obj(w, MPI_ERR_RANK, a->fn, "invalid target rank %d (window of %d ranks)",
+                                a->target, w->comm->size);
+    int err = check_sides(w, c, a);
+    if (!err)
+        err = check_range(w, c, a);
+    if (!err && a->kind != BMPI_RMA_PUT && a->kind != BMPI_RMA_GET)
+        err = check_elements(w, c, a);
+    if (err)
+        return err;
+    if (!bmpi_rma_access_ok(w, a->target, a->request != NULL))
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, a->fn,
+                                a->request ? "no passive target epoch (lock or lock_all) is open to rank %d"
+                                           : "no access epoch is open to rank %d", a->target);
+    return MPI_SUCCESS;
+}
+
+/* ---- entry ---------------------------------------------------------------------- */
+
+static int rma_request(struct bmpi_win *w, const struct rma_args *a, struct bmpi_request **req)
+{
+    *req = NULL;
+    if (!a->request)
+        return MPI_SUCCESS;
+    if (!(*req = bmpi_request_new(BMPI_REQ_RMA)))
+        return bmpi_err_win_obj(w, MPI_ERR_NO_MEM, a->fn, "out of memory for a request");
+    *a->request = bmpi_request_handle(*req);
+    if (*a->request == MPI_REQUEST_NULL) {
+        bmpi_request_free(*req);
+        return bmpi_err_win_obj(w, MPI_ERR_NO_MEM, a->fn, "out of request handles");
+    }
+    return MPI_SUCCESS;
+}
+
+static int rma_entry(const struct rma_args *a)
+{
+    struct bmpi_win *w;
+    int err = bmpi_win_check(a->win, a->fn, &w);
+    if (err)
+        return err;
+    struct bmpi_rma_call c = {0};
+    if (a->target == MPI_PROC_NULL) {
+        /* no data moves, but the call is still checked against the epoch */
+        if (w->access == BMPI_EPOCH_NONE)
+            return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, a->fn, "no access epoch is open");
+        if ((err = rma_request(w, a, &c.req)))
+            return err;
+        if (c.req)
+            bmpi_request_complete(c.req);
+        return MPI_SUCCESS;
+    }
+    if ((err = check_call(w, &c, a)) || (err = rma_request(w, a, &c.req)))
+        return err;
+    if (c.bytes == 0) {
+        if (c.req)
+            bmpi_request_complete(c.req);
+        return MPI_SUCCESS;
+    }
+    if ((err = issue(w, &c)))
+        return bmpi_err_win_obj(w, err, a->fn, NULL);
+    return MPI_SUCCESS;
+}
+
+#define ORIGIN(buf, n, type) .origin = (buf), .ocount = (n), .otype = (type)
+#define RESULT(buf, n, type) .result = (buf), .rcount = (n), .rtype = (type)
+#define TARGET(r, d, n, type) .target = (r), .disp = (d), .tcount = (n), .ttype = (type)
+
+BMPI_API(MPI_Put)
+int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Put", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Put_c)
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Put_c", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Rput)
+int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Rput", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Rput_c)
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Rput_c", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Get)
+int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Get", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Get_c)
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Get_c", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Rget)
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Rget", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Rget_c)
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Rget_c", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Accumulate)
+int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Accumulate", .kind = BMPI_RMA_ACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Accumulate_c)
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                      MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Accumulate_c", .kind = BMPI_RMA_ACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Raccumulate)
+int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                     MPI_Win win, MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Raccumulate", .kind = BMPI_RMA_ACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Raccumulate_c)
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Raccumulate_c", .kind = BMPI_RMA_ACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Get_accumulate)
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                        int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Get_accumulate", .kind = BMPI_RMA_GACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         RESULT(result_addr, result_count, result_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Get_accumulate_c)
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Get_accumulate_c", .kind = BMPI_RMA_GACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         RESULT(result_addr, result_count, result_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Rget_accumulate)
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                         MPI_Win win, MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Rget_accumulate", .kind = BMPI_RMA_GACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         RESULT(result_addr, result_count, result_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Rget_accumulate_c)
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                           void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    struct rma_args a = {.fn = "MPI_Rget_accumulate_c", .kind = BMPI_RMA_GACC,
+                         ORIGIN(origin_addr, origin_count, origin_datatype),
+                         RESULT(result_addr, result_count, result_datatype),
+                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
+                         .request = request};
+    if (!request)
+        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Fetch_and_op)
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Fetch_and_op", .kind = BMPI_RMA_GACC, ORIGIN(origin_addr, 1, datatype),
+                         RESULT(result_addr, 1, datatype), TARGET(target_rank, target_disp, 1, datatype),
+                         .op = op, .win = win};
+    return rma_entry(&a);
+}
+
+BMPI_API(MPI_Compare_and_swap)
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Compare_and_swap", .kind = BMPI_RMA_CAS, ORIGIN(origin_addr, 1, datatype),
+                         RESULT(result_addr, 1, datatype), .compare = compare_addr,
+                         TARGET(target_rank, target_disp, 1, datatype), .op = MPI_OP_NULL, .win = win};
+    return rma_entry(&a);
+}

@@ -1,0 +1,9 @@
+# runtime: one-sided communication (runtime/win.h, docs/rma.md). Calls the
+# collectives through the MPI entry points, the transports through
+# transport/transport.h and node memory through transport/shm/node.h.
+libbmpi_core_la_SOURCES += \
+	runtime/win.c runtime/win.h \
+	runtime/rma.c runtime/rma_impl.h runtime/rma_proto.h \
+	runtime/rma_sync.c \
+	runtime/rma_am.c \
+	runtime/rma_atomic.h

@@ -1,0 +1,450 @@
+/*
+ * One-sided communication by active messages (runtime/rma_proto.h): the
+ * origin side that cuts an operation into messages, the target side that
+ * applies them from its progress engine, the answers, and the lock words
+ * of the control blocks.
+ *
+ * An operation is cut along the target's datatype into pieces of at most
+ * RMA_AM_MAX_SEGS contiguous segments and one message's worth of data;
+ * accumulates are cut on element boundaries. The transport delivers in
+ * order per peer, so accumulates from one origin to one target are
+ * applied in the order they were issued. A message the transport cannot
+ * take now waits, in order, in this file's queue.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/comm.h"
+#include "runtime/op.h"
+#include "runtime/rma_atomic.h"
+#include "runtime/rma_impl.h"
+#include "runtime/rma_proto.h"
+#include "runtime/world.h"
+
+/* Data bytes one message carries at most, besides its segments. */
+#define AM_DATA_MAX (32u * 1024u)
+
+/* A message waiting for the transport. */
+struct am_msg {
+    struct am_msg *next;
+    int peer;
+    uint8_t am_id;
+    size_t hdr_len, len;
+    char bytes[]; /* header, then payload */
+};
+
+/* A lock request from another node waiting for this rank's lock. */
+struct bmpi_rma_lock_wait {
+    struct bmpi_rma_lock_wait *next;
+    int peer;
+    struct bmpi_rma_ctl ctl;
+};
+
+static struct {
+    struct am_msg *head, *tail;
+    int waiting_windows; /* windows with lock requests waiting */
+} rma_am;
+
+/* ---- lock words ------------------------------------------------------------------ */
+
+bool bmpi_rma_lock_try(struct bmpi_win_ctl *ctl, int lock_type)
+{
+    uint64_t v = __atomic_load_n(&ctl->lock, __ATOMIC_RELAXED);
+    if (lock_type == MPI_LOCK_EXCLUSIVE)
+        return v == 0 && __atomic_compare_exchange_n(&ctl->lock, &v, BMPI_WIN_LOCK_EXCL, false,
+                                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    while (!(v & BMPI_WIN_LOCK_EXCL))
+        if (__atomic_compare_exchange_n(&ctl->lock, &v, v + 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return true;
+    return false;
+}
+
+void bmpi_rma_lock_release(struct bmpi_win_ctl *ctl, int lock_type)
+{
+    if (lock_type == MPI_LOCK_EXCLUSIVE)
+        __atomic_store_n(&ctl->lock, 0, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_sub(&ctl->lock, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- sending ----------------------------------------------------------------------- */
+
+static int queue_copy(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov,
+                      int iovcnt)
+{
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    struct am_msg *m = malloc(sizeof *m + hdr_len + len);
+    if (!m)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory queueing an RMA message");
+    *m = (struct am_msg){.peer = peer, .am_id = am_id, .hdr_len = hdr_len, .len = len};
+    memcpy(m->bytes, hdr, hdr_len);
+    char *at = m->bytes + hdr_len;
+    for (int i = 0; i < iovcnt; i++, at += iov[i - 1].iov_len)
+        memcpy(at, iov[i].iov_base, iov[i].iov_len);
+    if (rma_am.tail)
+        rma_am.tail->next = m;
+    else
+        rma_am.head = m;
+    rma_am.tail = m;
+    return BMPI_OK;
+}
+
+static int am_send(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov, int iovcnt)
+{
+    if (!rma_am.head) {
+        struct bmpi_tl *tl = bmpi_world.peers[peer].tl;
+        int rc = tl->ops->am_send(tl, peer, am_id, hdr, hdr_len, iov, iovcnt);
+        if (rc != BMPI_TL_EAGAIN)
+            return rc;
+    }
+    return queue_copy(peer, am_id, hdr, hdr_len, iov, iovcnt);
+}
+
+static int drain_queue(void)
+{
+    int events = 0;
+    while (rma_am.head) {
+        struct am_msg *m = rma_am.head;
+        struct bmpi_tl *tl = bmpi_world.peers[m->peer].tl;
+        struct iovec iov = {m->bytes + m->hdr_len, m->len};
+        int rc = tl->ops->am_send(tl, m->peer, m->am_id, m->bytes, m->hdr_len, &iov, m->len ? 1 : 0);
+        if (rc == BMPI_TL_EAGAIN)
+            break;
+        if (rc)
+            bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "an RMA message to peer %d could not be sent",
+                          m->peer);
+        rma_am.head = m->next;
+        if (!rma_am.head)
+            rma_am.tail = NULL;
+        free(m);
+        events++;
+    }
+    return events;
+}
+
+int bmpi_rma_am_ctl(struct bmpi_win *w, int target, uint8_t am_id, int lock_type)
+{
+    const struct bmpi_win_target *t = &w->t[target];
+    struct bmpi_rma_ctl ctl = {.win = t->handle, .from = w->comm->rank, .lock_type = lock_type,
+                               .sender_win = w->handle};
+    return am_send(t->world, am_id, &ctl, sizeof ctl, NULL, 0);
+}
+
+/* ---- origin: cutting an operation into messages ---------------------------------- */
+
+static uint8_t am_id_of(enum bmpi_rma_kind k)
+{
+    switch (k) {
+    case BMPI_RMA_PUT:
+        return BMPI_AM_RMA_PUT;
+    case BMPI_RMA_GET:
+        return BMPI_AM_RMA_GET;
+    case BMPI_RMA_ACC:
+        return BMPI_AM_RMA_ACC;
+    case BMPI_RMA_GACC:
+        return BMPI_AM_RMA_GACC;
+    default:
+        return BMPI_AM_RMA_CAS;
+    }
+}
+
+/* The origin data of one message: in place when the origin is
+ * contiguous, else packed into stage. */
+static const void *origin_piece(const struct bmpi_rma_call *c, struct bmpi_dt_cursor *oc, uint64_t off,
+                                size_t bytes, char *stage)
+{
+    if (bmpi_dt_is_contig(c->odt))
+        return (const char *)c->origin + bmpi_dt_true_lb(c->odt) + off;
+    bmpi_dt_pack(oc, stage, bytes);
+    return stage;
+}
+
+static int send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
+                      const struct iovec *iov, int n, size_t bytes, uint64_t off, const void *data)
+{
+    struct bmpi_win_target *t = &w->t[c->target];
+    struct bmpi_rma_op_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
+                                .op = c->op ? c->op->handle : MPI_OP_NULL, .basic = c->basic,
+                                .nseg = (uint32_t)n, .track = (uint64_t)(uintptr_t)track, .offset = off};
+    struct bmpi_rma_seg segs[RMA_AM_MAX_SEGS];
+    for (int i = 0; i < n; i++)
+        segs[i] = (struct bmpi_rma_seg){(uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len};
+    struct iovec payload[3] = {{segs, (size_t)n * sizeof segs[0]}};
+    int cnt = 1;
+    size_t elem = c->kind == BMPI_RMA_CAS ? bytes : 0;
+    if (c->kind == BMPI_RMA_CAS)
+        payload[cnt++] = (struct iovec){(void *)c->compare, elem};
+    if (data)
+        payload[cnt++] = (struct iovec){(void *)data, bytes};
+    track->refs++;
+    t->issued++;
+    w->ops_pending++;
+    int err = am_send(t->world, am_id_of(c->kind), &h, sizeof h, payload, cnt);
+    if (err) {
+        track->refs--;
+        t->issued--;
+        w->ops_pending--;
+    }
+    return err;
+}
+
+/* Data bytes per message towards a peer over tl: whole elements, room
+ * left for the header, the segments and a compare operand. */
+static size_t data_budget(const struct bmpi_tl *tl, size_t elem)
+{
+    size_t room = sizeof(struct bmpi_rma_op_hdr) + RMA_AM_MAX_SEGS * sizeof(struct bmpi_rma_seg) + elem;
+    size_t budget = tl->caps.max_am > room ? tl->caps.max_am - room : elem;
+    if (budget > AM_DATA_MAX)
+        budget = AM_DATA_MAX;
+    return budget < elem ? elem : budget - budget % elem;
+}
+
+int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    struct bmpi_rma_track *track = bmpi_rma_track_new(w, c);
+    char *stage = malloc(AM_DATA_MAX);
+    if (!track || !stage) {
+        free(track);
+        free(stage);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
+    }
+    size_t elem = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET
+                      ? 1
+                      : (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
+    size_t budget = data_budget(w->t[c->target].tl, elem);
+    struct bmpi_dt_cursor tc, oc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    if (c->origin)
+        bmpi_dt_cursor_init(&oc, (void *)c->origin, c->ocount, c->odt);
+    struct iovec iov[RMA_AM_MAX_SEGS];
+    size_t bytes;
+    uint64_t off = 0;
+    int n, err = BMPI_OK;
+    while (!err && (n = bmpi_dt_iov(&tc, iov, RMA_AM_MAX_SEGS, budget, &bytes)) > 0) {
+        const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
+        err = send_piece(w, c, track, iov, n, bytes, off, data);
+        off += bytes;
+    }
+    free(stage);
+    bmpi_rma_track_drop(track);
+    return err;
+}
+
+/* ---- target: applying messages ------------------------------------------------------- */
+
+static void answer(int peer, const struct bmpi_rma_op_hdr *h, int me, int status, const void *data, size_t len)
+{
+    struct bmpi_rma_answer a = {.origin_win = h->origin_win, .target = me, .status = status,
+                                .track = h->track, .offset = h->offset};
+    struct iovec iov = {(void *)data, len};
+    uint8_t id = data || status ? BMPI_AM_RMA_RESP : BMPI_AM_RMA_ACK;
+    int rc = am_send(peer, id, &a, sizeof a, &iov, len ? 1 : 0);
+    if (rc)
+        bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "cannot answer an RMA operation of peer %d", peer);
+}
+
+/* Where segment s lies in this process, or NULL when it is outside the
+ * window (or outside what a dynamic window has attached). */
+static char *segment_at(const struct bmpi_win *w, const struct bmpi_rma_seg *s)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return bmpi_win_attached(w, s->disp, s->len) ? (char *)(uintptr_t)s->disp : NULL;
+    if (s->disp > (uint64_t)w->size || s->len > (uint64_t)w->size - s->disp)
+        return NULL;
+    return (char *)w->base + s->disp;
+}
+
+static int check_segments(const struct bmpi_win *w, const struct bmpi_rma_seg *segs, uint32_t n, char **at)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!(at[i] = segment_at(w, &segs[i])))
+            return bmpi_err_set(MPI_ERR_RMA_RANGE, "bytes [%llu, +%llu) are outside the window",
+                                (unsigned long long)segs[i].disp, (unsigned long long)segs[i].len);
+    return BMPI_OK;
+}
+
+static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
+                       const struct bmpi_rma_seg *segs, char **at, const char *data, size_t bytes)
+{
+    int me = w->comm->rank;
+    if (am_id == BMPI_AM_RMA_PUT) {
+        for (uint32_t i = 0; i < h->nseg; data += segs[i].len, i++)
+            memcpy(at[i], data, segs[i].len);
+        answer(peer, h, me, 0, NULL, 0);
+        return;
+    }
+    char *out = am_id == BMPI_AM_RMA_ACC ? NULL : malloc(bytes ? bytes : 1);
+    if (am_id != BMPI_AM_RMA_ACC && !out) {
+        answer(peer, h, me, MPI_ERR_NO_MEM, NULL, 0);
+        return;
+    }
+    char *o = out;
+    if (am_id == BMPI_AM_RMA_GET) {
+        for (uint32_t i = 0; i < h->nseg; o += segs[i].len, i++)
+            memcpy(o, at[i], segs[i].len);
+    } else if (am_id == BMPI_AM_RMA_CAS) {
+        bmpi_rma_atomic_cswap(h->basic, data, data + bytes, at[0], out, w->ctl->stripes);
+    } else {
+        struct bmpi_op *op = bmpi_op_get(h->op);
+        size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(h->basic));
+        bool no_origin = h->op == MPI_NO_OP;
+        for (uint32_t i = 0; i < h->nseg; i++) {
+            bmpi_rma_atomic_apply(op, h->basic, no_origin ? NULL : data, at[i], o, segs[i].len / elem,
+                                  w->ctl->stripes);
+            if (!no_origin)
+                data += segs[i].len;
+            if (o)
+                o += segs[i].len;
+        }
+    }
+    answer(peer, h, me, 0, out, out ? bytes : 0);
+    free(out);
+}
+
+static void serve_op(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, const char *payload, size_t len)
+{
+    struct bmpi_win *w = bmpi_win_get(h->win);
+    if (!w) {
+        struct bmpi_rma_answer a = {.origin_win = h->origin_win, .target = -1, .status = MPI_ERR_WIN,
+                                    .track = h->track};
+        am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
+        return;
+    }
+    const struct bmpi_rma_seg *segs = (const void *)payload;
+    size_t seg_bytes = (size_t)h->nseg * sizeof *segs;
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < h->nseg; i++)
+        bytes += segs[i].len;
+    char *at[RMA_AM_MAX_SEGS];
+    if (h->nseg > RMA_AM_MAX_SEGS || seg_bytes > len || check_segments(w, segs, h->nseg, at)) {
+        answer(peer, h, w->comm->rank, MPI_ERR_RMA_RANGE, NULL, 0);
+        return;
+    }
+    serve_data(w, peer, am_id, h, segs, at, payload + seg_bytes, bytes);
+}
+
+static void serve_answer(const struct bmpi_rma_answer *a, const void *data, size_t len)
+{
+    struct bmpi_rma_track *track = (struct bmpi_rma_track *)(uintptr_t)a->track;
+    bmpi_rma_track_piece(track, a->offset, data, len, a->status);
+}
+
+/* ---- target: locks, PSCW ------------------------------------------------------------ */
+
+static void grant(int peer, const struct bmpi_rma_ctl *req, int me)
+{
+    struct bmpi_rma_ctl g = {.win = req->sender_win, .from = me};
+    int rc = am_send(peer, BMPI_AM_RMA_GRANT, &g, sizeof g, NULL, 0);
+    if (rc)
+        bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "cannot grant a lock to peer %d", peer);
+}
+
+static void serve_lock(int peer, const struct bmpi_rma_ctl *req)
+{
+    struct bmpi_win *w = bmpi_win_get(req->win);
+    if (!w)
+        return;
+    if (!w->lock_waiters && bmpi_rma_lock_try(w->ctl, req->lock_type)) {
+        grant(peer, req, w->comm->rank);
+        return;
+    }
+    struct bmpi_rma_lock_wait *lw = malloc(sizeof *lw), **tail = &w->lock_waiters;
+    if (!lw) {
+        bmpi_err_comm(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI progress", "out of memory queueing a lock request");
+        return;
+    }
+    *lw = (struct bmpi_rma_lock_wait){.peer = peer, .ctl = *req};
+    while (*tail)
+        tail = &(*tail)->next;
+    if (!w->lock_waiters)
+        rma_am.waiting_windows++;
+    *tail = lw;
+}
+
+/* Grant waiting requests in arrival order, as far as the lock allows. */
+static int serve_waiters(struct bmpi_win *w)
+{
+    int events = 0;
+    while (w->lock_waiters && bmpi_rma_lock_try(w->ctl, w->lock_waiters->ctl.lock_type)) {
+        struct bmpi_rma_lock_wait *lw = w->lock_waiters;
+        w->lock_waiters = lw->next;
+        grant(lw->peer, &lw->ctl, w->comm->rank);
+        free(lw);
+        events++;
+    }
+    if (events && !w->lock_waiters)
+        rma_am.waiting_windows--;
+    return events;
+}
+
+void bmpi_rma_am_forget(struct bmpi_win *w)
+{
+    if (w->lock_waiters)
+        rma_am.waiting_windows--;
+    while (w->lock_waiters) {
+        struct bmpi_rma_lock_wait *lw = w->lock_waiters;
+        w->lock_waiters = lw->next;
+        free(lw);
+    }
+}
+
+static void serve_ctl(uint8_t am_id, int peer, const struct bmpi_rma_ctl *c)
+{
+    struct bmpi_win *w = bmpi_win_get(c->win);
+    if (!w || c->from < 0 || c->from >= w->comm->size)
+        return;
+    struct bmpi_win_target *t = &w->t[c->from];
+    switch (am_id) {
+    case BMPI_AM_RMA_LOCK:
+        serve_lock(peer, c);
+        break;
+    case BMPI_AM_RMA_GRANT:
+        t->lock_granted = true;
+        break;
+    case BMPI_AM_RMA_UNLOCK:
+        bmpi_rma_lock_release(w->ctl, c->lock_type);
+        serve_waiters(w);
+        break;
+    case BMPI_AM_RMA_POST:
+        t->posts_seen++;
+        break;
+    default:
+        t->completes_seen++;
+        break;
+    }
+}
+
+void bmpi_rma_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload, size_t len)
+{
+    (void)hdr_len;
+    switch (am_id) {
+    case BMPI_AM_RMA_PUT:
+    case BMPI_AM_RMA_GET:
+    case BMPI_AM_RMA_ACC:
+    case BMPI_AM_RMA_GACC:
+    case BMPI_AM_RMA_CAS:
+        serve_op(peer, am_id, hdr, payload, len);
+        break;
+    case BMPI_AM_RMA_ACK:
+    case BMPI_AM_RMA_RESP:
+        serve_answer(hdr, payload, len);
+        break;
+    default:
+        serve_ctl(am_id, peer, hdr);
+        break;
+    }
+}
+
+int bmpi_rma_progress(void)
+{
+    if (!rma_am.head && !rma_am.waiting_windows)
+        return 0;
+    int events = drain_queue();
+    if (rma_am.waiting_windows)
+        events += bmpi_win_foreach(serve_waiters);
+    return events;
+}

@@ -1,0 +1,86 @@
+/*
+ * What the RMA files (win.c, rma.c, rma_sync.c, rma_am.c) share beyond
+ * runtime/win.h: one call's arguments, checked, and the functions each
+ * file offers the others. Private to those files.
+ */
+#ifndef BMPI_RUNTIME_RMA_IMPL_H
+#define BMPI_RUNTIME_RMA_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "runtime/datatype.h"
+#include "runtime/win.h"
+
+struct bmpi_op;
+struct bmpi_request;
+
+enum bmpi_rma_kind { BMPI_RMA_PUT, BMPI_RMA_GET, BMPI_RMA_ACC, BMPI_RMA_GACC, BMPI_RMA_CAS };
+
+/* One communication call, its arguments checked. */
+struct bmpi_rma_call {
+    enum bmpi_rma_kind kind;
+    const void *origin; /* NULL: MPI_NO_OP's ignored origin */
+    size_t ocount;
+    struct bmpi_datatype *odt;
+    void *result; /* GET: the origin buffer; GACC, CAS: the result buffer */
+    size_t rcount;
+    struct bmpi_datatype *rdt;
+    const void *compare; /* CAS */
+    int target;
+    uint64_t offset;     /* bytes from the target's base (dynamic: an address) */
+    size_t tcount;
+    struct bmpi_datatype *tdt;
+    size_t bytes;        /* of data at the target */
+    struct bmpi_op *op;  /* ACC, GACC */
+    MPI_Datatype basic;  /* ACC, GACC, CAS: the element type */
+    struct bmpi_request *req; /* request forms, else NULL */
+};
+
+/* Where an answer goes: a request to complete, and (GET, GACC, CAS) the
+ * buffer the answered data is unpacked into. Counts its pieces in flight
+ * plus one held by the issuer until it has issued them all. */
+struct bmpi_rma_track {
+    struct bmpi_win *win;
+    int target;
+    struct bmpi_request *req;
+    void *buf;
+    size_t count;
+    struct bmpi_datatype *dt; /* retained */
+    int refs;
+    void *bounce;             /* NET: packed data, freed at the end */
+    bool unpack_at_end;       /* NET get: bounce goes into buf once all pieces are in */
+};
+
+/* win.c */
+int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w);
+int bmpi_win_foreach(int (*fn)(struct bmpi_win *w));
+bool bmpi_win_attached(const struct bmpi_win *w, uint64_t addr, uint64_t len);
+
+/* rma_sync.c */
+/* Whether an operation on target may be issued now (request forms:
+ * passive target epochs only). */
+bool bmpi_rma_access_ok(const struct bmpi_win *w, int target, bool request_form);
+bool bmpi_rma_epoch_closable(const struct bmpi_win *w);
+/* An answer arrived for target (rma_am.c, NET completions). */
+void bmpi_rma_answered(struct bmpi_win *w, int target, int status);
+
+/* rma.c: tracking records */
+struct bmpi_rma_track *bmpi_rma_track_new(struct bmpi_win *w, const struct bmpi_rma_call *c);
+/* One piece of t is answered (data: unpack len bytes at offset first). */
+void bmpi_rma_track_piece(struct bmpi_rma_track *t, uint64_t offset, const void *data, size_t len,
+                          int status);
+void bmpi_rma_track_drop(struct bmpi_rma_track *t);
+
+/* rma_am.c */
+int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
+int bmpi_rma_am_ctl(struct bmpi_win *w, int target, uint8_t am_id, int lock_type);
+/* A window goes: drop lock requests still waiting for it. */
+void bmpi_rma_am_forget(struct bmpi_win *w);
+/* Lock word operations on a control block (shared memory). */
+bool bmpi_rma_lock_try(struct bmpi_win_ctl *ctl, int lock_type);
+void bmpi_rma_lock_release(struct bmpi_win_ctl *ctl, int lock_type);
+
+#endif

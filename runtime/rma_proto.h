@@ -1,0 +1,79 @@
+/*
+ * The active messages of one-sided communication (runtime/rma_am.c):
+ * what an origin sends a target whose memory it cannot reach itself, and
+ * the answers. Ids follow the point-to-point ones (p2p_proto.h), so one
+ * delivery function tells them apart.
+ *
+ *   PUT, ACC    segments + data; the target writes (applies), answers ACK
+ *   GET         segments; the target answers RESP with the data
+ *   GACC, CAS   segments + data (CAS: compare, then origin); the target
+ *               answers RESP with the old values, then applies
+ *   LOCK        the target grants its lock when it is free: GRANT
+ *   UNLOCK      the origin's operations are all answered: release
+ *   POST        PSCW: the target opened its exposure epoch to the origin
+ *   COMPLETE    PSCW: the origin's access epoch to the target is over
+ *
+ * A segment is (displacement, length) in bytes at the target: from the
+ * window's base, or an absolute address in a dynamic window. One message
+ * carries at most RMA_AM_MAX_SEGS of them and the data they cover.
+ */
+#ifndef BMPI_RUNTIME_RMA_PROTO_H
+#define BMPI_RUNTIME_RMA_PROTO_H
+
+#include <stdint.h>
+
+#include "runtime/p2p_proto.h"
+
+enum bmpi_rma_am_id {
+    BMPI_AM_RMA_PUT = BMPI_AM_MAX + 1,
+    BMPI_AM_RMA_GET,
+    BMPI_AM_RMA_ACC,
+    BMPI_AM_RMA_GACC,
+    BMPI_AM_RMA_CAS,
+    BMPI_AM_RMA_ACK,
+    BMPI_AM_RMA_RESP,
+    BMPI_AM_RMA_LOCK,
+    BMPI_AM_RMA_GRANT,
+    BMPI_AM_RMA_UNLOCK,
+    BMPI_AM_RMA_POST,
+    BMPI_AM_RMA_COMPLETE,
+    BMPI_AM_RMA_LAST = BMPI_AM_RMA_COMPLETE
+};
+
+#define RMA_AM_MAX_SEGS 16
+
+struct bmpi_rma_seg {
+    uint64_t disp, len;
+};
+
+/* PUT, GET, ACC, GACC, CAS: followed by nseg segments, then the data. */
+struct bmpi_rma_op_hdr {
+    int32_t win;         /* the window's handle at the target */
+    int32_t origin_win;  /* ... and at the origin, for the answer */
+    int32_t origin;      /* the origin's rank in the window */
+    int32_t op;          /* MPI_Op of ACC, GACC */
+    int32_t basic;       /* MPI_Datatype of the elements (ACC, GACC, CAS) */
+    uint32_t nseg;
+    uint64_t track;      /* the origin's tracking record, comes back */
+    uint64_t offset;     /* GET, GACC, CAS: where the answer goes in the origin's stream */
+};
+
+/* ACK and RESP (RESP: followed by the data). */
+struct bmpi_rma_answer {
+    int32_t origin_win;
+    int32_t target;      /* the target's rank in the window */
+    int32_t status;      /* 0 or an MPI error class */
+    uint32_t pad;
+    uint64_t track;
+    uint64_t offset;
+};
+
+/* LOCK, GRANT, UNLOCK, POST, COMPLETE. */
+struct bmpi_rma_ctl {
+    int32_t win;         /* the window's handle at the receiver */
+    int32_t from;        /* the sender's rank in the window */
+    int32_t lock_type;   /* LOCK, UNLOCK: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    int32_t sender_win;  /* LOCK: the window's handle at the sender, for GRANT */
+};
+
+#endif

@@ -1,0 +1,554 @@
+/*
+ * Synchronization of one-sided communication: fence, post/start/
+ * complete/wait/test, lock/unlock, lock_all/unlock_all, flush and sync
+ * (runtime/win.h, docs/rma.md).
+ *
+ * Completion: an operation on a DIRECT target is complete when its call
+ * returns; every other one is counted when issued and when answered (an
+ * active message's ACK or RESP, a transport's done), so completing the
+ * operations to a target is waiting for the two counts to meet, then a
+ * transport flush where put's done means only local completion.
+ *
+ * Locks live in the target's control block: an origin on the target's
+ * node takes it with atomics on the mapping, with no help from the
+ * target; an origin elsewhere asks the target, whose progress takes it on
+ * its behalf and answers GRANT (rma_am.c). PSCW posts and completes are
+ * active messages counted per peer, so an early post for the next epoch
+ * is kept, never confused with this one.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "runtime/api.h"
+#include "runtime/comm.h"
+#include "runtime/group.h"
+#include "runtime/group_api.h"
+#include "runtime/progress.h"
+#include "runtime/rma_impl.h"
+#include "runtime/rma_proto.h"
+#include "runtime/world.h"
+
+/* ---- epochs -------------------------------------------------------------------- */
+
+static bool in_ranks(const int *ranks, int n, int r)
+{
+    for (int i = 0; i < n; i++)
+        if (ranks[i] == r)
+            return true;
+    return false;
+}
+
+bool bmpi_rma_access_ok(const struct bmpi_win *w, int target, bool request_form)
+{
+    switch (w->access) {
+    case BMPI_EPOCH_FENCE:
+        return !request_form;
+    case BMPI_EPOCH_PSCW:
+        return !request_form && in_ranks(w->start_ranks, w->start_group->size, target);
+    case BMPI_EPOCH_LOCK:
+        return w->t[target].lock_held != 0;
+    case BMPI_EPOCH_LOCK_ALL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A fence that opened an epoch in which nothing happened yet may be
+ * followed by any other synchronization, as in MPICH and Open MPI. */
+static bool access_free(const struct bmpi_win *w)
+{
+    return w->access == BMPI_EPOCH_NONE || (w->access == BMPI_EPOCH_FENCE && w->epoch_ops == 0);
+}
+
+bool bmpi_rma_epoch_closable(const struct bmpi_win *w) { return access_free(w) && !w->post_group; }
+
+/* ---- completion ------------------------------------------------------------------- */
+
+void bmpi_rma_answered(struct bmpi_win *w, int target, int status)
+{
+    w->t[target].acked++;
+    w->ops_pending--;
+    if (status && !w->op_error)
+        w->op_error = status;
+}
+
+static void flushed(void *ctx, int status)
+{
+    int *state = ctx;
+    *state = status ? status : -1;
+}
+
+/* Every operation to target complete at the target. */
+static int complete_target(struct bmpi_win *w, int target)
+{
+    struct bmpi_win_target *t = &w->t[target];
+    unsigned idle = 0;
+    while (t->acked != t->issued)
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    if (t->net_unflushed) {
+        int state = 0;
+        int err = t->tl->ops->flush(t->tl, t->world, flushed, &state);
+        while (!err && !state)
+            if (!bmpi_progress())
+                bmpi_progress_idle(&idle);
+        t->net_unflushed = false;
+        if (err || state > 0)
+            return err ? err : state;
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return BMPI_OK;
+}
+
+static int complete_all(struct bmpi_win *w)
+{
+    int err = BMPI_OK;
+    if (w->ops_pending == 0) {
+        for (int r = 0; r < w->comm->size && !err; r++)
+            if (w->t[r].net_unflushed)
+                err = complete_target(w, r);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return err;
+    }
+    for (int r = 0; r < w->comm->size && !err; r++)
+        err = complete_target(w, r);
+    return err;
+}
+
+/* An error an answer brought is reported by the next call that completes. */
+static int take_op_error(struct bmpi_win *w, const char *fn)
+{
+    int err = w->op_error;
+    if (!err)
+        return MPI_SUCCESS;
+    w->op_error = 0;
+    return bmpi_err_win_obj(w, err, fn, "an earlier operation failed at its target");
+}
+
+static int sync_entry(MPI_Win win, const char *fn, struct bmpi_win **w)
+{
+    return bmpi_win_check(win, fn, w);
+}
+
+/* ---- fence ------------------------------------------------------------------------ */
+
+#define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
+
+BMPI_API(MPI_Win_fence)
+int PMPI_Win_fence(int assert, MPI_Win win)
+{
+    const char *fn = "MPI_Win_fence";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (assert & ~FENCE_ASSERTS)
+        return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
+    if ((w->access != BMPI_EPOCH_NONE && w->access != BMPI_EPOCH_FENCE) || w->post_group)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "a PSCW or passive target epoch is open");
+    if ((err = complete_all(w)))
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    /* the barrier ends every rank's accesses of the epoch, remote and local */
+    if ((err = PMPI_Barrier(w->comm->handle)))
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    w->access = assert & MPI_MODE_NOSUCCEED ? BMPI_EPOCH_NONE : BMPI_EPOCH_FENCE;
+    w->epoch_ops = 0;
+    return take_op_error(w, fn);
+}
+
+/* ---- PSCW ----------------------------------------------------------------------- */
+
+/* The ranks in the window of group's members. */
+static int group_ranks(struct bmpi_win *w, MPI_Group group, const char *fn, struct bmpi_group **g, int **ranks)
+{
+    if (!(*g = bmpi_group_lookup(group)))
+        return bmpi_err_win_obj(w, MPI_ERR_GROUP, fn, "invalid group 0x%x", (unsigned)group);
+    if (!(*ranks = malloc(((size_t)(*g)->size + 1) * sizeof(int))))
+        return bmpi_err_win_obj(w, MPI_ERR_NO_MEM, fn, "out of memory");
+    const struct bmpi_group *wg = w->comm->group;
+    for (int i = 0; i < (*g)->size; i++) {
+        (*ranks)[i] = -1;
+        for (int r = 0; r < wg->size && (*ranks)[i] < 0; r++)
+            if (wg->world_ranks[r] == (*g)->world_ranks[i])
+                (*ranks)[i] = r;
+        if ((*ranks)[i] < 0) {
+            free(*ranks);
+            return bmpi_err_win_obj(w, MPI_ERR_GROUP, fn, "member %d of group 0x%x is not in the window", i,
+                                    (unsigned)group);
+        }
+    }
+    bmpi_group_retain(*g);
+    return MPI_SUCCESS;
+}
+
+static void drop_group(struct bmpi_group **g, int **ranks)
+{
+    bmpi_group_release(*g);
+    free(*ranks);
+    *g = NULL;
+    *ranks = NULL;
+}
+
+/* Tell rank r: a post or complete, counted on its side per sender. */
+static int signal_rank(struct bmpi_win *w, int r, uint8_t am_id)
+{
+    if (r != w->comm->rank)
+        return bmpi_rma_am_ctl(w, r, am_id, 0);
+    if (am_id == BMPI_AM_RMA_POST)
+        w->t[r].posts_seen++;
+    else
+        w->t[r].completes_seen++;
+    return BMPI_OK;
+}
+
+BMPI_API(MPI_Win_post)
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    const char *fn = "MPI_Win_post";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
+        return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
+    if (w->post_group)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "an exposure epoch is already open");
+    if ((err = group_ranks(w, group, fn, &w->post_group, &w->post_ranks)))
+        return err;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int i = 0; i < w->post_group->size && !(assert & MPI_MODE_NOCHECK) && !err; i++)
+        err = signal_rank(w, w->post_ranks[i], BMPI_AM_RMA_POST);
+    return err ? bmpi_err_win_obj(w, err, fn, NULL) : MPI_SUCCESS;
+}
+
+static void wait_count(volatile uint32_t *seen, uint32_t *used)
+{
+    unsigned idle = 0;
+    while (*seen == *used)
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    (*used)++;
+}
+
+BMPI_API(MPI_Win_start)
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    const char *fn = "MPI_Win_start";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (assert & ~MPI_MODE_NOCHECK)
+        return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
+    if (!access_free(w))
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "an access epoch is already open");
+    if ((err = group_ranks(w, group, fn, &w->start_group, &w->start_ranks)))
+        return err;
+    for (int i = 0; i < w->start_group->size && !(assert & MPI_MODE_NOCHECK); i++) {
+        struct bmpi_win_target *t = &w->t[w->start_ranks[i]];
+        wait_count(&t->posts_seen, &t->posts_used);
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    w->access = BMPI_EPOCH_PSCW;
+    w->epoch_ops = 0;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_complete)
+int PMPI_Win_complete(MPI_Win win)
+{
+    const char *fn = "MPI_Win_complete";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (w->access != BMPI_EPOCH_PSCW)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no access epoch was started with MPI_Win_start");
+    for (int i = 0; i < w->start_group->size && !err; i++)
+        err = complete_target(w, w->start_ranks[i]);
+    for (int i = 0; i < w->start_group->size && !err; i++)
+        err = signal_rank(w, w->start_ranks[i], BMPI_AM_RMA_COMPLETE);
+    drop_group(&w->start_group, &w->start_ranks);
+    w->access = BMPI_EPOCH_NONE;
+    if (err)
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    return take_op_error(w, fn);
+}
+
+/* Whether every origin of the exposure epoch has completed; with consume,
+ * take their completes. */
+static bool all_completed(struct bmpi_win *w, bool consume)
+{
+    for (int i = 0; i < w->post_group->size; i++) {
+        struct bmpi_win_target *t = &w->t[w->post_ranks[i]];
+        if (t->completes_seen == t->completes_used)
+            return false;
+    }
+    for (int i = 0; i < w->post_group->size && consume; i++)
+        w->t[w->post_ranks[i]].completes_used++;
+    return true;
+}
+
+static int end_exposure(struct bmpi_win *w, bool block, int *flag, const char *fn)
+{
+    if (!w->post_group)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no exposure epoch was opened with MPI_Win_post");
+    unsigned idle = 0;
+    while (!all_completed(w, false)) {
+        if (!block) {
+            bmpi_progress();
+            if (!all_completed(w, false)) {
+                *flag = 0;
+                return MPI_SUCCESS;
+            }
+            break;
+        }
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    }
+    all_completed(w, true);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    drop_group(&w->post_group, &w->post_ranks);
+    if (flag)
+        *flag = 1;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_wait)
+int PMPI_Win_wait(MPI_Win win)
+{
+    const char *fn = "MPI_Win_wait";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    return err ? err : end_exposure(w, true, NULL, fn);
+}
+
+BMPI_API(MPI_Win_test)
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+    const char *fn = "MPI_Win_test";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (!flag)
+        return bmpi_err_win_obj(w, MPI_ERR_ARG, fn, "flag is NULL");
+    return end_exposure(w, false, flag, fn);
+}
+
+/* ---- passive target --------------------------------------------------------------- */
+
+static void wait_granted(struct bmpi_win_target *t)
+{
+    unsigned idle = 0;
+    while (!t->lock_granted)
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    t->lock_granted = false;
+}
+
+/* Ask for target's lock; with a control block mapped here, take it. */
+static int lock_ask(struct bmpi_win *w, int target, int lock_type, bool *asked)
+{
+    struct bmpi_win_target *t = &w->t[target];
+    *asked = false;
+    if (t->ctl) {
+        unsigned idle = 0;
+        while (!bmpi_rma_lock_try(t->ctl, lock_type))
+            if (!bmpi_progress())
+                bmpi_progress_idle(&idle);
+        return BMPI_OK;
+    }
+    *asked = true;
+    return bmpi_rma_am_ctl(w, target, BMPI_AM_RMA_LOCK, lock_type);
+}
+
+static int lock_release(struct bmpi_win *w, int target)
+{
+    struct bmpi_win_target *t = &w->t[target];
+    int type = t->lock_held;
+    t->lock_held = 0;
+    if (t->lock_nocheck)
+        return BMPI_OK;
+    if (t->ctl) {
+        bmpi_rma_lock_release(t->ctl, type);
+        return BMPI_OK;
+    }
+    return bmpi_rma_am_ctl(w, target, BMPI_AM_RMA_UNLOCK, type);
+}
+
+static int check_lock_target(struct bmpi_win *w, int rank, const char *fn)
+{
+    if (rank < 0 || rank >= w->comm->size)
+        return bmpi_err_win_obj(w, MPI_ERR_RANK, fn, "invalid rank %d (window of %d ranks)", rank, w->comm->size);
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_lock)
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    const char *fn = "MPI_Win_lock";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err || (err = check_lock_target(w, rank, fn)))
+        return err;
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+        return bmpi_err_win_obj(w, MPI_ERR_LOCKTYPE, fn, "invalid lock type %d", lock_type);
+    if (assert & ~MPI_MODE_NOCHECK)
+        return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
+    if (w->no_locks)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "the window was created with the hint no_locks");
+    if (!access_free(w) && w->access != BMPI_EPOCH_LOCK)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "a fence, PSCW or lock_all epoch is open");
+    struct bmpi_win_target *t = &w->t[rank];
+    if (t->lock_held)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "rank %d is already locked", rank);
+    t->lock_nocheck = assert & MPI_MODE_NOCHECK;
+    if (!t->lock_nocheck) {
+        bool asked;
+        if ((err = lock_ask(w, rank, lock_type, &asked)))
+            return bmpi_err_win_obj(w, err, fn, NULL);
+        if (asked)
+            wait_granted(t);
+    }
+    t->lock_held = lock_type;
+    w->locks_held++;
+    w->access = BMPI_EPOCH_LOCK;
+    w->epoch_ops = 0;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_unlock)
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+    const char *fn = "MPI_Win_unlock";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err || (err = check_lock_target(w, rank, fn)))
+        return err;
+    if (w->access != BMPI_EPOCH_LOCK || !w->t[rank].lock_held)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "rank %d is not locked by MPI_Win_lock", rank);
+    err = complete_target(w, rank);
+    int rel = lock_release(w, rank);
+    if (--w->locks_held == 0)
+        w->access = BMPI_EPOCH_NONE;
+    if (err || rel)
+        return bmpi_err_win_obj(w, err ? err : rel, fn, NULL);
+    return take_op_error(w, fn);
+}
+
+BMPI_API(MPI_Win_lock_all)
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+    const char *fn = "MPI_Win_lock_all";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (assert & ~MPI_MODE_NOCHECK)
+        return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
+    if (w->no_locks)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "the window was created with the hint no_locks");
+    if (!access_free(w))
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "an access epoch is already open");
+    bool nocheck = assert & MPI_MODE_NOCHECK;
+    /* ask every target first, then wait: the grants come in parallel */
+    for (int r = 0; r < w->comm->size && !err; r++) {
+        struct bmpi_win_target *t = &w->t[r];
+        t->lock_nocheck = nocheck;
+        t->lock_asked = false;
+        if (!nocheck) {
+            bool asked;
+            err = lock_ask(w, r, MPI_LOCK_SHARED, &asked);
+            t->lock_asked = asked;
+        }
+    }
+    for (int r = 0; r < w->comm->size && !err; r++) {
+        if (w->t[r].lock_asked)
+            wait_granted(&w->t[r]);
+        w->t[r].lock_held = MPI_LOCK_SHARED;
+    }
+    if (err)
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    w->access = BMPI_EPOCH_LOCK_ALL;
+    w->epoch_ops = 0;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_unlock_all)
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+    const char *fn = "MPI_Win_unlock_all";
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (w->access != BMPI_EPOCH_LOCK_ALL)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no epoch was opened with MPI_Win_lock_all");
+    err = complete_all(w);
+    for (int r = 0; r < w->comm->size; r++) {
+        int rel = lock_release(w, r);
+        err = err ? err : rel;
+    }
+    w->access = BMPI_EPOCH_NONE;
+    if (err)
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    return take_op_error(w, fn);
+}
+
+/* flush, flush_local: bmpi's operations are complete at the target when
+ * they are complete here, so both wait for the same thing. */
+static int flush_one(MPI_Win win, int rank, const char *fn)
+{
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err || (err = check_lock_target(w, rank, fn)))
+        return err;
+    if (!((w->access == BMPI_EPOCH_LOCK && w->t[rank].lock_held) || w->access == BMPI_EPOCH_LOCK_ALL))
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no passive target epoch is open to rank %d", rank);
+    if ((err = complete_target(w, rank)))
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    return take_op_error(w, fn);
+}
+
+static int flush_every(MPI_Win win, const char *fn)
+{
+    struct bmpi_win *w;
+    int err = sync_entry(win, fn, &w);
+    if (err)
+        return err;
+    if (w->access != BMPI_EPOCH_LOCK && w->access != BMPI_EPOCH_LOCK_ALL)
+        return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no passive target epoch is open");
+    if ((err = complete_all(w)))
+        return bmpi_err_win_obj(w, err, fn, NULL);
+    return take_op_error(w, fn);
+}
+
+BMPI_API(MPI_Win_flush)
+int PMPI_Win_flush(int rank, MPI_Win win) { return flush_one(win, rank, "MPI_Win_flush"); }
+
+BMPI_API(MPI_Win_flush_local)
+int PMPI_Win_flush_local(int rank, MPI_Win win) { return flush_one(win, rank, "MPI_Win_flush_local"); }
+
+BMPI_API(MPI_Win_flush_all)
+int PMPI_Win_flush_all(MPI_Win win) { return flush_every(win, "MPI_Win_flush_all"); }
+
+BMPI_API(MPI_Win_flush_local_all)
+int PMPI_Win_flush_local_all(MPI_Win win) { return flush_every(win, "MPI_Win_flush_local_all"); }
+
+/* The unified model has one copy of the window: sync orders this
+ * process's loads and stores against the other processes' (a full
+ * barrier), and moves messages meanwhile. */
+BMPI_API(MPI_Win_sync)
+int PMPI_Win_sync(MPI_Win win)
+{
+    struct bmpi_win *w;
+    int err = sync_entry(win, "MPI_Win_sync", &w);
+    if (err)
+        return err;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    bmpi_progress();
+    return MPI_SUCCESS;
+}
