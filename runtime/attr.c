@@ -757,9 +757,10 @@ static bool win_keyval_predefined(int keyval)
            keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL;
 }
 
-/* A predefined window attribute as C gets it (MPI 4.1, 12.2.6: the base
- * itself, a pointer to each of the others, filled in at creation) and as
- * Fortran does (each an integer). False for any other keyval. */
+/* A predefined window attribute as C gets it (the standard's "Window
+ * Attributes": the base itself, a pointer to each of the others, all
+ * filled in at creation) and as Fortran does (each an integer). False for
+ * any other keyval. */
 static bool win_predefined(struct bmpi_win *w, int keyval, void **c_val, MPI_Aint *f_val)
 {
     switch (keyval) {
