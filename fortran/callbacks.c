@@ -11,7 +11,7 @@
  * its one integer; an absent OPTIONAL ierror arrives as NULL, which the
  * mpif.h ones accept too), so each mpi_x_f08_ is an alias of pmpi_x_.
  *
- * Routines that are stubs in C (windows, files, sessions, data
+ * Routines that are stubs in C (file and session error handlers, data
  * representations) call that stub, which reports
  * MPI_ERR_UNSUPPORTED_OPERATION and calls none of the callbacks.
  */
@@ -216,8 +216,20 @@ void pmpi_comm_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fi
 BMPI_F77_NAMES(comm_create_errhandler, COMM_CREATE_ERRHANDLER)
 BMPI_F08_NAME(comm_create_errhandler)
 
-/* Windows, files and sessions have no error handlers in C yet: these call
- * the C stubs, which report MPI_ERR_UNSUPPORTED_OPERATION. */
+void pmpi_win_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror);
+void pmpi_win_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+    int rc = bmpi_lang_win_errhandler_create(fn, BMPI_LANG_FORTRAN, &h);
+    if (rc == MPI_SUCCESS)
+        *errhandler = MPI_Errhandler_c2f(h);
+    ret(ierror, rc);
+}
+BMPI_F77_NAMES(win_create_errhandler, WIN_CREATE_ERRHANDLER)
+BMPI_F08_NAME(win_create_errhandler)
+
+/* Files and sessions have no error handlers in C yet: these call the C
+ * stubs, which report MPI_ERR_UNSUPPORTED_OPERATION. */
 #define BMPI_F_STUB_ERRHANDLER(lower, UPPER, Name, Fn)                                                \
     void pmpi_##lower##_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror); \
     void pmpi_##lower##_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror)  \
@@ -231,7 +243,6 @@ BMPI_F08_NAME(comm_create_errhandler)
     BMPI_F77_NAMES(lower##_create_errhandler, UPPER##_CREATE_ERRHANDLER)                               \
     BMPI_F08_NAME(lower##_create_errhandler)
 
-BMPI_F_STUB_ERRHANDLER(win, WIN, Win, MPI_Win_errhandler_function)
 BMPI_F_STUB_ERRHANDLER(file, FILE, File, MPI_File_errhandler_function)
 BMPI_F_STUB_ERRHANDLER(session, SESSION, Session, MPI_Session_errhandler_function)
 
@@ -343,18 +354,12 @@ void pmpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *i
 }
 BMPI_F77_NAMES(attr_put, ATTR_PUT)
 
-/* Window attributes are stubs in C. */
 void pmpi_win_create_keyval_(void (*copy)(void), void (*del)(void), MPI_Fint *keyval, MPI_Aint *extra_state,
                              MPI_Fint *ierror);
 void pmpi_win_create_keyval_(void (*copy)(void), void (*del)(void), MPI_Fint *keyval, MPI_Aint *extra_state,
                              MPI_Fint *ierror)
 {
-    int k = MPI_KEYVAL_INVALID;
-    int rc = PMPI_Win_create_keyval((MPI_Win_copy_attr_function *)copy, (MPI_Win_delete_attr_function *)del, &k,
-                                    (void *)(intptr_t)*extra_state);
-    if (rc == MPI_SUCCESS)
-        *keyval = k;
-    ret(ierror, rc);
+    create_keyval(BMPI_ATTR_WIN, copy, del, *extra_state, BMPI_ATTR_AINT, keyval, ierror, "MPI_Win_create_keyval");
 }
 BMPI_F77_NAMES(win_create_keyval, WIN_CREATE_KEYVAL)
 BMPI_F08_NAME(win_create_keyval)
@@ -362,15 +367,7 @@ BMPI_F08_NAME(win_create_keyval)
 void pmpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierror);
 void pmpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierror)
 {
-    void *v = NULL;
-    int found = 0;
-    int rc = PMPI_Win_get_attr(MPI_Win_f2c(*win), *keyval, &v, &found);
-    if (rc == MPI_SUCCESS) {
-        *flag = BMPI_F_LOGICAL(found);
-        if (found)
-            *val = (MPI_Aint)(intptr_t)v;
-    }
-    ret(ierror, rc);
+    get_attr(BMPI_ATTR_WIN, *win, *keyval, val, flag, ierror, "MPI_Win_get_attr");
 }
 BMPI_F77_NAMES(win_get_attr, WIN_GET_ATTR)
 BMPI_F08_NAME(win_get_attr)
@@ -378,7 +375,7 @@ BMPI_F08_NAME(win_get_attr)
 void pmpi_win_set_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror);
 void pmpi_win_set_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror)
 {
-    ret(ierror, PMPI_Win_set_attr(MPI_Win_f2c(*win), *keyval, (void *)(intptr_t)*val));
+    ret(ierror, bmpi_lang_attr_set_int(BMPI_ATTR_WIN, *win, *keyval, *val, "MPI_Win_set_attr"));
 }
 BMPI_F77_NAMES(win_set_attr, WIN_SET_ATTR)
 BMPI_F08_NAME(win_set_attr)

@@ -74,13 +74,13 @@ extern "C" {
 #define BMPI_STUBS_COLLECTIVES 0
 /* 7. Groups, Contexts, Communicators, and Caching */
 #define BMPI_HAVE_COMMUNICATORS 0
-#define BMPI_STUBS_COMMUNICATORS 9
+#define BMPI_STUBS_COMMUNICATORS 2
 /* 8. Process Topologies */
 #define BMPI_HAVE_TOPOLOGIES 0
 #define BMPI_STUBS_TOPOLOGIES 10
 /* 9. MPI Environmental Management */
 #define BMPI_HAVE_ENVIRONMENT 0
-#define BMPI_STUBS_ENVIRONMENT 13
+#define BMPI_STUBS_ENVIRONMENT 9
 /* 10. The Info Object */
 #define BMPI_HAVE_INFO 1
 #define BMPI_STUBS_INFO 0

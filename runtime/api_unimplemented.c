@@ -177,57 +177,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Intercomm_create_from_groups");
 }
 
-BMPI_API(MPI_Win_create_keyval)
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
-                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
-                           void *extra_state)
-{
-    (void)win_copy_attr_fn; (void)win_delete_attr_fn; (void)win_keyval; (void)extra_state;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_create_keyval");
-}
-
-BMPI_API(MPI_Win_delete_attr)
-int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
-{
-    (void)win; (void)win_keyval;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_delete_attr");
-}
-
-BMPI_API(MPI_Win_free_keyval)
-int PMPI_Win_free_keyval(int *win_keyval)
-{
-    (void)win_keyval;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_free_keyval");
-}
-
-BMPI_API(MPI_Win_get_attr)
-int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
-{
-    (void)win; (void)win_keyval; (void)attribute_val; (void)flag;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_get_attr");
-}
-
-BMPI_API(MPI_Win_get_name)
-int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
-{
-    (void)win; (void)win_name; (void)resultlen;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_get_name");
-}
-
-BMPI_API(MPI_Win_set_attr)
-int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
-{
-    (void)win; (void)win_keyval; (void)attribute_val;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_set_attr");
-}
-
-BMPI_API(MPI_Win_set_name)
-int PMPI_Win_set_name(MPI_Win win, const char *win_name)
-{
-    (void)win; (void)win_name;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_set_name");
-}
-
 /* == 8. Process Topologies == */
 
 BMPI_API(MPI_Neighbor_allgather_init)
@@ -404,35 +353,6 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
     (void)session; (void)errhandler;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Session_set_errhandler");
-}
-
-BMPI_API(MPI_Win_call_errhandler)
-int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
-{
-    (void)win; (void)errorcode;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_call_errhandler");
-}
-
-BMPI_API(MPI_Win_create_errhandler)
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
-                               MPI_Errhandler *errhandler)
-{
-    (void)win_errhandler_fn; (void)errhandler;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_create_errhandler");
-}
-
-BMPI_API(MPI_Win_get_errhandler)
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
-{
-    (void)win; (void)errhandler;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_get_errhandler");
-}
-
-BMPI_API(MPI_Win_set_errhandler)
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
-{
-    (void)win; (void)errhandler;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Win_set_errhandler");
 }
 
 /* == 11. Process Initialization, Creation, and Management == */
@@ -1966,22 +1886,20 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
      (const char *const[]){NULL}},
     {"6. Collective Communication", 106, 0,
      (const char *const[]){NULL}},
-    {"7. Groups, Contexts, Communicators, and Caching", 59, 9,
+    {"7. Groups, Contexts, Communicators, and Caching", 59, 2,
      (const char *const[]){"MPI_Group_from_session_pset", "MPI_Intercomm_create_from_groups",
-        "MPI_Win_create_keyval", "MPI_Win_delete_attr", "MPI_Win_free_keyval", "MPI_Win_get_attr",
-        "MPI_Win_get_name", "MPI_Win_set_attr", "MPI_Win_set_name", NULL}},
+        NULL}},
     {"8. Process Topologies", 50, 10,
      (const char *const[]){"MPI_Neighbor_allgather_init", "MPI_Neighbor_allgather_init_c",
         "MPI_Neighbor_allgatherv_init", "MPI_Neighbor_allgatherv_init_c",
         "MPI_Neighbor_alltoall_init", "MPI_Neighbor_alltoall_init_c", "MPI_Neighbor_alltoallv_init",
         "MPI_Neighbor_alltoallv_init_c", "MPI_Neighbor_alltoallw_init",
         "MPI_Neighbor_alltoallw_init_c", NULL}},
-    {"9. MPI Environmental Management", 33, 13,
+    {"9. MPI Environmental Management", 33, 9,
      (const char *const[]){"MPI_File_call_errhandler", "MPI_File_create_errhandler",
         "MPI_File_get_errhandler", "MPI_File_set_errhandler", "MPI_Get_hw_resource_info",
         "MPI_Session_call_errhandler", "MPI_Session_create_errhandler",
-        "MPI_Session_get_errhandler", "MPI_Session_set_errhandler", "MPI_Win_call_errhandler",
-        "MPI_Win_create_errhandler", "MPI_Win_get_errhandler", "MPI_Win_set_errhandler", NULL}},
+        "MPI_Session_get_errhandler", "MPI_Session_set_errhandler", NULL}},
     {"10. The Info Object", 9, 0,
      (const char *const[]){NULL}},
     {"11. Process Initialization, Creation, and Management", 26, 6,

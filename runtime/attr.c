@@ -1,9 +1,10 @@
 /*
- * Attribute caching: keyvals, attributes on communicators (in comm->attrs)
- * and on datatypes (in a side table keyed by the handle, since datatypes
- * have no slot), the predefined attributes, and the deprecated MPI-1
- * spellings (MPI_Keyval_create, MPI_Attr_get, ...). Window attributes are
- * not supported yet.
+ * Attribute caching: keyvals, attributes on communicators (in comm->attrs),
+ * on windows (in win->attrs) and on datatypes (in a side table keyed by the
+ * handle, since datatypes have no slot), the predefined attributes, and the
+ * deprecated MPI-1 spellings (MPI_Keyval_create, MPI_Attr_get, ...).
+ * Windows are never duplicated, so window keyvals' copy callbacks are kept
+ * but never run.
  *
  * Callbacks written in Fortran (runtime/lang.h) are called with Fortran's
  * ABI, and attribute values set from Fortran are integers that C gets a
@@ -21,6 +22,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -31,9 +33,10 @@
 #include "runtime/handle.h"
 #include "runtime/lang.h"
 #include "runtime/p2p.h"
+#include "runtime/win.h"
 #include "runtime/world.h"
 
-enum kv_kind { KV_COMM, KV_TYPE };
+enum kv_kind { KV_COMM, KV_TYPE, KV_WIN };
 
 struct keyval {
     enum kv_kind kind;
@@ -89,7 +92,11 @@ static void kv_release(struct keyval *kv)
     free(kv);
 }
 
-static const char *kind_name(enum kv_kind k) { return k == KV_COMM ? "communicator" : "datatype"; }
+static const char *kind_name(enum kv_kind k)
+{
+    static const char *const names[] = {[KV_COMM] = "communicator", [KV_TYPE] = "datatype", [KV_WIN] = "window"};
+    return names[k];
+}
 
 /* The keyval of a handle of the given kind, or NULL. One the user freed
  * still serves the attributes that use it, as the standard says. */
@@ -212,6 +219,8 @@ static int run_delete(struct attr *a, int obj)
         rc = fortran_delete(kv, obj, value_of(a));
     else if (kv->kind == KV_COMM)
         rc = ((MPI_Comm_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
+    else if (kv->kind == KV_WIN)
+        rc = ((MPI_Win_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
     else
         rc = ((MPI_Type_delete_attr_function *)kv->del)(obj, kv->handle, a->val, kv->extra);
     a->deleting = 0;
@@ -740,26 +749,195 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
     return rc ? bmpi_err_noobj(rc, "MPI_Type_delete_attr", NULL) : MPI_SUCCESS;
 }
 
+/* --- windows ---------------------------------------------------------------- */
+
+static bool win_keyval_predefined(int keyval)
+{
+    return keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE || keyval == MPI_WIN_DISP_UNIT ||
+           keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL;
+}
+
+/* A predefined window attribute as C gets it (the standard's "Window
+ * Attributes": the base itself, a pointer to each of the others, all
+ * filled in at creation) and as Fortran does (each an integer). False for
+ * any other keyval. */
+static bool win_predefined(struct bmpi_win *w, int keyval, void **c_val, MPI_Aint *f_val)
+{
+    switch (keyval) {
+    case MPI_WIN_BASE: *c_val = w->attr_base; *f_val = (MPI_Aint)(intptr_t)w->attr_base; return true;
+    case MPI_WIN_SIZE: *c_val = &w->attr_size; *f_val = w->attr_size; return true;
+    case MPI_WIN_DISP_UNIT: *c_val = &w->attr_disp_unit; *f_val = w->attr_disp_unit; return true;
+    case MPI_WIN_CREATE_FLAVOR: *c_val = &w->attr_flavor; *f_val = w->attr_flavor; return true;
+    case MPI_WIN_MODEL: *c_val = &w->attr_model; *f_val = w->attr_model; return true;
+    default: return false;
+    }
+}
+
+static int check_win(MPI_Win win, const char *fn, struct bmpi_win **w)
+{
+    if (!(*w = bmpi_win_get(win)))
+        return bmpi_err_win(win, MPI_ERR_WIN, fn, "invalid window 0x%x", (unsigned)win);
+    return MPI_SUCCESS;
+}
+
+/* The window and user keyval of a set or delete (or of a get of a keyval
+ * that is not predefined). */
+static int win_attr_keyval(MPI_Win win, int keyval, const char *fn, struct bmpi_win **w, struct keyval **kv)
+{
+    int err = check_win(win, fn, w);
+    if (err)
+        return err;
+    if (win_keyval_predefined(keyval))
+        return bmpi_err_win_obj(*w, MPI_ERR_KEYVAL, fn, "predefined attribute 0x%x cannot be set or deleted",
+                                (unsigned)keyval);
+    if (!(*kv = kv_get(keyval, KV_WIN)))
+        return bmpi_err_win_obj(*w, MPI_ERR_KEYVAL, fn, "invalid window keyval 0x%x", (unsigned)keyval);
+    return MPI_SUCCESS;
+}
+
+int bmpi_attr_win_delete_all(struct bmpi_win *w)
+{
+    return delete_all((struct attr **)&w->attrs, w->handle, 0);
+}
+
+void bmpi_attr_win_force_delete_all(struct bmpi_win *w)
+{
+    delete_all((struct attr **)&w->attrs, w->handle, 1);
+}
+
+BMPI_API(MPI_Win_create_keyval)
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+{
+    return create_keyval(&(struct keyval){.kind = KV_WIN, .copy = (void (*)(void))win_copy_attr_fn,
+                                          .del = (void (*)(void))win_delete_attr_fn, .extra = extra_state},
+                         win_keyval, "MPI_Win_create_keyval");
+}
+
+BMPI_API(MPI_Win_free_keyval)
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+    if (win_keyval && win_keyval_predefined(*win_keyval))
+        return bmpi_err_noobj(MPI_ERR_KEYVAL, "MPI_Win_free_keyval", "cannot free predefined keyval 0x%x",
+                              (unsigned)*win_keyval);
+    return free_keyval(KV_WIN, win_keyval, "MPI_Win_free_keyval");
+}
+
+static int win_set(MPI_Win win, int keyval, struct attr_val val, const char *fn)
+{
+    struct bmpi_win *w;
+    struct keyval *kv;
+    int err = win_attr_keyval(win, keyval, fn, &w, &kv);
+    if (err)
+        return err;
+    int rc = set_attr((struct attr **)&w->attrs, kv, val, win);
+    return rc ? bmpi_err_win(win, rc, fn, NULL) : MPI_SUCCESS;
+}
+
+/* What a get finds: a predefined attribute (its C and Fortran values), a
+ * user attribute, or nothing. */
+struct win_found {
+    bool predefined;
+    void *c_val;
+    MPI_Aint f_val;
+    struct attr *a;
+};
+
+static int win_lookup(MPI_Win win, int keyval, const void *val, const int *flag, const char *fn,
+                      struct win_found *found)
+{
+    struct bmpi_win *w;
+    struct keyval *kv;
+    int err = check_win(win, fn, &w);
+    if (err)
+        return err;
+    if (!val || !flag)
+        return bmpi_err_win_obj(w, MPI_ERR_ARG, fn, "attribute_val or flag is NULL");
+    if ((found->predefined = win_predefined(w, keyval, &found->c_val, &found->f_val)))
+        return MPI_SUCCESS;
+    if ((err = win_attr_keyval(win, keyval, fn, &w, &kv)))
+        return err;
+    struct attr **at = find((struct attr **)&w->attrs, kv);
+    found->a = at ? *at : NULL;
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_set_attr)
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    return win_set(win, win_keyval, (struct attr_val){.ptr = attribute_val}, "MPI_Win_set_attr");
+}
+
+BMPI_API(MPI_Win_get_attr)
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    struct win_found f = {0};
+    int err = win_lookup(win, win_keyval, attribute_val, flag, "MPI_Win_get_attr", &f);
+    if (err)
+        return err;
+    *flag = f.predefined || f.a;
+    if (*flag)
+        *(void **)attribute_val = f.predefined ? f.c_val : f.a->val;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Win_get_attr from Fortran: every value an integer (runtime/lang.h). */
+static int win_get_int(MPI_Win win, int keyval, MPI_Aint *val, int *flag, const char *fn)
+{
+    struct win_found f = {0};
+    int err = win_lookup(win, keyval, val, flag, fn, &f);
+    if (err)
+        return err;
+    *flag = f.predefined || f.a;
+    if (*flag)
+        *val = f.predefined ? f.f_val : fortran_word(value_of(f.a));
+    return MPI_SUCCESS;
+}
+
+BMPI_API(MPI_Win_delete_attr)
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    struct bmpi_win *w;
+    struct keyval *kv;
+    int err = win_attr_keyval(win, win_keyval, "MPI_Win_delete_attr", &w, &kv);
+    if (err)
+        return err;
+    int rc = delete_attr((struct attr **)&w->attrs, kv, win);
+    return rc ? bmpi_err_win(win, rc, "MPI_Win_delete_attr", NULL) : MPI_SUCCESS;
+}
+
 /* --- the language hooks (runtime/lang.h) ---------------------------------- */
+
+static enum kv_kind kind_of(enum bmpi_attr_obj obj)
+{
+    static const enum kv_kind kinds[] = {[BMPI_ATTR_COMM] = KV_COMM, [BMPI_ATTR_TYPE] = KV_TYPE,
+                                         [BMPI_ATTR_WIN] = KV_WIN};
+    return kinds[obj];
+}
 
 int bmpi_lang_keyval_create(enum bmpi_attr_obj obj, void (*copy)(void), void (*del)(void), MPI_Aint extra_state,
                             enum bmpi_lang lang, enum bmpi_attr_width width, int *keyval, const char *fn)
 {
-    return create_keyval(&(struct keyval){.kind = obj == BMPI_ATTR_COMM ? KV_COMM : KV_TYPE, .lang = lang,
-                                          .width = width, .copy = copy, .del = del,
-                                          .extra = (void *)(intptr_t)extra_state},
+    return create_keyval(&(struct keyval){.kind = kind_of(obj), .lang = lang, .width = width, .copy = copy,
+                                          .del = del, .extra = (void *)(intptr_t)extra_state},
                          keyval, fn);
 }
 
 int bmpi_lang_attr_set_int(enum bmpi_attr_obj obj, int handle, int keyval, MPI_Aint val, const char *fn)
 {
     struct attr_val v = {.num = val, .is_int = 1};
-    return obj == BMPI_ATTR_COMM ? comm_set(handle, keyval, v, fn) : type_set(handle, keyval, v, fn);
+    switch (obj) {
+    case BMPI_ATTR_COMM: return comm_set(handle, keyval, v, fn);
+    case BMPI_ATTR_WIN: return win_set(handle, keyval, v, fn);
+    default: return type_set(handle, keyval, v, fn);
+    }
 }
 
 int bmpi_lang_attr_get_int(enum bmpi_attr_obj obj, int handle, int keyval, MPI_Aint *val, int *flag,
                            const char *fn)
 {
+    if (obj == BMPI_ATTR_WIN)
+        return win_get_int(handle, keyval, val, flag, fn);
     int *pre = NULL;
     struct attr *a = NULL;
     int err = obj == BMPI_ATTR_COMM ? comm_lookup(handle, keyval, val, flag, fn, &pre, &a)

@@ -1,5 +1,5 @@
 /*
- * Attribute caching (runtime/attr.c) on communicators and datatypes.
+ * Attribute caching (runtime/attr.c) on communicators, windows and datatypes.
  */
 #ifndef BMPI_RUNTIME_ATTR_H
 #define BMPI_RUNTIME_ATTR_H
@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 struct bmpi_comm;
+struct bmpi_win;
 
 /* MPI_Comm_dup: run the copy callbacks of old's attributes onto new_c.
  * Returns the code a copy callback failed with (new_c is then left
@@ -39,12 +40,15 @@ void bmpi_attr_finalize(void);
 int bmpi_attr_type_copy(MPI_Datatype old, MPI_Datatype new_t);
 int bmpi_attr_type_delete_all(MPI_Datatype t);
 
-/* Windows: MPI_Win_free deletes every attribute, the last set first, and
- * fails as bmpi_attr_comm_free does (the window must then stay); at
- * MPI_Finalize every attribute goes whatever its callback says. */
-struct bmpi_win;
+/* MPI_Win_free, before the window goes: delete every attribute, the last
+ * set first. Fails as bmpi_attr_comm_free does, and the window must then
+ * stay. */
 int bmpi_attr_win_delete_all(struct bmpi_win *w);
+/* The window goes whatever happens (MPI_Finalize): every attribute is
+ * deleted, failing delete callbacks notwithstanding. Call it before
+ * bmpi_attr_finalize. */
 void bmpi_attr_win_force_delete_all(struct bmpi_win *w);
+
 /* MPI_LASTUSEDCODE follows the user error codes (runtime/errors_api.c). */
 void bmpi_attr_set_lastusedcode(int code);
 

@@ -25,6 +25,12 @@ bool bmpi_errhandler_valid(MPI_Errhandler h)
     return is_predefined(h) || bmpi_errhandler_get(h) != NULL;
 }
 
+bool bmpi_errhandler_valid_for(MPI_Errhandler h, enum bmpi_errh_kind kind)
+{
+    struct bmpi_errhandler *eh = bmpi_errhandler_get(h);
+    return is_predefined(h) || (eh && eh->kind == kind);
+}
+
 void bmpi_errhandler_retain(MPI_Errhandler h)
 {
     struct bmpi_errhandler *eh = bmpi_errhandler_get(h);
@@ -92,6 +98,18 @@ int bmpi_lang_comm_errhandler_create(void (*fn)(void), enum bmpi_lang lang, MPI_
     return create(BMPI_ERRH_COMM, fn, lang, errhandler, "MPI_Comm_create_errhandler");
 }
 
+BMPI_API(MPI_Win_create_errhandler)
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
+{
+    return create(BMPI_ERRH_WIN, (void (*)(void))win_errhandler_fn, BMPI_LANG_C, errhandler,
+                  "MPI_Win_create_errhandler");
+}
+
+int bmpi_lang_win_errhandler_create(void (*fn)(void), enum bmpi_lang lang, MPI_Errhandler *errhandler)
+{
+    return create(BMPI_ERRH_WIN, fn, lang, errhandler, "MPI_Win_create_errhandler");
+}
+
 BMPI_API(MPI_Errhandler_free)
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
@@ -110,8 +128,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (!c)
         return bmpi_err_comm(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                              "invalid communicator 0x%x", (unsigned)comm);
-    struct bmpi_errhandler *eh = bmpi_errhandler_get(errhandler);
-    if (!is_predefined(errhandler) && (!eh || eh->kind != BMPI_ERRH_COMM))
+    if (!bmpi_errhandler_valid_for(errhandler, BMPI_ERRH_COMM))
         return bmpi_err_comm(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                              "invalid communicator errhandler 0x%x", (unsigned)errhandler);
     bmpi_errhandler_retain(errhandler);

@@ -23,6 +23,8 @@ struct bmpi_errhandler {
 
 /* True for a predefined handle or a live user handle. */
 bool bmpi_errhandler_valid(MPI_Errhandler h);
+/* True for a predefined handle or a live user handle made for objects of kind. */
+bool bmpi_errhandler_valid_for(MPI_Errhandler h, enum bmpi_errh_kind kind);
 struct bmpi_errhandler *bmpi_errhandler_get(MPI_Errhandler h);
 void bmpi_errhandler_retain(MPI_Errhandler h);
 void bmpi_errhandler_release(MPI_Errhandler h);

@@ -18,6 +18,7 @@
 #include "runtime/errhandler.h"
 #include "runtime/errors_api.h"
 #include "runtime/pmix.h"
+#include "runtime/win.h"
 #include "runtime/world.h"
 
 static const char *const class_strings[] = {
@@ -164,8 +165,8 @@ int bmpi_err_comm(MPI_Comm comm, int errclass, const char *fn, const char *fmt, 
     return dispatch(comm_errhandler(comm), BMPI_ERRH_COMM, &comm, errclass);
 }
 
-/* Errors on no object, and on windows and files (which have no error
- * handler store yet), go to MPI_COMM_SELF's handler. */
+/* Errors on no object, on an invalid window handle, and on files (which
+ * have no error handler store yet), go to MPI_COMM_SELF's handler. */
 static int report_on_self(int errclass, const char *fn, const char *fmt, va_list ap)
 {
     format_text(errclass, fn, fmt, ap);
@@ -182,12 +183,31 @@ int bmpi_err_noobj(int errclass, const char *fn, const char *fmt, ...)
     return rc;
 }
 
+/* An error on window w goes to its own handler, called with its handle;
+ * with no window (an invalid handle) to MPI_COMM_SELF's. */
+static int report_on_win(struct bmpi_win *w, int errclass, const char *fn, const char *fmt, va_list ap)
+{
+    if (!w)
+        return report_on_self(errclass, fn, fmt, ap);
+    format_text(errclass, fn, fmt, ap);
+    MPI_Win handle = w->handle; /* the handler may overwrite what it is passed */
+    return dispatch(w->errhandler, BMPI_ERRH_WIN, &handle, errclass);
+}
+
 int bmpi_err_win(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
 {
-    (void)win;
     va_list ap;
     va_start(ap, fmt);
-    int rc = report_on_self(errclass, fn, fmt, ap);
+    int rc = report_on_win(bmpi_win_get(win), errclass, fn, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int bmpi_err_win_obj(struct bmpi_win *w, int errclass, const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = report_on_win(w, errclass, fn, fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -34,6 +34,9 @@ const char *bmpi_err_reason(void);
  * MPI_ERRORS_ABORT it prints one line and aborts the job; it does not return. */
 int bmpi_err_comm(MPI_Comm comm, int errclass, const char *fn, const char *fmt, ...)
     BMPI_PRINTF(4, 5);
+/* The same through window win's error handler (MPI_COMM_SELF's for
+ * MPI_WIN_NULL and any invalid handle); runtime/win.h's bmpi_err_win_obj
+ * takes the window itself. */
 int bmpi_err_win(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
     BMPI_PRINTF(4, 5);
 int bmpi_err_file(MPI_File file, int errclass, const char *fn, const char *fmt, ...)

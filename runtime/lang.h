@@ -22,7 +22,7 @@
 enum bmpi_lang { BMPI_LANG_C, BMPI_LANG_FORTRAN };
 
 /* The objects the runtime caches attributes on. */
-enum bmpi_attr_obj { BMPI_ATTR_COMM, BMPI_ATTR_TYPE };
+enum bmpi_attr_obj { BMPI_ATTR_COMM, BMPI_ATTR_TYPE, BMPI_ATTR_WIN };
 
 /* What a Fortran attribute callback's values are: INTEGER(KIND=
  * MPI_ADDRESS_KIND), or INTEGER for the deprecated MPI_KEYVAL_CREATE
@@ -52,6 +52,9 @@ int bmpi_lang_op_create(void (*fn)(void), int commute, enum bmpi_lang lang, MPI_
  * (MPI_Comm_errhandler_function or bmpi_f_errhandler_function). */
 int bmpi_lang_comm_errhandler_create(void (*fn)(void), enum bmpi_lang lang,
                                      MPI_Errhandler *errhandler);
+/* MPI_Win_create_errhandler, the same way (MPI_Win_errhandler_function). */
+int bmpi_lang_win_errhandler_create(void (*fn)(void), enum bmpi_lang lang,
+                                    MPI_Errhandler *errhandler);
 
 /* A keyval for obj whose callbacks have lang's ABI and, for Fortran,
  * width's values; a NULL callback is the NULL_COPY_FN/NULL_DELETE_FN one.

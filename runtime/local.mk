@@ -28,6 +28,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/request_api.c \
 	runtime/status_api.c \
 	runtime/tl_select.c runtime/tl_select.h \
+	runtime/win_obj.c \
 	runtime/world.h
 include runtime/datatype.mk
 include runtime/rma.mk

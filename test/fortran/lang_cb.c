@@ -18,6 +18,11 @@
 /* the entry points under test, as a Fortran compiler calls them */
 void mpi_op_create_(void (*fn)(void), MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror);
 void mpi_comm_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror);
+void mpi_win_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror);
+void mpi_win_create_keyval_(void (*copy)(void), void (*del)(void), MPI_Fint *keyval, MPI_Aint *extra,
+                            MPI_Fint *ierror);
+void mpi_win_set_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror);
+void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierror);
 void mpi_comm_create_keyval_(void (*copy)(void), void (*del)(void), MPI_Fint *keyval, MPI_Aint *extra,
                              MPI_Fint *ierror);
 void mpi_type_create_keyval_(void (*copy)(void), void (*del)(void), MPI_Fint *keyval, MPI_Aint *extra,
@@ -344,6 +349,52 @@ static void test_type_attr(void)
     MPICHK(MPI_Type_free_keyval(&k));
 }
 
+/* Window keyvals, attributes and error handlers from Fortran: integer
+ * values, the predefined attributes as integers, the delete callback at
+ * MPI_Win_free and a handler called with the window. */
+static void test_win(void)
+{
+    static int buf[16];
+    MPI_Win win;
+    MPICHK(MPI_Win_create(buf, sizeof buf, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Fint fwin = MPI_Win_c2f(win), kv, flag = -1;
+    MPI_Aint extra = 55, v = -7, got = 0;
+    FCHK(mpi_win_create_keyval_(FPROC(f_copy), FPROC(f_delete), &kv, &extra, &ierr_));
+    FCHK(mpi_win_set_attr_(&fwin, &kv, &v, &ierr_));
+    FCHK(mpi_win_get_attr_(&fwin, &kv, &got, &flag, &ierr_));
+    CHECK(flag == 1 && got == -7, "Fortran window attribute: flag %d value %ld", (int)flag, (long)got);
+    void *p = NULL;
+    int cflag = 0;
+    MPICHK(MPI_Win_get_attr(win, kv, &p, &cflag));
+    CHECK(cflag && p && *(MPI_Aint *)p == -7, "C gets a pointer to the integer set from Fortran");
+
+    MPI_Fint keys[] = {MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL};
+    MPI_Aint want[] = {(MPI_Aint)(intptr_t)buf, sizeof buf, 4, MPI_WIN_FLAVOR_CREATE, MPI_WIN_UNIFIED};
+    for (int i = 0; i < 5; i++) {
+        FCHK(mpi_win_get_attr_(&fwin, &keys[i], &got, &flag, &ierr_));
+        CHECK(flag == 1 && got == want[i], "predefined window attribute 0x%x: %ld, want %ld", (unsigned)keys[i],
+              (long)got, (long)want[i]);
+    }
+
+    MPI_Fint eh, ierr = -1;
+    mpi_win_create_errhandler_(FPROC(f_errh), &eh, &ierr);
+    CHECK(ierr == MPI_SUCCESS, "MPI_WIN_CREATE_ERRHANDLER: ierror %d", (int)ierr);
+    MPICHK(MPI_Win_set_errhandler(win, MPI_Errhandler_f2c(eh)));
+    MPICHK(MPI_Win_call_errhandler(win, MPI_ERR_RMA_SYNC));
+    CHECK(seen.errh_comm == fwin && seen.errh_code == MPI_ERR_RMA_SYNC, "window handler saw 0x%x code %d",
+          (unsigned)seen.errh_comm, (int)seen.errh_code);
+    MPI_Errhandler h = MPI_Errhandler_f2c(eh);
+    MPICHK(MPI_Errhandler_free(&h));
+
+    int deletes = seen.deletes;
+    MPICHK(MPI_Win_free(&win));
+    CHECK(seen.deletes == deletes + 1 && seen.delete_val == -7 && seen.delete_extra == 55,
+          "delete callback at MPI_Win_free: %d calls, val %ld, extra %ld", seen.deletes - deletes,
+          (long)seen.delete_val, (long)seen.delete_extra);
+    int k = kv;
+    MPICHK(MPI_Win_free_keyval(&k));
+}
+
 static void test_grequest(void)
 {
     MPI_Fint req;
@@ -379,6 +430,7 @@ int main(int argc, char **argv)
     test_predefined_fns();
     test_deprecated();
     test_type_attr();
+    test_win();
     test_grequest();
     test_stubs();
     MPICHK(MPI_Finalize());

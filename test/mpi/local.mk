@@ -24,3 +24,9 @@ include test/mpi/shmenv.mk
 include test/mpi/bottom.mk
 include test/mpi/heap.mk
 include test/mpi/large.mk
+# windows as objects: attributes, error handlers, names
+check_PROGRAMS += test/mpi/win_attr
+test_mpi_win_attr_SOURCES = test/mpi/win_attr.c test/mpi/testutil.h
+test_mpi_win_attr_LDADD = libbmpi.la
+TESTS += test/mpi/win_attr.sh
+EXTRA_DIST += test/mpi/win_attr.sh
