@@ -26,6 +26,7 @@ libbmpi_core_la_SOURCES += \
 	runtime/request.c runtime/request.h \
 	runtime/mem_api.c \
 	runtime/request_api.c \
+	runtime/rma_atomic.c runtime/rma_atomic.h \
 	runtime/status_api.c \
 	runtime/tl_select.c runtime/tl_select.h \
 	runtime/win_obj.c \

@@ -8,3 +8,4 @@ include test/unit/cdesc.mk
 include test/unit/place.mk
 include test/unit/bootstrap.mk
 include test/unit/tree.mk
+include test/unit/rma_atomic.mk

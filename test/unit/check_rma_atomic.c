@@ -1,0 +1,728 @@
+/*
+ * Unit tests of runtime/rma_atomic.c, the element-wise atomics of the
+ * accumulate family.
+ *
+ *  - which op/type pairs are accepted, for accumulates and for
+ *    compare-and-swap;
+ *  - every accepted op on every predefined type, aligned and not, with and
+ *    without a fetch, against op.c's reduction of the same data;
+ *  - which mechanism an element takes: with every stripe of the lock
+ *    table held, a CPU-atomic element must still be updated (no op on it
+ *    may take a stripe, or the two mechanisms would race on one element),
+ *    and a striped one must wait for its stripe;
+ *  - a storm: forked processes, each mapping one shared window page at a
+ *    different address, hammer elements of every mechanism; counters,
+ *    a MINLOC that may only go down and a swap chain whose tokens must
+ *    each come out exactly once prove that no update was lost or torn.
+ *
+ * No MPI_Init: the predefined types and ops work before it.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "runtime/datatype.h"
+#include "runtime/error.h"
+#include "runtime/op.h"
+#include "runtime/rma_atomic.h"
+#include "runtime/win.h"
+#include "test/unit/run_suite.h"
+
+/* --- the predefined types, with how to make valid values of them ---------------- */
+
+typedef void (*fill_fn)(void *p);
+
+static long small(void) { return lrand48() % 5 - 2; }
+
+/* Integers: half small values (ties, zeros for the logical ops), half
+ * random bits (wrapping sums and products, signs). */
+static uint64_t bits64(void) { return (uint64_t)mrand48() << 32 ^ (uint32_t)mrand48(); }
+
+#define FILL_INT(name, T)                                                                          \
+    static void name(void *p)                                                                      \
+    {                                                                                              \
+        T v = (T)((lrand48() & 1) ? (uint64_t)small() : bits64());                                 \
+        memcpy(p, &v, sizeof v);                                                                   \
+    }
+FILL_INT(fill_i8, int8_t)
+FILL_INT(fill_i16, int16_t)
+FILL_INT(fill_i32, int32_t)
+FILL_INT(fill_i64, int64_t)
+
+/* Floating point: small multiples of 1/2, so no NaN and exact sums. */
+#define FILL_REAL(name, T)                                                                         \
+    static void name(void *p)                                                                      \
+    {                                                                                              \
+        T v;                                                                                       \
+        memset(&v, 0, sizeof v); /* long double's padding */                                       \
+        v = (T)small() / 2;                                                                        \
+        memcpy(p, &v, sizeof(T));                                                                  \
+    }
+FILL_REAL(fill_f, float)
+FILL_REAL(fill_d, double)
+FILL_REAL(fill_ld, long double)
+
+#define FILL_COMPLEX(name, R)                                                                      \
+    static void name(void *p)                                                                      \
+    {                                                                                              \
+        R v[2];                                                                                    \
+        memset(v, 0, sizeof v);                                                                    \
+        v[0] = (R)small() / 2;                                                                     \
+        v[1] = (R)small() / 2;                                                                     \
+        memcpy(p, v, sizeof v);                                                                    \
+    }
+FILL_COMPLEX(fill_cf, float)
+FILL_COMPLEX(fill_cd, double)
+FILL_COMPLEX(fill_cld, long double)
+
+static void fill_bool(void *p)
+{
+    _Bool v = lrand48() & 1;
+    memcpy(p, &v, sizeof v);
+}
+
+static void fill_long(void *p)
+{
+    long v = small();
+    memcpy(p, &v, sizeof v);
+}
+
+static void fill_short(void *p)
+{
+    short v = (short)small();
+    memcpy(p, &v, sizeof v);
+}
+
+struct type_case {
+    MPI_Datatype t;
+    fill_fn fill;       /* the value (the whole element but for pairs) */
+    size_t ioff;        /* pairs: where the index is */
+    fill_fn ifill;      /* pairs: the index, else NULL */
+};
+
+#define B(t, fv) {t, fv, 0, NULL}
+#define PAIR(t, V, fv, I, fi)                                                                      \
+    {t, fv, offsetof(struct { V v; I i; }, i), fi}
+
+static const struct type_case types[] = {
+    B(MPI_CHAR, fill_i8), B(MPI_SIGNED_CHAR, fill_i8), B(MPI_UNSIGNED_CHAR, fill_i8),
+    B(MPI_BYTE, fill_i8), B(MPI_WCHAR, fill_i32), B(MPI_SHORT, fill_i16),
+    B(MPI_UNSIGNED_SHORT, fill_i16), B(MPI_INT, fill_i32), B(MPI_UNSIGNED, fill_i32),
+    B(MPI_LONG, fill_i64), B(MPI_UNSIGNED_LONG, fill_i64), B(MPI_FLOAT, fill_f),
+    B(MPI_DOUBLE, fill_d), B(MPI_LONG_DOUBLE, fill_ld), B(MPI_LONG_LONG, fill_i64),
+    B(MPI_UNSIGNED_LONG_LONG, fill_i64), B(MPI_PACKED, fill_i8),
+    B(MPI_INT8_T, fill_i8), B(MPI_INT16_T, fill_i16), B(MPI_INT32_T, fill_i32),
+    B(MPI_INT64_T, fill_i64), B(MPI_UINT8_T, fill_i8), B(MPI_UINT16_T, fill_i16),
+    B(MPI_UINT32_T, fill_i32), B(MPI_UINT64_T, fill_i64), B(MPI_C_BOOL, fill_bool),
+    B(MPI_C_FLOAT_COMPLEX, fill_cf), B(MPI_C_DOUBLE_COMPLEX, fill_cd),
+    B(MPI_C_LONG_DOUBLE_COMPLEX, fill_cld), B(MPI_AINT, fill_i64), B(MPI_OFFSET, fill_i64),
+    B(MPI_COUNT, fill_i64), B(MPI_CXX_BOOL, fill_bool), B(MPI_CXX_FLOAT_COMPLEX, fill_cf),
+    B(MPI_CXX_DOUBLE_COMPLEX, fill_cd), B(MPI_CXX_LONG_DOUBLE_COMPLEX, fill_cld),
+    B(MPI_COMPLEX, fill_cf), B(MPI_DOUBLE_COMPLEX, fill_cd), B(MPI_LOGICAL, fill_i32),
+    B(MPI_REAL, fill_f), B(MPI_DOUBLE_PRECISION, fill_d), B(MPI_INTEGER, fill_i32),
+    B(MPI_CHARACTER, fill_i8), B(MPI_REAL4, fill_f), B(MPI_REAL8, fill_d),
+    B(MPI_REAL16, fill_ld), B(MPI_COMPLEX8, fill_cf), B(MPI_COMPLEX16, fill_cd),
+    B(MPI_COMPLEX32, fill_cld), B(MPI_INTEGER1, fill_i8), B(MPI_INTEGER2, fill_i16),
+    B(MPI_INTEGER4, fill_i32), B(MPI_INTEGER8, fill_i64),
+    PAIR(MPI_2INT, int, fill_i32, int, fill_i32),
+    PAIR(MPI_FLOAT_INT, float, fill_f, int, fill_i32),
+    PAIR(MPI_DOUBLE_INT, double, fill_d, int, fill_i32),
+    PAIR(MPI_LONG_INT, long, fill_long, int, fill_i32),
+    PAIR(MPI_SHORT_INT, short, fill_short, int, fill_i32),
+    PAIR(MPI_LONG_DOUBLE_INT, long double, fill_ld, int, fill_i32),
+    PAIR(MPI_2INTEGER, int, fill_i32, int, fill_i32),
+    PAIR(MPI_2REAL, float, fill_f, float, fill_f),
+    PAIR(MPI_2DOUBLE_PRECISION, double, fill_d, double, fill_d),
+};
+#define NTYPES (sizeof types / sizeof types[0])
+
+static const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,    MPI_PROD,   MPI_LAND,
+                             MPI_BAND, MPI_LOR,  MPI_BOR,    MPI_LXOR,   MPI_BXOR,
+                             MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
+#define NOPS (sizeof ops / sizeof ops[0])
+
+static struct bmpi_datatype *dt_of(MPI_Datatype t)
+{
+    struct bmpi_datatype *dt = bmpi_dt_get(t);
+    ck_assert_msg(dt != NULL, "no datatype 0x%x", (unsigned)t);
+    return dt;
+}
+
+static size_t extent_of(MPI_Datatype t) { return (size_t)bmpi_dt_extent(dt_of(t)); }
+
+/* Whether the type's elements are updated by CPU atomics where aligned. */
+static size_t cpu_width(const struct type_case *tc)
+{
+    size_t size = bmpi_dt_size(dt_of(tc->t));
+    if (tc->ifill || size != extent_of(tc->t))
+        return 0;
+    return size == 1 || size == 2 || size == 4 || size == 8 ? size : 0;
+}
+
+static void fill(const struct type_case *tc, char *buf, size_t n)
+{
+    size_t ext = extent_of(tc->t);
+    for (size_t i = 0; i < n * ext; i++)
+        buf[i] = (char)lrand48();
+    for (size_t i = 0; i < n; i++) {
+        tc->fill(buf + i * ext);
+        if (tc->ifill)
+            tc->ifill(buf + i * ext + tc->ioff);
+    }
+}
+
+/* Element by element, without the padding of pairs past their index. */
+static bool same_elems(MPI_Datatype t, const char *a, const char *b, size_t n)
+{
+    size_t ext = extent_of(t), bytes = (size_t)bmpi_dt_true_extent(dt_of(t));
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i * ext, b + i * ext, bytes))
+            return false;
+    return true;
+}
+
+static bool accepted(MPI_Op op, MPI_Datatype t)
+{
+    return bmpi_rma_atomic_check(bmpi_op_get(op), t) == BMPI_OK;
+}
+
+static void assert_stripes_free(const struct bmpi_win_ctl *ctl)
+{
+    for (int s = 0; s < BMPI_RMA_LOCK_STRIPES; s++)
+        ck_assert_msg(ctl->stripes[s] == 0, "stripe %d left held", s);
+}
+
+/* --- which pairs are accepted ---------------------------------------------------- */
+
+START_TEST(check_ops)
+{
+    struct bmpi_op user = {.handle = (MPI_Op)0x98000001, .predefined = false};
+    ck_assert_int_eq(bmpi_rma_atomic_check(&user, MPI_INT), MPI_ERR_OP);
+    ck_assert_ptr_nonnull(strstr(bmpi_err_reason(), "user-defined ops are not allowed"));
+
+    ck_assert(accepted(MPI_SUM, MPI_INT));
+    ck_assert(accepted(MPI_SUM, MPI_C_DOUBLE_COMPLEX));
+    ck_assert(accepted(MPI_BAND, MPI_BYTE));
+    ck_assert(accepted(MPI_LXOR, MPI_LOGICAL));
+    ck_assert(accepted(MPI_LAND, MPI_C_BOOL));
+    ck_assert(accepted(MPI_MAX, MPI_AINT));
+    ck_assert(accepted(MPI_MINLOC, MPI_DOUBLE_INT));
+    ck_assert(accepted(MPI_MAXLOC, MPI_2INT));
+    /* REPLACE and NO_OP: any predefined type */
+    ck_assert(accepted(MPI_REPLACE, MPI_WCHAR));
+    ck_assert(accepted(MPI_REPLACE, MPI_PACKED));
+    ck_assert(accepted(MPI_REPLACE, MPI_LONG_DOUBLE_INT));
+    ck_assert(accepted(MPI_NO_OP, MPI_CHARACTER));
+    ck_assert(accepted(MPI_NO_OP, MPI_C_LONG_DOUBLE_COMPLEX));
+
+    ck_assert(!accepted(MPI_SUM, MPI_2INT));
+    ck_assert(!accepted(MPI_MINLOC, MPI_DOUBLE));
+    ck_assert(!accepted(MPI_LAND, MPI_DOUBLE));
+    ck_assert(!accepted(MPI_BOR, MPI_FLOAT));
+    ck_assert(!accepted(MPI_MAX, MPI_C_FLOAT_COMPLEX));
+    ck_assert(!accepted(MPI_SUM, MPI_WCHAR));
+    ck_assert_int_eq(bmpi_rma_atomic_check(bmpi_op_get(MPI_SUM), MPI_DATATYPE_NULL), MPI_ERR_OP);
+    ck_assert_int_eq(bmpi_rma_atomic_check(bmpi_op_get(MPI_REPLACE), MPI_DATATYPE_NULL),
+                     MPI_ERR_OP);
+
+    /* a derived type is not a basic element, even for REPLACE */
+    MPI_Datatype contig;
+    ck_assert_int_eq(MPI_Type_contiguous(2, MPI_INT, &contig), MPI_SUCCESS);
+    ck_assert_int_eq(MPI_Type_commit(&contig), MPI_SUCCESS);
+    ck_assert_int_eq(bmpi_rma_atomic_check(bmpi_op_get(MPI_REPLACE), contig), MPI_ERR_OP);
+    ck_assert_int_eq(bmpi_rma_atomic_check(bmpi_op_get(MPI_SUM), contig), MPI_ERR_OP);
+    MPI_Type_free(&contig);
+}
+END_TEST
+
+START_TEST(check_cswap)
+{
+    const MPI_Datatype ok[] = {MPI_INT,    MPI_UNSIGNED_LONG, MPI_INT8_T, MPI_UINT64_T,
+                               MPI_BYTE,   MPI_LOGICAL,       MPI_C_BOOL, MPI_CXX_BOOL,
+                               MPI_AINT,   MPI_OFFSET,        MPI_COUNT,  MPI_INTEGER,
+                               MPI_INTEGER2, MPI_INTEGER8,    MPI_CHAR,   MPI_LONG_LONG};
+    const MPI_Datatype bad[] = {MPI_DOUBLE,  MPI_FLOAT,    MPI_LONG_DOUBLE, MPI_C_FLOAT_COMPLEX,
+                                MPI_2INT,    MPI_DOUBLE_INT, MPI_WCHAR,     MPI_PACKED,
+                                MPI_CHARACTER, MPI_REAL8,  MPI_DATATYPE_NULL};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        ck_assert_msg(bmpi_rma_cswap_check(ok[i]) == BMPI_OK, "%s refused",
+                      bmpi_dt_name(ok[i]));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(bmpi_rma_cswap_check(bad[i]) == MPI_ERR_TYPE, "%s accepted",
+                      bmpi_dt_name(bad[i]));
+    ck_assert_ptr_nonnull(strstr(bmpi_err_reason(), "MPI_Compare_and_swap"));
+}
+END_TEST
+
+/* --- every op on every type against op.c ------------------------------------------ */
+
+#define NELEM 37
+
+/* One call of apply: target at toff, origin and result at ooff from
+ * 64-byte aligned buffers, and the same by reference. */
+static void apply_one(const struct type_case *tc, MPI_Op op, size_t toff, size_t ooff, bool fetch)
+{
+    struct bmpi_op *o = bmpi_op_get(op);
+    struct bmpi_datatype *dt = dt_of(tc->t);
+    size_t bytes = NELEM * extent_of(tc->t);
+    _Alignas(64) char origin[NELEM * 32 + 64], target[NELEM * 32 + 64], result[NELEM * 32 + 64];
+    _Alignas(64) char ref_target[NELEM * 32 + 64], ref_result[NELEM * 32 + 64];
+    char *org = origin + ooff, *tgt = target + toff, *res = result + ooff;
+    fill(tc, org, NELEM);
+    fill(tc, tgt, NELEM);
+    memset(res, 0x5a, bytes);
+    /* The reference: result gets the old target, then op.c reduces (no
+     * reduction of its own for REPLACE and NO_OP). */
+    memcpy(ref_result, tgt, bytes);
+    memcpy(ref_target, tgt, bytes);
+    if (op == MPI_REPLACE) {
+        for (size_t i = 0; i < NELEM; i++)
+            memcpy(ref_target + i * extent_of(tc->t), org + i * extent_of(tc->t),
+                   (size_t)bmpi_dt_true_extent(dt));
+    } else if (op != MPI_NO_OP) {
+        bmpi_op_apply(o, org, ref_target, NELEM, dt);
+    }
+
+    struct bmpi_win_ctl ctl;
+    memset(&ctl, 0, sizeof ctl);
+    bmpi_rma_atomic_apply(o, tc->t, op == MPI_NO_OP ? NULL : org, tgt, fetch ? res : NULL, NELEM,
+                          ctl.stripes);
+    assert_stripes_free(&ctl);
+    ck_assert_msg(same_elems(tc->t, tgt, ref_target, NELEM),
+                  "%s on %s (target +%zu, origin +%zu): target differs",
+                  bmpi_op_name(o), bmpi_dt_name(tc->t), toff, ooff);
+    if (fetch)
+        ck_assert_msg(same_elems(tc->t, res, ref_result, NELEM),
+                      "%s on %s (target +%zu): result differs",
+                      bmpi_op_name(o), bmpi_dt_name(tc->t), toff);
+}
+
+START_TEST(apply_all)
+{
+    srand48(7);
+    int combos = 0;
+    for (size_t t = 0; t < NTYPES; t++)
+        for (size_t k = 0; k < NOPS; k++) {
+            if (!accepted(ops[k], types[t].t))
+                continue;
+            combos++;
+            for (int fetch = 0; fetch < 2; fetch++) {
+                apply_one(&types[t], ops[k], 0, 0, fetch);  /* all aligned */
+                apply_one(&types[t], ops[k], 1, 0, fetch);  /* target unaligned: stripes */
+                apply_one(&types[t], ops[k], 0, 3, fetch);  /* private buffers unaligned */
+                apply_one(&types[t], ops[k], 5, 3, fetch);
+            }
+        }
+    /* a sanity floor: the loop really ran the table */
+    ck_assert_int_gt(combos, 250);
+}
+END_TEST
+
+static void cswap_one(const struct type_case *tc, size_t toff, bool equal)
+{
+    size_t size = bmpi_dt_size(dt_of(tc->t));
+    _Alignas(64) char target[64], compare[16], origin[16], result[16], old[16];
+    char *tgt = target + toff;
+    fill(tc, tgt, 1);
+    fill(tc, origin, 1);
+    memcpy(old, tgt, size);
+    if (equal)
+        memcpy(compare, tgt, size);
+    else
+        do
+            fill(tc, compare, 1);
+        while (memcmp(compare, tgt, size) == 0);
+    memset(result, 0x5a, sizeof result);
+    struct bmpi_win_ctl ctl;
+    memset(&ctl, 0, sizeof ctl);
+    bmpi_rma_atomic_cswap(tc->t, compare, origin, tgt, result, ctl.stripes);
+    assert_stripes_free(&ctl);
+    ck_assert_msg(memcmp(result, old, size) == 0, "cswap %s +%zu: result is not the old value",
+                  bmpi_dt_name(tc->t), toff);
+    ck_assert_msg(memcmp(tgt, equal ? origin : old, size) == 0, "cswap %s +%zu (%s): target wrong",
+                  bmpi_dt_name(tc->t), toff, equal ? "equal" : "different");
+}
+
+START_TEST(cswap_all)
+{
+    srand48(11);
+    int n = 0;
+    for (size_t t = 0; t < NTYPES; t++) {
+        if (bmpi_rma_cswap_check(types[t].t) != BMPI_OK)
+            continue;
+        n++;
+        for (int rep = 0; rep < 5; rep++)
+            for (size_t off = 0; off < 8; off++) {
+                cswap_one(&types[t], off, true);
+                cswap_one(&types[t], off, false);
+            }
+    }
+    ck_assert_int_ge(n, 25);
+}
+END_TEST
+
+/* --- which mechanism ------------------------------------------------------------ */
+
+/* What a forked child shares with the test. */
+struct shared_ctl {
+    struct bmpi_win_ctl ctl;
+    volatile int started, done;
+    _Alignas(64) char data[256];
+};
+
+static struct shared_ctl *shared_ctl_new(void)
+{
+    struct shared_ctl *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                -1, 0);
+    ck_assert_ptr_ne(s, MAP_FAILED);
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void hold_all_stripes(struct bmpi_win_ctl *ctl, uint32_t v)
+{
+    for (int s = 0; s < BMPI_RMA_LOCK_STRIPES; s++)
+        __atomic_store_n(&ctl->stripes[s], v, __ATOMIC_RELEASE);
+}
+
+static int wait_child(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        ck_assert_int_eq(errno, EINTR);
+    return st;
+}
+
+/* With every stripe held, each accepted op on each CPU-width type at
+ * natural alignment, and compare-and-swap, still completes: none takes a
+ * stripe. A child that took one would spin until the alarm. */
+START_TEST(cpu_path_takes_no_stripe)
+{
+    struct shared_ctl *s = shared_ctl_new();
+    hold_all_stripes(&s->ctl, 1);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        _Alignas(64) char origin[NELEM * 8], target[NELEM * 8], result[NELEM * 8];
+        for (size_t t = 0; t < NTYPES; t++) {
+            if (!cpu_width(&types[t]))
+                continue;
+            for (size_t k = 0; k < NOPS; k++) {
+                if (!accepted(ops[k], types[t].t))
+                    continue;
+                fill(&types[t], origin, NELEM);
+                fill(&types[t], target, NELEM);
+                bmpi_rma_atomic_apply(bmpi_op_get(ops[k]), types[t].t, origin, target, result,
+                                      NELEM, s->ctl.stripes);
+                bmpi_rma_atomic_apply(bmpi_op_get(ops[k]), types[t].t, origin, target, NULL,
+                                      NELEM, s->ctl.stripes);
+            }
+            if (bmpi_rma_cswap_check(types[t].t) == BMPI_OK)
+                bmpi_rma_atomic_cswap(types[t].t, target, origin, target, result, s->ctl.stripes);
+        }
+        _exit(0);
+    }
+    int st = wait_child(pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "an op on a CPU-atomic element waited for a stripe (status 0x%x)", st);
+    munmap(s, sizeof *s);
+}
+END_TEST
+
+/* One update that must take a stripe: with all held it must not finish,
+ * and once they are released it must finish with the right value. */
+struct striped_case {
+    const char *what;
+    MPI_Op op;     /* MPI_OP_NULL: compare-and-swap */
+    MPI_Datatype t;
+    size_t off;    /* of the target in data */
+};
+
+static void run_striped(const struct striped_case *c)
+{
+    struct shared_ctl *s = shared_ctl_new();
+    const struct type_case *tc = NULL;
+    for (size_t t = 0; t < NTYPES; t++)
+        if (types[t].t == c->t)
+            tc = &types[t];
+    ck_assert_ptr_nonnull(tc);
+    size_t bytes = (size_t)bmpi_dt_true_extent(dt_of(c->t));
+    _Alignas(64) char origin[64], expect[64], result[64];
+    fill(tc, origin, 1);
+    fill(tc, s->data + c->off, 1);
+    memcpy(expect, s->data + c->off, bytes);
+    if (c->op == MPI_OP_NULL || c->op == MPI_REPLACE)
+        memcpy(expect, origin, bytes);
+    else if (c->op != MPI_NO_OP)
+        bmpi_op_apply(bmpi_op_get(c->op), origin, expect, 1, dt_of(c->t));
+    hold_all_stripes(&s->ctl, 1);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        s->started = 1;
+        if (c->op == MPI_OP_NULL)
+            bmpi_rma_atomic_cswap(c->t, s->data + c->off, origin, s->data + c->off, result,
+                                  s->ctl.stripes);
+        else
+            bmpi_rma_atomic_apply(bmpi_op_get(c->op), c->t, origin, s->data + c->off, result, 1,
+                                  s->ctl.stripes);
+        s->done = 1;
+        _exit(0);
+    }
+    while (!s->started)
+        sched_yield();
+    /* Whatever the scheduler does, a child that is waiting for a stripe
+     * cannot be done; one that is done did not wait. */
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    bool done_early = s->done;
+    hold_all_stripes(&s->ctl, 0);
+    int st = wait_child(pid);
+    ck_assert_msg(!done_early, "%s did not wait for its stripe", c->what);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: child status 0x%x", c->what, st);
+    ck_assert_msg(s->done, "%s never finished", c->what);
+    ck_assert_msg(memcmp(s->data + c->off, expect, bytes) == 0, "%s: wrong value", c->what);
+    munmap(s, sizeof *s);
+}
+
+START_TEST(stripe_path_waits)
+{
+    srand48(13);
+    static const struct striped_case cases[] = {
+        {"long double SUM", MPI_SUM, MPI_LONG_DOUBLE, 0},
+        {"double complex PROD", MPI_PROD, MPI_C_DOUBLE_COMPLEX, 16},
+        {"long double complex SUM", MPI_SUM, MPI_C_LONG_DOUBLE_COMPLEX, 32},
+        {"MPI_DOUBLE_INT MINLOC", MPI_MINLOC, MPI_DOUBLE_INT, 64},
+        {"MPI_2INT MAXLOC", MPI_MAXLOC, MPI_2INT, 80},
+        {"MPI_2INT REPLACE", MPI_REPLACE, MPI_2INT, 88},
+        {"MPI_FLOAT_INT NO_OP", MPI_NO_OP, MPI_FLOAT_INT, 96},
+        {"unaligned int SUM", MPI_SUM, MPI_INT, 105},
+        {"unaligned double MAX", MPI_MAX, MPI_DOUBLE, 113},
+        {"unaligned int64 REPLACE", MPI_REPLACE, MPI_INT64_T, 124},
+        {"unaligned int64 compare-and-swap", MPI_OP_NULL, MPI_INT64_T, 140},
+        {"unaligned short compare-and-swap", MPI_OP_NULL, MPI_SHORT, 151},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_striped(&cases[i]);
+}
+END_TEST
+
+/* --- the storm ------------------------------------------------------------------- */
+
+#define NRANKS 4
+#define ITER 20000
+#define PAGE 4096
+
+/* Offsets in the data page, one element of each mechanism. */
+enum {
+    OFF_SUM64 = 0,   /* int64 SUM by all (fetch-add) */
+    OFF_SUMD = 8,    /* double SUM by all (CAS loop) */
+    OFF_MIXED = 16,  /* int64: fetch-add by even ranks, CAS increments by odd ones */
+    OFF_SUMLD = 32,  /* long double SUM by all (stripe) */
+    OFF_UNAL = 49,   /* int32, unaligned: SUM by even ranks, CAS increments by odd (stripe) */
+    OFF_MINLOC = 64, /* MPI_DOUBLE_INT MINLOC with fetch (stripe) */
+    OFF_CHAIN = 80,  /* MPI_DOUBLE_INT REPLACE with fetch: a swap chain (stripe) */
+};
+
+struct pair_di {
+    double v;
+    int i;
+};
+
+struct storm_shared {
+    int go;
+    uintptr_t base[NRANKS];     /* where each rank mapped the window */
+    int chain[NRANKS * ITER];   /* the token each swap fetched */
+};
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "rank %d: ", rank);                                                        \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        _exit(1);                                                                                  \
+    } while (0)
+
+/* Increment by compare-and-swap: read (NO_OP fetch), swap in old + 1,
+ * retry while another update came in between. */
+static void cas_increment(MPI_Datatype t, void *elem, uint32_t *stripes)
+{
+    int64_t old = 0, seen = 0, next;
+    bmpi_rma_atomic_apply(bmpi_op_get(MPI_NO_OP), t, NULL, elem, &old, 1, stripes);
+    for (;;) {
+        next = old + 1;
+        bmpi_rma_atomic_cswap(t, &old, &next, elem, &seen, stripes);
+        if (seen == old)
+            return;
+        old = seen;
+    }
+}
+
+static void storm_rank(int rank, int fd, struct storm_shared *sh)
+{
+    /* A different address in each rank: the window at rank pages into a
+     * reservation, as processes map a shared window wherever they can. */
+    char *reserve = mmap(NULL, (NRANKS + 2) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (reserve == MAP_FAILED)
+        FAIL("reserve: %s", strerror(errno));
+    char *base = mmap(reserve + rank * PAGE, 2 * PAGE, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_FIXED, fd, 0);
+    if (base == MAP_FAILED)
+        FAIL("map: %s", strerror(errno));
+    sh->base[rank] = (uintptr_t)base;
+    uint32_t *stripes = ((struct bmpi_win_ctl *)base)->stripes;
+    char *data = base + PAGE;
+    struct bmpi_op *sum = bmpi_op_get(MPI_SUM), *minloc = bmpi_op_get(MPI_MINLOC);
+    struct bmpi_op *replace = bmpi_op_get(MPI_REPLACE);
+
+    __atomic_add_fetch(&sh->go, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE) < NRANKS)
+        sched_yield();
+
+    int64_t last_sum = -1;
+    double last_min = 1e300;
+    for (int i = 0; i < ITER; i++) {
+        int64_t add = rank + 1, old64;
+        bmpi_rma_atomic_apply(sum, MPI_INT64_T, &add, data + OFF_SUM64, i & 1 ? &old64 : NULL, 1,
+                              stripes);
+        if (i & 1) {
+            if (old64 <= last_sum)
+                FAIL("SUM int64 fetched %lld after %lld", (long long)old64, (long long)last_sum);
+            last_sum = old64;
+        }
+        double half = 0.5;
+        bmpi_rma_atomic_apply(sum, MPI_DOUBLE, &half, data + OFF_SUMD, NULL, 1, stripes);
+        int64_t one = 1;
+        int32_t one32 = 1;
+        if (rank % 2 == 0) {
+            bmpi_rma_atomic_apply(sum, MPI_INT64_T, &one, data + OFF_MIXED, NULL, 1, stripes);
+            bmpi_rma_atomic_apply(sum, MPI_INT32_T, &one32, data + OFF_UNAL, NULL, 1, stripes);
+        } else {
+            cas_increment(MPI_INT64_T, data + OFF_MIXED, stripes);
+            cas_increment(MPI_INT32_T, data + OFF_UNAL, stripes);
+        }
+        long double oneld = 1;
+        bmpi_rma_atomic_apply(sum, MPI_LONG_DOUBLE, &oneld, data + OFF_SUMLD, NULL, 1, stripes);
+
+        /* MINLOC: values fall over the ranks' iterations; the minimum may
+         * only go down, and its index always names its value. */
+        int token = i * NRANKS + rank + 1;
+        struct pair_di mine = {-(double)token, token}, got;
+        bmpi_rma_atomic_apply(minloc, MPI_DOUBLE_INT, &mine, data + OFF_MINLOC, &got, 1, stripes);
+        if (got.v != -(double)got.i)
+            FAIL("MINLOC fetched a torn pair (%g, %d)", got.v, got.i);
+        if (got.v > last_min)
+            FAIL("MINLOC went up: fetched %g after submitting %g", got.v, last_min);
+        last_min = mine.v < got.v ? mine.v : got.v;
+
+        /* the swap chain: every token must come out exactly once */
+        struct pair_di tok = {(double)token, token};
+        bmpi_rma_atomic_apply(replace, MPI_DOUBLE_INT, &tok, data + OFF_CHAIN, &got, 1, stripes);
+        if (got.v != (double)got.i)
+            FAIL("swap fetched a torn pair (%g, %d)", got.v, got.i);
+        sh->chain[rank * ITER + i] = got.i;
+    }
+    _exit(0);
+}
+
+START_TEST(storm)
+{
+    int fd = memfd_create("bmpi-rma-atomic", 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, 2 * PAGE), 0);
+    struct storm_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(sh, MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    char *base = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(base, MAP_FAILED);
+    char *data = base + PAGE;
+    /* token 0: the value and index every pair of the storm carries */
+    struct pair_di start = {0, 0};
+    memcpy(data + OFF_MINLOC, &start, sizeof start);
+    memcpy(data + OFF_CHAIN, &start, sizeof start);
+
+    fflush(stderr);
+    pid_t pids[NRANKS];
+    for (int r = 0; r < NRANKS; r++) {
+        pids[r] = fork();
+        ck_assert_int_ge(pids[r], 0);
+        if (pids[r] == 0)
+            storm_rank(r, fd, sh);
+    }
+    int failed = 0;
+    for (int r = 0; r < NRANKS; r++) {
+        int st = wait_child(pids[r]);
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            failed++;
+    }
+    ck_assert_msg(failed == 0, "%d ranks failed", failed);
+    for (int r = 0; r < NRANKS; r++)
+        for (int q = 0; q < r; q++)
+            ck_assert_msg(sh->base[r] != sh->base[q], "ranks %d and %d mapped the window alike",
+                          q, r);
+
+    int64_t sum64, mixed;
+    int32_t unal;
+    double sumd;
+    long double sumld;
+    memcpy(&sum64, data + OFF_SUM64, sizeof sum64);
+    memcpy(&sumd, data + OFF_SUMD, sizeof sumd);
+    memcpy(&mixed, data + OFF_MIXED, sizeof mixed);
+    memcpy(&sumld, data + OFF_SUMLD, sizeof sumld);
+    memcpy(&unal, data + OFF_UNAL, sizeof unal);
+    ck_assert_int_eq(sum64, (int64_t)ITER * NRANKS * (NRANKS + 1) / 2);
+    ck_assert_msg(sumd == 0.5 * ITER * NRANKS, "double SUM: %.17g", sumd);
+    ck_assert_int_eq(mixed, (int64_t)ITER * NRANKS);
+    ck_assert_msg(sumld == (long double)ITER * NRANKS, "long double SUM: %Lg", sumld);
+    ck_assert_int_eq(unal, ITER * NRANKS);
+
+    struct pair_di min, last;
+    memcpy(&min, data + OFF_MINLOC, sizeof min);
+    ck_assert_int_eq(min.i, ITER * NRANKS);
+    ck_assert(min.v == -(double)(ITER * NRANKS));
+
+    /* tokens 0 (the initial one) to ITER * NRANKS: each fetched once, but
+     * for the one left in the window */
+    memcpy(&last, data + OFF_CHAIN, sizeof last);
+    unsigned char *seen = calloc(ITER * NRANKS + 1, 1);
+    ck_assert_ptr_nonnull(seen);
+    seen[last.i]++;
+    for (int k = 0; k < ITER * NRANKS; k++) {
+        int tok = sh->chain[k];
+        ck_assert_msg(tok >= 0 && tok <= ITER * NRANKS, "swap chain: token %d", tok);
+        ck_assert_msg(seen[tok] == 0, "swap chain: token %d came out twice", tok);
+        seen[tok] = 1;
+    }
+    free(seen);
+    for (int s = 0; s < BMPI_RMA_LOCK_STRIPES; s++)
+        ck_assert_msg(((struct bmpi_win_ctl *)base)->stripes[s] == 0, "stripe %d left held", s);
+    munmap(base, 2 * PAGE);
+    munmap(sh, sizeof *sh);
+    close(fd);
+}
+END_TEST
+
+int main(void)
+{
+    const TTest *tests[] = {check_ops, check_cswap, apply_all, cswap_all, cpu_path_takes_no_stripe,
+                            stripe_path_waits, storm};
+    return run_suite("rma_atomic", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
+}
