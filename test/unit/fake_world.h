@@ -27,8 +27,9 @@ int bmpi_err_set(int errclass, const char *fmt, ...)
 
 const char *bmpi_err_reason(void) { return err_reason; }
 
-/* transport/common.c's stubs for transports that cannot reach other jobs
- * (its list of transports would bring every one in). */
+/* transport/common.c's stubs for transports that cannot reach other jobs,
+ * and its flush for transports whose done means remote completion (its
+ * list of transports would bring every one in). */
 int bmpi_tl_unsupported_query_other_jobs(char *why, size_t why_len)
 {
     snprintf(why, why_len, "reaches processes of its own job only");
@@ -39,6 +40,13 @@ int bmpi_tl_unsupported_card(struct bmpi_tl *tl, void *buf, size_t *len)
 {
     (void)tl, (void)buf, (void)len;
     return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION, "no card operation");
+}
+
+int bmpi_tl_flush_done(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx)
+{
+    (void)tl, (void)peer;
+    done(ctx, BMPI_OK);
+    return BMPI_OK;
 }
 
 int bmpi_tl_unsupported_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const void *card,

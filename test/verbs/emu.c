@@ -26,6 +26,18 @@
  * missing access right completes with IBV_WC_REM_ACCESS_ERR and moves both
  * queue pairs to the error state (their work requests flush).
  *
+ * Atomics (IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP, 8 bytes,
+ * atomic_cap IBV_ATOMIC_HCA): the target's memory is private to it, so no
+ * CPU atomic can reach it from here; instead every emulated atomic on a
+ * process's memory holds that process's amo_lock (a process-shared, robust
+ * mutex in its segment) around its read-modify-write by
+ * process_vm_readv/writev. That makes them atomic with respect to each
+ * other, from all processes, and not with respect to the target CPU's own
+ * accesses: what IBV_ATOMIC_HCA promises. It needs no action of the
+ * target, as on hardware. BMPI_VERBS_EMU_ATOMIC=none: the device has no
+ * atomics; BMPI_VERBS_EMU_ATOMIC=racy: no lock, and a yield between the
+ * read and the write, so that a test can show that it would notice.
+ *
  * What a real HCA does that is modelled, because the transport must cope:
  * send-queue and receive-queue limits (ENOMEM), CQ overrun (abort), QP state
  * transitions with their required attributes (EINVAL), PSN agreement,
@@ -90,7 +102,8 @@ struct emu_qp_slot {
     int32_t peer_pid;
     uint32_t peer_qpn;
     uint64_t head; /* bytes produced */
-    uint8_t pad0[EMU_LINE - 40];
+    uint32_t access; /* qp_access_flags: what a requester may do here */
+    uint8_t pad0[EMU_LINE - 44];
     uint64_t tail; /* bytes consumed */
     uint8_t pad1[EMU_LINE - 8];
 };
@@ -99,6 +112,7 @@ struct emu_seg {
     uint64_t magic;
     int32_t pid;
     uint32_t pad;
+    pthread_mutex_t amo_lock; /* held by every atomic on this process's memory */
     struct emu_mr_slot mr[EMU_MAX_MR];
     struct emu_qp_slot qp[EMU_MAX_QP];
 };
@@ -244,6 +258,18 @@ static int self_seg(void)
     }
     void *a = mmap(NULL, EMU_SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (a == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    /* a process that dies holding it does not stop the others */
+    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+    int mrc = pthread_mutex_init(&((struct emu_seg *)a)->amo_lock, &ma);
+    pthread_mutexattr_destroy(&ma);
+    if (mrc) {
+        real_munmap(a, EMU_SEG_SIZE);
         close(fd);
         return -1;
     }
@@ -446,6 +472,8 @@ static void fill_device_attr(struct ibv_device_attr *a)
     a->max_pd = 64;
     a->max_qp_rd_atom = 16;
     a->max_qp_init_rd_atom = 16;
+    const char *at = getenv("BMPI_VERBS_EMU_ATOMIC");
+    a->atomic_cap = at && !strcmp(at, "none") ? IBV_ATOMIC_NONE : IBV_ATOMIC_HCA;
     a->phys_port_cnt = 1;
     a->max_pkeys = 1;
 }
@@ -465,7 +493,8 @@ static int emu_query_device_ex(struct ibv_context *c, const struct ibv_query_dev
     fill_device_attr(&attr->orig_attr);
     attr->odp_caps.general_caps = IBV_ODP_SUPPORT;
     attr->odp_caps.per_transport_caps.rc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
-                                                    IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ;
+                                                    IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+                                                    IBV_ODP_SUPPORT_ATOMIC;
     return 0;
 }
 
@@ -596,7 +625,8 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, unsigned access)
 {
-    if ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+        !(access & IBV_ACCESS_LOCAL_WRITE)) {
         errno = EINVAL;
         return NULL;
     }
@@ -877,6 +907,8 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
             return EINVAL;
         if (!rc)
             q->slot->qkey = a->qkey;
+        else
+            q->slot->access = (uint32_t)a->qp_access_flags;
         break;
     case IBV_QPS_RTR:
         if (cur != IBV_QPS_INIT)
@@ -1038,6 +1070,11 @@ static uint64_t sge_total(const struct ibv_sge *sg, int n)
 
 static void run_sq(struct emu_qp *q);
 
+static bool is_atomic(enum ibv_wr_opcode op)
+{
+    return op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP;
+}
+
 /* Work requests run at once when they can: the "hardware" has no thread of
  * its own, and a process that posts its last message and goes into a PMIx
  * fence never polls again. What cannot run yet (peer not ready, ring full)
@@ -1077,8 +1114,13 @@ static int post_send_list(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
                  wr->opcode != IBV_WR_SEND_WITH_IMM)
             rc = EINVAL;
         else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_RDMA_READ &&
-                 wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_SEND_WITH_IMM)
+                 wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+                 !is_atomic(wr->opcode))
             rc = EINVAL;
+        else if (is_atomic(wr->opcode) &&
+                 ((wr->send_flags & IBV_SEND_INLINE) || wr->num_sge != 1 ||
+                  wr->sg_list[0].length != sizeof(uint64_t)))
+            rc = EINVAL; /* one 8-byte buffer for the old value */
         struct emu_swr *w = rc ? NULL : calloc(1, sizeof(*w));
         if (!rc && !w)
             rc = ENOMEM;
@@ -1179,6 +1221,52 @@ static void ring_commit(struct emu_seg *seg, int idx, struct emu_ent *e, const s
 static void qp_error(struct emu_qp *q)
 {
     set_state(q, IBV_QPS_ERR);
+}
+
+/* BMPI_VERBS_EMU_ATOMIC=racy */
+static bool atomics_racy(void)
+{
+    static int racy = -1;
+    if (racy < 0) {
+        const char *a = getenv("BMPI_VERBS_EMU_ATOMIC");
+        racy = a && !strcmp(a, "racy");
+    }
+    return racy;
+}
+
+static void amo_lock(struct emu_seg *seg)
+{
+    if (pthread_mutex_lock(&seg->amo_lock) == EOWNERDEAD)
+        pthread_mutex_consistent(&seg->amo_lock); /* its holder died; the 8 bytes are whole */
+}
+
+/* The read-modify-write of an atomic on the 8 bytes at remote in process
+ * pid, the old value to *old; false if the memory is not there. */
+static bool amo_apply(struct emu_seg *seg, int pid, const struct ibv_send_wr *wr, uint64_t remote,
+                      uint64_t *old)
+{
+    bool racy = atomics_racy();
+    if (!racy)
+        amo_lock(seg);
+    struct iovec liov = {old, sizeof(*old)};
+    struct iovec riov = {(void *)(uintptr_t)remote, sizeof(*old)};
+    bool ok = process_vm_readv(pid, &liov, 1, &riov, 1, 0) == (ssize_t)sizeof(*old);
+    uint64_t v = *old;
+    bool write = ok;
+    if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+        v += wr->wr.atomic.compare_add;
+    else
+        write = ok && v == wr->wr.atomic.compare_add;
+    if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+        v = wr->wr.atomic.swap;
+    if (racy)
+        sched_yield(); /* let another requester read the same old value */
+    liov.iov_base = &v;
+    if (write)
+        ok = process_vm_writev(pid, &liov, 1, &riov, 1, 0) == (ssize_t)sizeof(v);
+    if (!racy)
+        pthread_mutex_unlock(&seg->amo_lock);
+    return ok;
 }
 
 /* The remote end of an RC QP; NULL if it is gone or not connected to us. */
@@ -1335,6 +1423,32 @@ static enum exec exec_swr(struct emu_qp *q, struct emu_swr *w, enum ibv_wc_statu
         *len = (uint32_t)total;
         return EXEC_DONE;
     }
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_ATOMIC_CMP_AND_SWP: {
+        uint64_t raddr = w->wr.wr.atomic.remote_addr;
+        uint64_t remote = mr_check(seg, w->wr.wr.atomic.rkey, raddr, sizeof(uint64_t),
+                                   IBV_ACCESS_REMOTE_ATOMIC);
+        if (raddr % sizeof(uint64_t) || !(rs->access & IBV_ACCESS_REMOTE_ATOMIC)) {
+            *st = IBV_WC_REM_INV_REQ_ERR; /* misaligned, or the QP takes no atomics */
+            __atomic_store_n(&rs->error, 1, __ATOMIC_RELEASE);
+            return EXEC_DONE;
+        }
+        uint64_t local = mr_check(E.me, w->sg[0].lkey, w->sg[0].addr, sizeof(uint64_t),
+                                  IBV_ACCESS_LOCAL_WRITE);
+        if (!local) {
+            *st = IBV_WC_LOC_PROT_ERR;
+            return EXEC_DONE;
+        }
+        uint64_t old;
+        if (!remote || !amo_apply(seg, q->peer_pid, &w->wr, remote, &old)) {
+            *st = IBV_WC_REM_ACCESS_ERR;
+            __atomic_store_n(&rs->error, 1, __ATOMIC_RELEASE);
+            return EXEC_DONE;
+        }
+        memcpy((void *)(uintptr_t)local, &old, sizeof(old));
+        *len = sizeof(old);
+        return EXEC_DONE;
+    }
     default:
         *st = IBV_WC_LOC_QP_OP_ERR;
         return EXEC_DONE;
@@ -1343,7 +1457,18 @@ static enum exec exec_swr(struct emu_qp *q, struct emu_swr *w, enum ibv_wc_statu
 
 static enum ibv_wc_opcode wc_op(enum ibv_wr_opcode op)
 {
-    return op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : op == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+    switch (op) {
+    case IBV_WR_RDMA_READ:
+        return IBV_WC_RDMA_READ;
+    case IBV_WR_RDMA_WRITE:
+        return IBV_WC_RDMA_WRITE;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return IBV_WC_FETCH_ADD;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return IBV_WC_COMP_SWAP;
+    default:
+        return IBV_WC_SEND;
+    }
 }
 
 static void run_sq(struct emu_qp *q)

@@ -22,4 +22,12 @@ test_verbs_verbs_unit_SOURCES = test/verbs/verbs_unit.c test/unit/fake_world.h \
 	transport/verbs/verbs_mr.c transport/env.c
 test_verbs_verbs_unit_CPPFLAGS = $(AM_CPPFLAGS) $(VERBS_CFLAGS)
 test_verbs_verbs_unit_LDADD = $(VERBS_LIBS)
+# Remote atomics from several processes at once on one process's memory
+# (run by verbs_emu.sh under the emulation).
+check_PROGRAMS += test/verbs/verbs_amo
+test_verbs_verbs_amo_SOURCES = test/verbs/verbs_amo.c test/unit/fake_world.h \
+	transport/verbs/verbs.h transport/verbs/verbs.c transport/verbs/verbs_qp.c \
+	transport/verbs/verbs_mr.c transport/env.c
+test_verbs_verbs_amo_CPPFLAGS = $(AM_CPPFLAGS) $(VERBS_CFLAGS)
+test_verbs_verbs_amo_LDADD = $(VERBS_LIBS)
 endif

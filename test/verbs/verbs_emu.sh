@@ -60,6 +60,24 @@ out=$("$unit" 2>&1) || fail "verbs_unit"
 printf '%s\n' "$out" | grep -q "emu (pid" && fail "verbs_unit left resources behind"
 out=$(BMPI_VERBS_EMU_ODP=1 BMPI_VERBS_ODP=1 "$unit" 2>&1) || fail "verbs_unit with ODP"
 out=$(BMPI_VERBS_EMU_LINK=eth "$unit" 2>&1) || fail "verbs_unit over RoCE"
+out=$(BMPI_VERBS_EMU_ATOMIC=none "$unit" 2>&1) || fail "verbs_unit on a device without atomics"
+
+# Remote atomics from several processes on one process's memory
+# (test/verbs/verbs_amo.c): fetch-and-add, compare-and-swap, a lock.
+amo="$top_builddir/test/verbs/verbs_amo"
+out=$("$top_srcdir/test/with-timeout" 60 "$amo" 4 2>&1) || fail "verbs_amo"
+printf '%s\n' "$out" | grep -q "emu (pid" && fail "verbs_amo left resources behind"
+out=$(BMPI_VERBS_EMU_LAZY=1 "$top_srcdir/test/with-timeout" 60 "$amo" 3 2>&1) ||
+    fail "verbs_amo, late completions"
+out=$(BMPI_VERBS_EMU_ODP=1 BMPI_VERBS_ODP=1 "$top_srcdir/test/with-timeout" 60 "$amo" 2 2>&1) ||
+    fail "verbs_amo with ODP"
+out=$(BMPI_VERBS_EMU_LINK=eth "$top_srcdir/test/with-timeout" 60 "$amo" 2 2>&1) ||
+    fail "verbs_amo over RoCE"
+# ... and the test can tell: atomics that are not atomic lose updates.
+out=$(BMPI_VERBS_EMU_ATOMIC=racy "$top_srcdir/test/with-timeout" 60 "$amo" 4 2>&1) &&
+    fail "verbs_amo passed with atomics that are not atomic (BMPI_VERBS_EMU_ATOMIC=racy)"
+printf '%s\n' "$out" | grep -q "not atomic\|did not exclude" ||
+    fail "verbs_amo did not report the lost updates"
 
 # Selection: verbs between ranks when shm is excluded; shm wins when allowed.
 out=$(BMPI_VERBOSE=1 launch -n 2 "$mpi/hello" 2>&1) || fail "hello over verbs"

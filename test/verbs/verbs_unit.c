@@ -11,7 +11,12 @@
  * cache (operations share a registration, nothing survives its last user
  * without ODP, unused ones are kept with it); get and put; a get with a
  * bad key failing with the device's words and breaking the connection;
- * close and open again; a get past the end of a registration failing.
+ * close and open again; a get past the end of a registration failing;
+ * the atomics (which pairs are native, fetch-and-add with and without a
+ * result, several elements, compare-and-swap that swaps and one that
+ * does not, READ, what amo() refuses, a bad key), or with
+ * BMPI_VERBS_EMU_ATOMIC=none none of them. test/verbs/verbs_amo runs
+ * them from several processes at once.
  */
 #include "config.h"
 
@@ -103,6 +108,104 @@ static void wait_done(struct bmpi_tl *tl)
     done_status = -1;
     for (long i = 0; i < 1000000 && done_status < 0; i++)
         tl->ops->progress(tl);
+}
+
+/* The words atomics go to, and the key that covers them. */
+struct amo_target {
+    struct bmpi_tl *tl;
+    uint64_t *words;
+    const void *rkey;
+    size_t klen;
+};
+
+/* An atomic on t's words from index `at`, waited for. */
+static int run_amo(const struct amo_target *t, enum bmpi_tl_amo_op op, enum bmpi_tl_amo_type type,
+                   size_t at, size_t count, const uint64_t *operand, const uint64_t *compare,
+                   uint64_t *result)
+{
+    struct bmpi_tl_amo a = {.op = op,
+                            .type = type,
+                            .count = count,
+                            .operand = operand,
+                            .compare = compare,
+                            .result = result,
+                            .remote_addr = (uintptr_t)(t->words + at),
+                            .rkey = t->rkey,
+                            .rkey_len = t->klen};
+    int rc = t->tl->ops->amo(t->tl, 0, &a, done_cb, NULL);
+    if (rc)
+        return rc;
+    wait_done(t->tl);
+    return done_status;
+}
+
+/* Which (op, type, fetch) the device does itself: 64-bit SUM and CSWAP,
+ * READ with a fetch; nothing without atomics. */
+static void check_amo_native(struct bmpi_tl *tl, bool atomics)
+{
+    for (int op = 0; op < BMPI_TL_AMO_NOPS; op++)
+        for (int type = 0; type < BMPI_TL_AMO_NTYPES; type++)
+            for (int fetch = 0; fetch < 2; fetch++) {
+                bool want = atomics &&
+                            (type == BMPI_TL_AMO_INT64 || type == BMPI_TL_AMO_UINT64) &&
+                            (op == BMPI_TL_AMO_SUM || op == BMPI_TL_AMO_CSWAP ||
+                             (op == BMPI_TL_AMO_READ && fetch));
+                bool got = tl->ops->amo_native(tl, 0, (enum bmpi_tl_amo_op)op,
+                                               (enum bmpi_tl_amo_type)type, fetch);
+                CHECK(got == want, "amo_native(op %d, type %d, fetch %d) = %d", op, type, fetch,
+                      got);
+            }
+    CHECK(!!(tl->caps.flags & BMPI_TL_RMA_AMO) == atomics, "caps 0x%x, atomics %d",
+          tl->caps.flags, atomics);
+    CHECK((tl->caps.flags & BMPI_TL_RMA_REMOTE_DONE) && !(tl->caps.flags & BMPI_TL_RMA_ORDERED),
+          "caps 0x%x: RC completion is remote, ordering is not promised", tl->caps.flags);
+}
+
+static void check_atomics(const struct amo_target *t)
+{
+    uint64_t *w = t->words;
+    uint64_t old[3] = {0}, add[3] = {5, (uint64_t)-3, 1ull << 40};
+    w[0] = 100;
+    int rc = run_amo(t, BMPI_TL_AMO_SUM, BMPI_TL_AMO_INT64, 0, 1, add, NULL, old);
+    CHECK(rc == BMPI_OK && old[0] == 100 && w[0] == 105,
+          "fetch-and-add: rc %d, old %llu, now %llu", rc, (unsigned long long)old[0],
+          (unsigned long long)w[0]);
+    rc = run_amo(t, BMPI_TL_AMO_SUM, BMPI_TL_AMO_INT64, 0, 1, add + 1, NULL, NULL);
+    CHECK(rc == BMPI_OK && w[0] == 102, "add without fetch: rc %d, now %llu", rc,
+          (unsigned long long)w[0]);
+    w[1] = 1, w[2] = 2, w[3] = 3;
+    rc = run_amo(t, BMPI_TL_AMO_SUM, BMPI_TL_AMO_UINT64, 1, 3, add, NULL, old);
+    CHECK(rc == BMPI_OK && old[0] == 1 && old[1] == 2 && old[2] == 3 && w[1] == 6 &&
+              w[2] == (uint64_t)-1 && w[3] == 3 + (1ull << 40),
+          "three elements: rc %d, words %llu %llu %llu", rc, (unsigned long long)w[1],
+          (unsigned long long)w[2], (unsigned long long)w[3]);
+    rc = run_amo(t, BMPI_TL_AMO_SUM, BMPI_TL_AMO_UINT64, 1, 3, add, NULL, NULL);
+    CHECK(rc == BMPI_OK && w[1] == 11 && w[3] == 3 + (2ull << 40),
+          "three elements without fetch: rc %d", rc);
+    uint64_t cmp = 102, swap = 7;
+    rc = run_amo(t, BMPI_TL_AMO_CSWAP, BMPI_TL_AMO_INT64, 0, 1, &swap, &cmp, old);
+    CHECK(rc == BMPI_OK && old[0] == 102 && w[0] == 7,
+          "compare-and-swap: rc %d, old %llu, now %llu", rc, (unsigned long long)old[0],
+          (unsigned long long)w[0]);
+    swap = 9;
+    rc = run_amo(t, BMPI_TL_AMO_CSWAP, BMPI_TL_AMO_INT64, 0, 1, &swap, &cmp, old);
+    CHECK(rc == BMPI_OK && old[0] == 7 && w[0] == 7,
+          "compare-and-swap that must not swap: rc %d, old %llu, now %llu", rc,
+          (unsigned long long)old[0], (unsigned long long)w[0]);
+    rc = run_amo(t, BMPI_TL_AMO_READ, BMPI_TL_AMO_UINT64, 0, 1, NULL, NULL, old);
+    CHECK(rc == BMPI_OK && old[0] == 7 && w[0] == 7, "READ: rc %d, old %llu, now %llu", rc,
+          (unsigned long long)old[0], (unsigned long long)w[0]);
+    /* what amo() refuses, before posting anything */
+    rc = run_amo(t, BMPI_TL_AMO_MAX, BMPI_TL_AMO_INT64, 0, 1, add, NULL, old);
+    CHECK(rc == MPI_ERR_INTERN && strstr(err_reason, "not native"), "MAX: rc %d, \"%s\"", rc,
+          err_reason);
+    rc = run_amo(t, BMPI_TL_AMO_CSWAP, BMPI_TL_AMO_INT64, 0, 2, add, &cmp, old);
+    CHECK(rc == MPI_ERR_INTERN, "compare-and-swap of two elements: rc %d", rc);
+    struct amo_target odd = *t;
+    odd.words = (uint64_t *)((char *)w + 4);
+    rc = run_amo(&odd, BMPI_TL_AMO_SUM, BMPI_TL_AMO_INT64, 0, 1, add, NULL, NULL);
+    CHECK(rc == MPI_ERR_INTERN && strstr(err_reason, "8-byte aligned"),
+          "misaligned: rc %d, \"%s\"", rc, err_reason);
 }
 
 int main(void)
@@ -199,6 +302,11 @@ int main(void)
     CHECK(done_status == BMPI_OK && src[100] == 'p' && src[100 + 65535] == 'p' &&
               src[99] == (char)(99 * 7) && src[100 + 65536] == (char)((100 + 65536) * 7),
           "put: status %d", done_status);
+    const char *emu_atomic = getenv("BMPI_VERBS_EMU_ATOMIC");
+    bool atomics = !emu_atomic || strcmp(emu_atomic, "none") != 0;
+    check_amo_native(&tl, atomics);
+    if (atomics)
+        check_atomics(&(struct amo_target){&tl, (uint64_t *)src, rkey, klen});
     tl.ops->mem_dereg(&tl, m1);
     bool odp = getenv("BMPI_VERBS_ODP") && getenv("BMPI_VERBS_EMU_ODP");
     if (!odp) {
@@ -251,6 +359,26 @@ int main(void)
         wait_done(&tl);
         CHECK(done_status == MPI_ERR_OTHER && strstr(err_reason, "remote access error"),
               "past the end: status %d, reason \"%s\"", done_status, err_reason);
+        tl.ops->mem_dereg(&tl, m1);
+        tl.ops->close(&tl);
+    }
+
+    /* An atomic with a bad key fails with the device's words. */
+    rc = atomics ? tl.ops->open(&tl) : MPI_ERR_OTHER;
+    CHECK(!atomics || rc == BMPI_OK, "third open: %s", err_reason);
+    if (rc == BMPI_OK) {
+        tl.ops->add_peers(&tl, &peer, 1, &reach, NULL);
+        CHECK(tl.ops->mem_reg(&tl, src, n, &m1) == BMPI_OK, "mem_reg");
+        klen = sizeof rkey;
+        tl.ops->rkey_pack(&tl, m1, rkey, &klen);
+        rkey[1] ^= 0x5a;
+        uint64_t add = 1, old;
+        rc = run_amo(&(struct amo_target){&tl, (uint64_t *)src, rkey, klen}, BMPI_TL_AMO_SUM,
+                     BMPI_TL_AMO_INT64, 0, 1, &add, NULL, &old);
+        CHECK(rc == MPI_ERR_OTHER &&
+                  strstr(err_reason, "ATOMIC FETCH AND ADD of 8 bytes to rank 0 failed") &&
+                  strstr(err_reason, "remote access error"),
+              "atomic with a bad key: rc %d, \"%s\"", rc, err_reason);
         tl.ops->mem_dereg(&tl, m1);
         tl.ops->close(&tl);
     }

@@ -241,17 +241,47 @@ static int choose_gid(struct verbs_state *s)
     return BMPI_OK;
 }
 
-static bool odp_usable(struct verbs_state *s)
+/* The device's RC on-demand paging capabilities (IBV_ODP_SUPPORT_*), 0
+ * without ODP. */
+static uint32_t rc_odp_caps(struct verbs_state *s)
 {
-    if (s->cfg.odp != 1)
-        return false;
     struct ibv_device_attr_ex ax;
     memset(&ax, 0, sizeof(ax));
-    if (ibv_query_device_ex(s->ctx, NULL, &ax) != 0)
-        return false;
+    if (ibv_query_device_ex(s->ctx, NULL, &ax) != 0 ||
+        !(ax.odp_caps.general_caps & IBV_ODP_SUPPORT))
+        return 0;
+    return ax.odp_caps.per_transport_caps.rc_odp_caps;
+}
+
+static bool odp_usable(struct verbs_state *s)
+{
     uint32_t need = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
-    return (ax.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
-           (ax.odp_caps.per_transport_caps.rc_odp_caps & need) == need;
+    return s->cfg.odp == 1 && (rc_odp_caps(s) & need) == need;
+}
+
+/* 8-byte atomics: the device does them (atomic_cap; IBV_ATOMIC_HCA, atomic
+ * with respect to the device's other atomics only, is what transport.h
+ * asks), it has responder resources for them, and an ODP registration can
+ * serve them. */
+static bool atomics_usable(struct verbs_state *s, bool odp)
+{
+    if (s->dattr.atomic_cap == IBV_ATOMIC_NONE || s->dattr.max_qp_rd_atom < 1 ||
+        s->dattr.max_qp_init_rd_atom < 1)
+        return false;
+    return !odp || (rc_odp_caps(s) & IBV_ODP_SUPPORT_ATOMIC);
+}
+
+/* The registered buffer that the old values of non-fetching atomics land
+ * in (the HCA writes them somewhere; nobody reads them). */
+static int amo_scratch_open(struct verbs_state *s)
+{
+    if (posix_memalign((void **)&s->amo_scratch, 64, 64))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "verbs: out of memory");
+    s->amo_scratch_mr = ibv_reg_mr(s->pd, s->amo_scratch, 64, IBV_ACCESS_LOCAL_WRITE);
+    if (!s->amo_scratch_mr)
+        return bmpi_err_set(MPI_ERR_OTHER, "verbs: ibv_reg_mr of 64 bytes for atomics: %s",
+                            strerror(errno));
+    return BMPI_OK;
 }
 
 /* ---- lifecycle ----------------------------------------------------------------- */
@@ -337,6 +367,9 @@ static int verbs_open(struct bmpi_tl *tl)
     bool odp = odp_usable(s);
     verbs_mr_cache_init(&s->mrc, s->pd, odp || s->cfg.leave_pinned, s->cfg.mr_cache);
     s->mrc.odp = odp;
+    s->atomics = atomics_usable(s, odp);
+    if (s->atomics && (rc = amo_scratch_open(s)))
+        goto fail;
 
     /* Completion queues big enough for every queue pair we may create:
      * one per peer (receive ring; send queue) plus the UD one. */
@@ -404,7 +437,14 @@ static int verbs_open(struct bmpi_tl *tl)
         .max_am = s->cfg.max_am,
         .eager_limit = s->cfg.eager_limit,
         .rma_limit = s->pattr.max_msg_sz ? s->pattr.max_msg_sz : (1u << 30),
-        .flags = BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_NEEDS_MR,
+        /* An RC completion of a WRITE or an atomic comes with the
+         * responder's acknowledgement: the data is in the peer's memory.
+         * Not BMPI_TL_RMA_ORDERED: the responder may execute a WRITE
+         * behind an earlier READ or atomic before that one has read its
+         * data (IBA's ordering rules; IBV_SEND_FENCE would be needed), so
+         * the runtime orders dependent operations itself. */
+        .flags = BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_NEEDS_MR | BMPI_TL_RMA_REMOTE_DONE |
+                 (s->atomics ? BMPI_TL_RMA_AMO : 0),
         .latency_us = 1.5,
         .bandwidth_mbs = 12000,
     };
@@ -412,14 +452,17 @@ static int verbs_open(struct bmpi_tl *tl)
         fprintf(stderr,
                 "bmpi: rank %d: verbs: %s port %d (%s, LID %u, GID index %d, MTU %d, "
                 "max_msg_sz %u), max_am %zu, eager %zu, %d receive buffers per peer, "
-                "inline up to %u bytes, registration cache: %s\n",
+                "inline up to %u bytes, registration cache: %s, atomics: %s\n",
                 bmpi_world.rank, s->devname, s->port, verbs_link_name(s->pattr.link_layer),
                 s->pattr.lid, s->gid_index, 128 << s->pattr.active_mtu, s->pattr.max_msg_sz,
                 s->cfg.max_am, s->cfg.eager_limit, s->cfg.rx_depth + VERBS_CTL_RSV,
                 s->max_inline,
                 odp                   ? "ODP, unused registrations kept"
                 : s->cfg.leave_pinned ? "kept (BMPI_VERBS_LEAVE_PINNED: unsafe if memory is freed)"
-                                      : "per operation (no ODP)");
+                                      : "per operation (no ODP)",
+                s->atomics ? "fetch-and-add, compare-and-swap (64-bit)"
+                : s->dattr.atomic_cap == IBV_ATOMIC_NONE ? "none (the device has none)"
+                                                         : "none (not with ODP on this device)");
     return BMPI_OK;
 
 fail:
@@ -517,7 +560,18 @@ static struct verbs_op *oplist_pop(struct verbs_oplist *l)
 
 static const char *op_name(enum verbs_op_kind k)
 {
-    return k == VERBS_OP_READ ? "RDMA READ" : k == VERBS_OP_WRITE ? "RDMA WRITE" : "SEND";
+    switch (k) {
+    case VERBS_OP_READ:
+        return "RDMA READ";
+    case VERBS_OP_WRITE:
+        return "RDMA WRITE";
+    case VERBS_OP_FADD:
+        return "ATOMIC FETCH AND ADD";
+    case VERBS_OP_CSWAP:
+        return "ATOMIC COMPARE AND SWAP";
+    default:
+        return "SEND";
+    }
 }
 
 /* ---- send-side completions ----------------------------------------------------------- */
@@ -564,8 +618,8 @@ static void send_completion(struct verbs_state *s, const struct ibv_wc *wc)
         op_put(s, op);
         return;
     }
-    /* get/put: the callback runs from progress, with the reason recorded
-     * right before it (bmpi_err_set keeps only the last one). */
+    /* get/put/atomics: the callback runs from progress, with the reason
+     * recorded right before it (bmpi_err_set keeps only the last one). */
     verbs_mr_put(&s->mrc, op->lmr);
     op->lmr = NULL;
     op->status = wc->status == IBV_WC_SUCCESS ? BMPI_OK : MPI_ERR_OTHER;
@@ -871,15 +925,24 @@ static int rma_post_now(struct verbs_state *s, struct verbs_peer *p, struct verb
         return BMPI_TL_EAGAIN;
     struct ibv_sge sge = {.addr = (uintptr_t)op->local,
                           .length = (uint32_t)op->len,
-                          .lkey = op->lmr->mr->lkey};
+                          .lkey = op->lkey};
     struct ibv_send_wr wr = {.wr_id = (uintptr_t)op,
                              .sg_list = &sge,
                              .num_sge = op->len ? 1 : 0,
-                             .opcode = op->kind == VERBS_OP_READ ? IBV_WR_RDMA_READ
-                                                                 : IBV_WR_RDMA_WRITE,
                              .send_flags = IBV_SEND_SIGNALED};
-    wr.wr.rdma.remote_addr = op->raddr;
-    wr.wr.rdma.rkey = op->rkey;
+    if (op->kind == VERBS_OP_READ || op->kind == VERBS_OP_WRITE) {
+        wr.opcode = op->kind == VERBS_OP_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+        wr.wr.rdma.remote_addr = op->raddr;
+        wr.wr.rdma.rkey = op->rkey;
+    } else {
+        /* the arguments in host order: the provider puts them on the wire */
+        wr.opcode = op->kind == VERBS_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD
+                                              : IBV_WR_ATOMIC_CMP_AND_SWP;
+        wr.wr.atomic.remote_addr = op->raddr;
+        wr.wr.atomic.rkey = op->rkey;
+        wr.wr.atomic.compare_add = op->kind == VERBS_OP_FADD ? op->operand : op->compare;
+        wr.wr.atomic.swap = op->operand;
+    }
     struct ibv_send_wr *bad;
     int rc = ibv_post_send(p->qp, &wr, &bad);
     if (rc == ENOMEM)
@@ -933,6 +996,45 @@ static int retry_rma(struct verbs_state *s)
     return n;
 }
 
+/* Record why op failed (bmpi_err_set keeps only the last reason). */
+static void op_failure(struct verbs_state *s, const struct verbs_op *op)
+{
+    const struct verbs_peer *p = &s->peers[op->peer];
+    const char *dir = op->kind == VERBS_OP_READ ? "from" : "to";
+    if (op->wc_status >= 0 && op->wc_status != IBV_WC_WR_FLUSH_ERR)
+        bmpi_err_set(MPI_ERR_OTHER,
+                     "verbs (%s): %s of %zu bytes %s rank %d failed: %s (vendor error 0x%x)",
+                     s->devname, op_name(op->kind), op->len, dir, op->peer,
+                     ibv_wc_status_str((enum ibv_wc_status)op->wc_status), op->vendor_err);
+    else
+        bmpi_err_set(MPI_ERR_OTHER,
+                     "verbs (%s): %s of %zu bytes %s rank %d failed: the connection failed "
+                     "earlier: %s",
+                     s->devname, op_name(op->kind), op->len, dir, op->peer, p->why);
+}
+
+/* An element of a multi-element amo() completed; true (with the caller's
+ * callback and status in *done, *ctx, *status) when it was the last. */
+static bool amo_group_finish(struct verbs_state *s, struct verbs_op *op, bmpi_tl_done_fn *done,
+                             void **ctx, int *status)
+{
+    struct verbs_amo_group *g = op->group;
+    if (op->status && !g->status) {
+        op_failure(s, op);
+        g->status = op->status;
+        snprintf(g->why, sizeof(g->why), "%s", bmpi_err_reason());
+    }
+    if (--g->left > 0)
+        return false;
+    *done = g->done;
+    *ctx = g->ctx;
+    *status = g->status;
+    if (g->status)
+        bmpi_err_set(g->status, "%s", g->why);
+    free(g);
+    return true;
+}
+
 static int finish_rma(struct verbs_state *s)
 {
     int n = 0;
@@ -941,25 +1043,14 @@ static int finish_rma(struct verbs_state *s)
         bmpi_tl_done_fn done = op->done;
         void *ctx = op->ctx;
         int status = op->status;
-        if (status) {
-            /* recorded right before the callback: bmpi_err_set keeps the last */
-            const struct verbs_peer *p = &s->peers[op->peer];
-            if (op->wc_status >= 0 && op->wc_status != IBV_WC_WR_FLUSH_ERR)
-                bmpi_err_set(MPI_ERR_OTHER,
-                             "verbs (%s): %s of %zu bytes %s rank %d failed: %s (vendor error "
-                             "0x%x)",
-                             s->devname, op_name(op->kind), op->len,
-                             op->kind == VERBS_OP_READ ? "from" : "to", op->peer,
-                             ibv_wc_status_str((enum ibv_wc_status)op->wc_status), op->vendor_err);
-            else
-                bmpi_err_set(MPI_ERR_OTHER,
-                             "verbs (%s): %s of %zu bytes %s rank %d failed: the connection "
-                             "failed earlier: %s",
-                             s->devname, op_name(op->kind), op->len,
-                             op->kind == VERBS_OP_READ ? "from" : "to", op->peer, p->why);
-        }
+        bool call = true;
+        if (op->group)
+            call = amo_group_finish(s, op, &done, &ctx, &status);
+        else if (status)
+            op_failure(s, op); /* recorded right before the callback */
         op_put(s, op);
-        done(ctx, status);
+        if (call)
+            done(ctx, status);
         n++;
     }
     return n;
@@ -1008,6 +1099,7 @@ static int verbs_rma(struct bmpi_tl *tl, enum verbs_op_kind kind, int peer, void
             return rc;
         }
     }
+    op->lkey = op->lmr->mr->lkey;
     post_rma(s, p, op);
     return BMPI_OK;
 }
@@ -1028,13 +1120,140 @@ static int verbs_put(struct bmpi_tl *tl, int peer, const void *local, void *loca
                      rkey_len, done, ctx);
 }
 
+/* ---- atomics -------------------------------------------------------------------------- */
+
+/* IB has two 8-byte atomics, and the device applies them to the target's
+ * memory in host order (docs/verbs.md, "RMA and atomics"): SUM on 64-bit
+ * integers is FETCH_AND_ADD (two's complement: one adder for both),
+ * CSWAP is CMP_AND_SWP, and READ is a FETCH_AND_ADD of 0, atomic with
+ * respect to the other atomics where an RDMA READ is not. Everything else
+ * the runtime does itself with active messages. */
+static bool verbs_amo_native(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op,
+                             enum bmpi_tl_amo_type type, bool fetch)
+{
+    const struct verbs_state *s = tl->priv;
+    (void)peer;
+    if (!s->atomics || (type != BMPI_TL_AMO_INT64 && type != BMPI_TL_AMO_UINT64))
+        return false;
+    return op == BMPI_TL_AMO_SUM || op == BMPI_TL_AMO_CSWAP || (op == BMPI_TL_AMO_READ && fetch);
+}
+
+/* What amo() refuses: 0, or an MPI error class with the reason. */
+static int amo_check(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *a)
+{
+    const struct verbs_state *s = tl->priv;
+    if ((unsigned)peer >= (unsigned)s->nranks)
+        return bmpi_err_set(MPI_ERR_INTERN, "verbs: no rank %d", peer);
+    if (a->rkey_len != sizeof(struct verbs_rkey))
+        return bmpi_err_set(MPI_ERR_INTERN, "verbs: remote key of %zu bytes, expected %zu",
+                            a->rkey_len, sizeof(struct verbs_rkey));
+    if (!verbs_amo_native(tl, peer, a->op, a->type, a->result != NULL))
+        return bmpi_err_set(MPI_ERR_INTERN,
+                            "verbs: atomic op %d on type %d%s is not native here (amo_native)",
+                            (int)a->op, (int)a->type, a->result ? " with fetch" : "");
+    if (a->count == 0 || (a->op == BMPI_TL_AMO_CSWAP && a->count != 1) ||
+        a->count > SIZE_MAX / sizeof(uint64_t))
+        return bmpi_err_set(MPI_ERR_INTERN, "verbs: atomic of %zu elements", a->count);
+    if (a->remote_addr % sizeof(uint64_t))
+        return bmpi_err_set(MPI_ERR_INTERN,
+                            "verbs: atomic at 0x%llx: IB atomics need an 8-byte aligned target",
+                            (unsigned long long)a->remote_addr);
+    struct verbs_peer *p = &s->peers[peer];
+    if (p->state == VERBS_PEER_BROKEN)
+        return bmpi_err_set(MPI_ERR_OTHER, "verbs: atomic to rank %d: connection failed: %s", peer,
+                            p->why);
+    return BMPI_OK;
+}
+
+/* The work request of element i of a (its old value to res, or to the
+ * scratch buffer without a result). */
+static void amo_element(struct verbs_state *s, struct verbs_op *op, int peer,
+                        const struct bmpi_tl_amo *a, uint32_t rkey, size_t i,
+                        struct verbs_mr_entry *res)
+{
+    op->kind = a->op == BMPI_TL_AMO_CSWAP ? VERBS_OP_CSWAP : VERBS_OP_FADD;
+    op->peer = peer;
+    op->len = sizeof(uint64_t);
+    op->raddr = a->remote_addr + i * sizeof(uint64_t);
+    op->rkey = rkey;
+    if (a->op == BMPI_TL_AMO_READ)
+        op->operand = 0;
+    else
+        memcpy(&op->operand, (const char *)a->operand + i * sizeof(uint64_t), sizeof(uint64_t));
+    if (a->op == BMPI_TL_AMO_CSWAP)
+        memcpy(&op->compare, a->compare, sizeof(uint64_t));
+    if (res) {
+        op->local = (char *)a->result + i * sizeof(uint64_t);
+        op->lmr = res;
+        op->lkey = res->mr->lkey;
+    } else {
+        op->local = s->amo_scratch;
+        op->lkey = s->amo_scratch_mr->lkey;
+    }
+}
+
+static void oplist_free(struct verbs_state *s, struct verbs_oplist *l)
+{
+    struct verbs_op *op;
+    while ((op = oplist_pop(l)))
+        op_put(s, op);
+}
+
+/* One work request per element, queued in order behind the peer's
+ * waiting RMA; done runs once all have completed. */
+static int verbs_amo(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *a,
+                     bmpi_tl_done_fn done, void *ctx)
+{
+    struct verbs_state *s = tl->priv;
+    int rc = amo_check(tl, peer, a);
+    if (rc)
+        return rc;
+    struct verbs_rkey k;
+    memcpy(&k, a->rkey, sizeof(k));
+    struct verbs_mr_entry *res = NULL;
+    if (a->result &&
+        (rc = verbs_mr_get(&s->mrc, a->result, a->count * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE,
+                           &res)))
+        return rc;
+    struct verbs_amo_group *g = NULL;
+    struct verbs_oplist ops = {NULL, NULL};
+    if (a->count > 1 && !(g = calloc(1, sizeof(*g))))
+        goto nomem;
+    for (size_t i = 0; i < a->count; i++) {
+        struct verbs_op *op = op_get(s);
+        if (!op)
+            goto nomem;
+        amo_element(s, op, peer, a, k.rkey, i, res);
+        op->group = g;
+        op->done = done;
+        op->ctx = ctx;
+        oplist_push(&ops, op);
+    }
+    if (g)
+        *g = (struct verbs_amo_group){.left = a->count, .done = done, .ctx = ctx};
+    if (res)
+        res->refs += (int)a->count - 1; /* one for each element, released at its completion */
+    struct verbs_op *op;
+    while ((op = oplist_pop(&ops)))
+        post_rma(s, &s->peers[peer], op);
+    return BMPI_OK;
+
+nomem:
+    oplist_free(s, &ops);
+    free(g);
+    verbs_mr_put(&s->mrc, res);
+    return bmpi_err_set(MPI_ERR_NO_MEM, "verbs: out of memory for an atomic of %zu elements",
+                        a->count);
+}
+
 static int verbs_mem_reg(struct bmpi_tl *tl, void *addr, size_t len, void **memh)
 {
     struct verbs_state *s = tl->priv;
     struct verbs_mr_entry *e;
-    int rc = verbs_mr_get(&s->mrc, addr, len,
-                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
-                          &e);
+    /* window memory is a target of atomics too */
+    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+                 (s->atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+    int rc = verbs_mr_get(&s->mrc, addr, len, access, &e);
     if (rc)
         return rc;
     *memh = e;
@@ -1115,6 +1334,15 @@ static int verbs_progress(struct bmpi_tl *tl)
 
 /* ---- close ------------------------------------------------------------------------------- */
 
+/* An RMA operation that will never run its callback (close). */
+static void op_discard(struct verbs_state *s, struct verbs_op *op)
+{
+    verbs_mr_put(&s->mrc, op->lmr);
+    if (op->group && --op->group->left == 0)
+        free(op->group);
+    free(op);
+}
+
 static void verbs_close(struct bmpi_tl *tl)
 {
     struct verbs_state *s = tl->priv;
@@ -1134,22 +1362,21 @@ static void verbs_close(struct bmpi_tl *tl)
     if (s->peers)
         for (int r = 0; r < s->nranks; r++) {
             struct verbs_op *op;
-            while ((op = oplist_pop(&s->peers[r].rma_wait))) {
-                verbs_mr_put(&s->mrc, op->lmr);
-                free(op);
-            }
+            while ((op = oplist_pop(&s->peers[r].rma_wait)))
+                op_discard(s, op);
             verbs_qp_destroy(s, &s->peers[r]);
         }
     verbs_ud_close(s);
     if (s->tx_mr)
         ibv_dereg_mr(s->tx_mr);
     free(s->tx_mem);
+    if (s->amo_scratch_mr)
+        ibv_dereg_mr(s->amo_scratch_mr);
+    free(s->amo_scratch);
     free(s->tx_free);
     struct verbs_op *op;
-    while ((op = oplist_pop(&s->done))) {
-        verbs_mr_put(&s->mrc, op->lmr);
-        free(op);
-    }
+    while ((op = oplist_pop(&s->done)))
+        op_discard(s, op);
     if (s->pd)
         verbs_mr_cache_fini(&s->mrc);
     if (s->scq)
@@ -1193,8 +1420,8 @@ const struct bmpi_tl_ops bmpi_tl_verbs_ops = {
     .rkey_pack = verbs_rkey_pack,
     .get = verbs_get,
     .put = verbs_put,
-    .amo_native = bmpi_tl_unsupported_amo_native,
-    .amo = bmpi_tl_unsupported_amo,
+    .amo_native = verbs_amo_native,
+    .amo = verbs_amo,
     .flush = bmpi_tl_flush_done,
     .progress = verbs_progress,
 };

@@ -21,6 +21,10 @@
  * receiver posted once per peer; credits (one per posted buffer) keep the
  * sender from overrunning it: see verbs.c.
  *
+ * RMA: get/put are one RDMA READ/WRITE each; amo() is one 8-byte IB atomic
+ * (FETCH_AND_ADD, CMP_AND_SWP) per element, where the device has them
+ * (docs/verbs.md, "RMA and atomics").
+ *
  * Files: verbs.c (device choice, lifecycle, data path, progress),
  * verbs_qp.c (RC/UD queue pairs and the connection exchange), verbs_mr.c
  * (the registration cache behind mem_reg and the local side of get/put).
@@ -131,7 +135,24 @@ enum verbs_peer_state {
     VERBS_PEER_BROKEN,     /* the QP failed: every operation fails */
 };
 
-enum verbs_op_kind { VERBS_OP_SEND, VERBS_OP_READ, VERBS_OP_WRITE, VERBS_OP_CM };
+enum verbs_op_kind {
+    VERBS_OP_SEND,
+    VERBS_OP_READ,
+    VERBS_OP_WRITE,
+    VERBS_OP_FADD,  /* IBV_WR_ATOMIC_FETCH_AND_ADD of operand */
+    VERBS_OP_CSWAP, /* IBV_WR_ATOMIC_CMP_AND_SWP: operand where compare */
+    VERBS_OP_CM
+};
+
+/* One amo() of several elements: each is its own work request; the
+ * caller's done runs once, when the last completes. */
+struct verbs_amo_group {
+    size_t left;   /* elements not completed yet */
+    int status;    /* the first failure */
+    char why[400]; /* its reason */
+    bmpi_tl_done_fn done;
+    void *ctx;
+};
 
 /* The context (wr_id) of every send-queue work request. */
 struct verbs_op {
@@ -144,7 +165,10 @@ struct verbs_op {
     size_t len;
     uint64_t raddr;
     uint32_t rkey;
-    struct verbs_mr_entry *lmr;
+    uint32_t lkey;
+    struct verbs_mr_entry *lmr; /* NULL: local is outside the cache (amo scratch) */
+    uint64_t operand, compare; /* atomics */
+    struct verbs_amo_group *group; /* an element of a multi-element amo() */
     bmpi_tl_done_fn done;
     void *ctx;
     int status;
@@ -179,7 +203,7 @@ struct verbs_peer {
     char *rx_mem;
     struct ibv_mr *rx_mr;
 
-    struct verbs_oplist rma_wait; /* get/put waiting for the connection or a slot */
+    struct verbs_oplist rma_wait; /* get/put/atomics waiting for the connection or a slot */
     char why[200];                /* BROKEN: the first error */
 };
 
@@ -213,6 +237,11 @@ struct verbs_state {
     size_t buf_size; /* wire header + max_am, rounded up */
     uint32_t max_inline;
     int max_rd_atomic;
+    /* 8-byte IB atomics usable: the device has them (atomic_cap), and
+     * with ODP its RC paging covers them */
+    bool atomics;
+    uint64_t *amo_scratch; /* where non-fetching atomics put the old value */
+    struct ibv_mr *amo_scratch_mr;
 
     /* connection management */
     struct ibv_qp *ud;

@@ -283,7 +283,8 @@ static int qp_create(struct verbs_state *s, struct verbs_peer *p)
                             .pkey_index = 0,
                             .port_num = (uint8_t)s->port,
                             .qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
-                                               IBV_ACCESS_LOCAL_WRITE};
+                                               IBV_ACCESS_LOCAL_WRITE |
+                                               (s->atomics ? IBV_ACCESS_REMOTE_ATOMIC : 0)};
     int rc = ibv_modify_qp(p->qp, &a,
                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (rc)
