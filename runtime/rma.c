@@ -132,6 +132,15 @@ static void direct_acc(struct bmpi_win *w, char *at, const struct bmpi_rma_call 
 {
     struct bmpi_win_target *t = &w->t[c->target];
     size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
+    if (bmpi_dt_is_contig(c->tdt) && (!c->origin || bmpi_dt_is_contig(c->odt)) &&
+        (!c->result || bmpi_dt_is_contig(c->rdt))) {
+        /* every side one run: no staging (Fetch_and_op on a counter) */
+        bmpi_rma_atomic_apply(c->op, c->basic, c->origin ? (const char *)c->origin + bmpi_dt_true_lb(c->odt) : NULL,
+                              at + bmpi_dt_true_lb(c->tdt),
+                              c->result ? (char *)c->result + bmpi_dt_true_lb(c->rdt) : NULL, c->bytes / elem,
+                              t->ctl->stripes);
+        return;
+    }
     size_t stage = STAGE - STAGE % elem;
     char obuf[STAGE] __attribute__((aligned(16))), rbuf[STAGE] __attribute__((aligned(16)));
     struct bmpi_dt_cursor oc, tc, rc;
@@ -388,8 +397,15 @@ static int check_sides(struct bmpi_win *w, struct bmpi_rma_call *c, const struct
 
 static int check_call(struct bmpi_win *w, struct bmpi_rma_call *c, const struct rma_args *a)
 {
+    /* field by field: zeroing the whole structure costs more than a small
+     * put on a mapped target */
     c->kind = a->kind;
     c->target = a->target;
+    c->origin = c->result = NULL;
+    c->odt = c->rdt = NULL;
+    c->ocount = c->rcount = 0;
+    c->op = NULL;
+    c->basic = MPI_DATATYPE_NULL;
     if (a->target < 0 || a->target >= w->comm->size)
         return bmpi_err_win_obj(w, MPI_ERR_RANK, a->fn, "invalid target rank %d (window of %d ranks)",
                                 a->target, w->comm->size);
@@ -430,7 +446,8 @@ static int rma_entry(const struct rma_args *a)
     int err = bmpi_win_check(a->win, a->fn, &w);
     if (err)
         return err;
-    struct bmpi_rma_call c = {0};
+    struct bmpi_rma_call c;
+    c.req = NULL;
     if (a->target == MPI_PROC_NULL) {
         /* no data moves, but the call is still checked against the epoch */
         if (w->access == BMPI_EPOCH_NONE)
