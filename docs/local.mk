@@ -7,3 +7,4 @@ EXTRA_DIST += docs/fortran-internals.md
 EXTRA_DIST += docs/launcher.md
 EXTRA_DIST += docs/cluster.md
 EXTRA_DIST += docs/dynamic.md
+EXTRA_DIST += docs/rma.md
