@@ -380,9 +380,9 @@ static void apply_striped(const struct bmpi_op *op, const struct bmpi_datatype *
         memcpy(elem.b, target, bytes);
         if (result)
             memcpy(result + i * stride, elem.b, bytes);
-        if (replace)
+        if (replace) {
             memcpy(target, in.b, bytes);
-        else if (!no_op) {
+        } else if (!no_op) {
             bmpi_op_apply(op, in.b, elem.b, 1, dt);
             memcpy(target, elem.b, bytes);
         }
@@ -439,8 +439,8 @@ DEF_CSWAP(cswap_8, uint64_t)
 typedef void (*cswap_fn)(const void *compare, const void *origin, void *target, void *result);
 static const cswap_fn cswap_kernels[4] = {cswap_1, cswap_2, cswap_4, cswap_8};
 
-void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *origin, void *target,
-                           void *result, uint32_t *stripes)
+void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *origin,
+                           void *target, void *result, uint32_t *stripes)
 {
     const struct bmpi_datatype *dt = bmpi_dt_get(basic);
     size_t w = cpu_width(dt);

@@ -22,6 +22,7 @@
 #include <check.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -527,18 +528,32 @@ END_TEST
 /* --- the storm ------------------------------------------------------------------- */
 
 #define NRANKS 4
-#define ITER 20000
 #define PAGE 4096
+/* How long the test lets each phase run (CHECK_RMA_ATOMIC_PHASE_MS
+ * overrides). On a loaded machine the ranks run side by side only now
+ * and then, so a phase must span many scheduler slices to catch a lost
+ * update; nothing here is timed. */
+#define PHASE_MS 250
+/* Updates of one rank in a phase at most: bounds the counters and the
+ * swap chain's record. */
+#define MAX_OPS (1 << 24)
+#define CHAIN_MAX (1 << 18)
 
-/* Offsets in the data page, one element of each mechanism. */
-enum {
-    OFF_SUM64 = 0,   /* int64 SUM by all (fetch-add) */
-    OFF_SUMD = 8,    /* double SUM by all (CAS loop) */
-    OFF_MIXED = 16,  /* int64: fetch-add by even ranks, CAS increments by odd ones */
-    OFF_SUMLD = 32,  /* long double SUM by all (stripe) */
-    OFF_UNAL = 49,   /* int32, unaligned: SUM by even ranks, CAS increments by odd (stripe) */
-    OFF_MINLOC = 64, /* MPI_DOUBLE_INT MINLOC with fetch (stripe) */
-    OFF_CHAIN = 80,  /* MPI_DOUBLE_INT REPLACE with fetch: a swap chain (stripe) */
+/* One element per phase, in the window's data page. */
+enum phase {
+    PH_SUM64 = 1, /* int64 SUM (fetch-add), every other one fetching */
+    PH_SUMD,      /* double SUM (CAS loop) */
+    PH_MIXED,     /* int64: fetch-add by even ranks, CAS increments by odd ones */
+    PH_CAS,       /* int64: CAS increments by all */
+    PH_SUMLD,     /* long double SUM (stripe) */
+    PH_UNAL,      /* unaligned int32: SUM by even ranks, CAS increments by odd ones (stripe) */
+    PH_MINLOC,    /* MPI_DOUBLE_INT MINLOC with fetch (stripe) */
+    PH_CHAIN,     /* MPI_DOUBLE_INT REPLACE with fetch: a swap chain (stripe) */
+    PH_END
+};
+static const int phase_off[PH_END] = {
+    [PH_SUM64] = 0, [PH_SUMD] = 8, [PH_MIXED] = 16, [PH_CAS] = 24, [PH_SUMLD] = 32,
+    [PH_UNAL] = 49, [PH_MINLOC] = 64, [PH_CHAIN] = 80,
 };
 
 struct pair_di {
@@ -547,36 +562,112 @@ struct pair_di {
 };
 
 struct storm_shared {
-    int go;
-    uintptr_t base[NRANKS];     /* where each rank mapped the window */
-    int chain[NRANKS * ITER];   /* the token each swap fetched */
+    int phase;                    /* set by the test: what the ranks do now */
+    int ready;                    /* ranks mapped and waiting */
+    uintptr_t base[NRANKS];       /* where each rank mapped the window */
+    long count[PH_END][NRANKS];   /* updates each rank made in each phase */
+    int chain[NRANKS][CHAIN_MAX]; /* the token each swap fetched */
+};
+
+/* What one rank works with. */
+struct storm_rank {
+    int rank;
+    struct storm_shared *sh;
+    char *data;        /* the window's data page */
+    uint32_t *stripes; /* its lock table, on the page before */
+    int64_t last_sum;  /* the last SUM int64 this rank fetched */
 };
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
-        fprintf(stderr, "rank %d: ", rank);                                                        \
+        fprintf(stderr, "rank %d: ", sr->rank);                                                    \
         fprintf(stderr, __VA_ARGS__);                                                              \
         fprintf(stderr, "\n");                                                                     \
         _exit(1);                                                                                  \
     } while (0)
 
+static void *elem(struct storm_rank *sr, enum phase ph) { return sr->data + phase_off[ph]; }
+
+static void add(struct storm_rank *sr, MPI_Datatype t, enum phase ph, const void *v, void *old)
+{
+    bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), t, v, elem(sr, ph), old, 1, sr->stripes);
+}
+
 /* Increment by compare-and-swap: read (NO_OP fetch), swap in old + 1,
  * retry while another update came in between. */
-static void cas_increment(MPI_Datatype t, void *elem, uint32_t *stripes)
+static void cas_increment(struct storm_rank *sr, MPI_Datatype t, enum phase ph)
 {
     int64_t old = 0, seen = 0, next;
-    bmpi_rma_atomic_apply(bmpi_op_get(MPI_NO_OP), t, NULL, elem, &old, 1, stripes);
+    bmpi_rma_atomic_apply(bmpi_op_get(MPI_NO_OP), t, NULL, elem(sr, ph), &old, 1, sr->stripes);
     for (;;) {
         next = old + 1;
-        bmpi_rma_atomic_cswap(t, &old, &next, elem, &seen, stripes);
+        bmpi_rma_atomic_cswap(t, &old, &next, elem(sr, ph), &seen, sr->stripes);
         if (seen == old)
             return;
         old = seen;
     }
 }
 
+/* Update i of this rank in phase ph. */
+static void storm_op(struct storm_rank *sr, enum phase ph, long i)
+{
+    int64_t v64 = sr->rank + 1, one64 = 1, old64;
+    int32_t one32 = 1;
+    double half = 0.5;
+    long double one = 1;
+    int token = (int)i * NRANKS + sr->rank + 1;
+    struct pair_di mine, got;
+    switch (ph) {
+    case PH_SUM64: /* a rank's fetches rise */
+        add(sr, MPI_INT64_T, ph, &v64, i & 1 ? &old64 : NULL);
+        if (i & 1) {
+            if (old64 <= sr->last_sum)
+                FAIL("SUM int64 fetched %lld after %lld", (long long)old64,
+                     (long long)sr->last_sum);
+            sr->last_sum = old64;
+        }
+        break;
+    case PH_SUMD: add(sr, MPI_DOUBLE, ph, &half, NULL); break;
+    case PH_SUMLD: add(sr, MPI_LONG_DOUBLE, ph, &one, NULL); break;
+    case PH_MIXED:
+    case PH_UNAL: {
+        MPI_Datatype t = ph == PH_MIXED ? MPI_INT64_T : MPI_INT32_T;
+        if (sr->rank % 2)
+            cas_increment(sr, t, ph);
+        else
+            add(sr, t, ph, ph == PH_MIXED ? (void *)&one64 : (void *)&one32, NULL);
+        break;
+    }
+    case PH_CAS: cas_increment(sr, MPI_INT64_T, ph); break;
+    case PH_MINLOC: /* the minimum only goes down; its index names its value */
+        mine = (struct pair_di){-(double)token, token};
+        bmpi_rma_atomic_apply(bmpi_op_get(MPI_MINLOC), MPI_DOUBLE_INT, &mine, elem(sr, ph), &got,
+                              1, sr->stripes);
+        if (got.v != -(double)got.i)
+            FAIL("MINLOC fetched a torn pair (%g, %d)", got.v, got.i);
+        if (i > 0 && got.v > -(double)(token - NRANKS))
+            FAIL("MINLOC went up: fetched %g after sending %d", got.v, token - NRANKS);
+        break;
+    case PH_CHAIN: /* every token comes out exactly once */
+        mine = (struct pair_di){(double)token, token};
+        bmpi_rma_atomic_apply(bmpi_op_get(MPI_REPLACE), MPI_DOUBLE_INT, &mine, elem(sr, ph), &got,
+                              1, sr->stripes);
+        if (got.v != (double)got.i)
+            FAIL("swap fetched a torn pair (%g, %d)", got.v, got.i);
+        sr->sh->chain[sr->rank][i] = got.i;
+        break;
+    case PH_END: break;
+    }
+}
+
+static int phase_now(struct storm_shared *sh)
+{
+    return __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
+}
+
 static void storm_rank(int rank, int fd, struct storm_shared *sh)
 {
+    struct storm_rank rs = {.rank = rank, .sh = sh, .last_sum = -1}, *sr = &rs;
     /* A different address in each rank: the window at rank pages into a
      * reservation, as processes map a shared window wherever they can. */
     char *reserve = mmap(NULL, (NRANKS + 2) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -587,59 +678,98 @@ static void storm_rank(int rank, int fd, struct storm_shared *sh)
     if (base == MAP_FAILED)
         FAIL("map: %s", strerror(errno));
     sh->base[rank] = (uintptr_t)base;
-    uint32_t *stripes = ((struct bmpi_win_ctl *)base)->stripes;
-    char *data = base + PAGE;
-    struct bmpi_op *sum = bmpi_op_get(MPI_SUM), *minloc = bmpi_op_get(MPI_MINLOC);
-    struct bmpi_op *replace = bmpi_op_get(MPI_REPLACE);
+    sr->stripes = ((struct bmpi_win_ctl *)base)->stripes;
+    sr->data = base + PAGE;
+    __atomic_add_fetch(&sh->ready, 1, __ATOMIC_ACQ_REL);
 
-    __atomic_add_fetch(&sh->go, 1, __ATOMIC_ACQ_REL);
-    while (__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE) < NRANKS)
-        sched_yield();
-
-    int64_t last_sum = -1;
-    double last_min = 1e300;
-    for (int i = 0; i < ITER; i++) {
-        int64_t add = rank + 1, old64;
-        bmpi_rma_atomic_apply(sum, MPI_INT64_T, &add, data + OFF_SUM64, i & 1 ? &old64 : NULL, 1,
-                              stripes);
-        if (i & 1) {
-            if (old64 <= last_sum)
-                FAIL("SUM int64 fetched %lld after %lld", (long long)old64, (long long)last_sum);
-            last_sum = old64;
-        }
-        double half = 0.5;
-        bmpi_rma_atomic_apply(sum, MPI_DOUBLE, &half, data + OFF_SUMD, NULL, 1, stripes);
-        int64_t one = 1;
-        int32_t one32 = 1;
-        if (rank % 2 == 0) {
-            bmpi_rma_atomic_apply(sum, MPI_INT64_T, &one, data + OFF_MIXED, NULL, 1, stripes);
-            bmpi_rma_atomic_apply(sum, MPI_INT32_T, &one32, data + OFF_UNAL, NULL, 1, stripes);
-        } else {
-            cas_increment(MPI_INT64_T, data + OFF_MIXED, stripes);
-            cas_increment(MPI_INT32_T, data + OFF_UNAL, stripes);
-        }
-        long double oneld = 1;
-        bmpi_rma_atomic_apply(sum, MPI_LONG_DOUBLE, &oneld, data + OFF_SUMLD, NULL, 1, stripes);
-
-        /* MINLOC: values fall over the ranks' iterations; the minimum may
-         * only go down, and its index always names its value. */
-        int token = i * NRANKS + rank + 1;
-        struct pair_di mine = {-(double)token, token}, got;
-        bmpi_rma_atomic_apply(minloc, MPI_DOUBLE_INT, &mine, data + OFF_MINLOC, &got, 1, stripes);
-        if (got.v != -(double)got.i)
-            FAIL("MINLOC fetched a torn pair (%g, %d)", got.v, got.i);
-        if (got.v > last_min)
-            FAIL("MINLOC went up: fetched %g after submitting %g", got.v, last_min);
-        last_min = mine.v < got.v ? mine.v : got.v;
-
-        /* the swap chain: every token must come out exactly once */
-        struct pair_di tok = {(double)token, token};
-        bmpi_rma_atomic_apply(replace, MPI_DOUBLE_INT, &tok, data + OFF_CHAIN, &got, 1, stripes);
-        if (got.v != (double)got.i)
-            FAIL("swap fetched a torn pair (%g, %d)", got.v, got.i);
-        sh->chain[rank * ITER + i] = got.i;
+    for (enum phase ph = PH_SUM64; ph < PH_END; ph++) {
+        while (phase_now(sh) < (int)ph)
+            sched_yield();
+        long max = ph == PH_CHAIN ? CHAIN_MAX : MAX_OPS, i = 0;
+        for (; i < max && phase_now(sh) == (int)ph; i++)
+            storm_op(sr, ph, i);
+        sh->count[ph][rank] = i;
     }
     _exit(0);
+}
+
+/* Waits for the ranks; when one fails, the others are killed. Returns
+ * how many failed. */
+static int wait_ranks(pid_t *pids, int n)
+{
+    int failed = 0;
+    for (int left = n; left > 0; left--) {
+        int st;
+        pid_t w;
+        while ((w = wait(&st)) < 0)
+            ck_assert_int_eq(errno, EINTR);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            continue;
+        failed++;
+        for (int r = 0; r < n; r++)
+            if (pids[r] != w)
+                kill(pids[r], SIGKILL);
+    }
+    return failed;
+}
+
+/* Runs the phases one after the other while the ranks live. */
+static void drive_phases(struct storm_shared *sh)
+{
+    while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < NRANKS) {
+        siginfo_t info = {0};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid)
+            return; /* a rank died before it was ready: wait_ranks reaps and tells */
+        sched_yield();
+    }
+    const char *env = getenv("CHECK_RMA_ATOMIC_PHASE_MS");
+    long ms = env ? atol(env) : PHASE_MS;
+    for (int ph = PH_SUM64; ph <= PH_END; ph++) {
+        __atomic_store_n(&sh->phase, ph, __ATOMIC_RELEASE);
+        struct timespec ts = {ms / 1000, ms % 1000 * 1000L * 1000L};
+        if (ph < PH_END)
+            nanosleep(&ts, NULL);
+    }
+}
+
+static long total(const struct storm_shared *sh, enum phase ph, bool weighted)
+{
+    long n = 0;
+    for (int r = 0; r < NRANKS; r++)
+        n += sh->count[ph][r] * (weighted ? r + 1 : 1);
+    return n;
+}
+
+/* Every token sent into the swap chain, and the initial 0, came out once:
+ * fetched by a swap or left in the window. Returns the first token that
+ * did not, -1 if none. (No ck_assert per token: each costs a write.) */
+static int check_chain(const struct storm_shared *sh, int left)
+{
+    long ntok = CHAIN_MAX * NRANKS + 1;
+    unsigned char *seen = calloc((size_t)ntok, 2), *sent = seen + ntok;
+    ck_assert_ptr_nonnull(seen);
+    sent[0] = 1;
+    for (int r = 0; r < NRANKS; r++)
+        for (long i = 0; i < sh->count[PH_CHAIN][r]; i++)
+            sent[i * NRANKS + r + 1] = 1;
+    int bad = -1;
+    if (left < 0 || left >= ntok || !sent[left])
+        bad = left;
+    else
+        seen[left] = 1;
+    for (int r = 0; r < NRANKS && bad < 0; r++)
+        for (long i = 0; i < sh->count[PH_CHAIN][r] && bad < 0; i++) {
+            int tok = sh->chain[r][i];
+            if (tok < 0 || tok >= ntok || !sent[tok] || seen[tok])
+                bad = tok;
+            else
+                seen[tok] = 1;
+        }
+    for (long t = 0; t < ntok && bad < 0; t++)
+        if (seen[t] != sent[t])
+            bad = (int)t;
+    free(seen);
+    return bad;
 }
 
 START_TEST(storm)
@@ -656,8 +786,8 @@ START_TEST(storm)
     char *data = base + PAGE;
     /* token 0: the value and index every pair of the storm carries */
     struct pair_di start = {0, 0};
-    memcpy(data + OFF_MINLOC, &start, sizeof start);
-    memcpy(data + OFF_CHAIN, &start, sizeof start);
+    memcpy(data + phase_off[PH_MINLOC], &start, sizeof start);
+    memcpy(data + phase_off[PH_CHAIN], &start, sizeof start);
 
     fflush(stderr);
     pid_t pids[NRANKS];
@@ -667,51 +797,46 @@ START_TEST(storm)
         if (pids[r] == 0)
             storm_rank(r, fd, sh);
     }
-    int failed = 0;
-    for (int r = 0; r < NRANKS; r++) {
-        int st = wait_child(pids[r]);
-        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-            failed++;
-    }
-    ck_assert_msg(failed == 0, "%d ranks failed", failed);
+    drive_phases(sh);
+    ck_assert_msg(wait_ranks(pids, NRANKS) == 0, "a rank failed");
     for (int r = 0; r < NRANKS; r++)
         for (int q = 0; q < r; q++)
             ck_assert_msg(sh->base[r] != sh->base[q], "ranks %d and %d mapped the window alike",
                           q, r);
 
-    int64_t sum64, mixed;
+    int64_t sum64, mixed, cas;
     int32_t unal;
     double sumd;
     long double sumld;
-    memcpy(&sum64, data + OFF_SUM64, sizeof sum64);
-    memcpy(&sumd, data + OFF_SUMD, sizeof sumd);
-    memcpy(&mixed, data + OFF_MIXED, sizeof mixed);
-    memcpy(&sumld, data + OFF_SUMLD, sizeof sumld);
-    memcpy(&unal, data + OFF_UNAL, sizeof unal);
-    ck_assert_int_eq(sum64, (int64_t)ITER * NRANKS * (NRANKS + 1) / 2);
-    ck_assert_msg(sumd == 0.5 * ITER * NRANKS, "double SUM: %.17g", sumd);
-    ck_assert_int_eq(mixed, (int64_t)ITER * NRANKS);
-    ck_assert_msg(sumld == (long double)ITER * NRANKS, "long double SUM: %Lg", sumld);
-    ck_assert_int_eq(unal, ITER * NRANKS);
+    memcpy(&sum64, data + phase_off[PH_SUM64], sizeof sum64);
+    memcpy(&sumd, data + phase_off[PH_SUMD], sizeof sumd);
+    memcpy(&mixed, data + phase_off[PH_MIXED], sizeof mixed);
+    memcpy(&cas, data + phase_off[PH_CAS], sizeof cas);
+    memcpy(&sumld, data + phase_off[PH_SUMLD], sizeof sumld);
+    memcpy(&unal, data + phase_off[PH_UNAL], sizeof unal);
+    ck_assert_int_eq(sum64, total(sh, PH_SUM64, true));
+    ck_assert_msg(sumd == 0.5 * (double)total(sh, PH_SUMD, false), "double SUM: %.17g of %ld",
+                  sumd, total(sh, PH_SUMD, false));
+    ck_assert_int_eq(mixed, total(sh, PH_MIXED, false));
+    ck_assert_int_eq(cas, total(sh, PH_CAS, false));
+    ck_assert_msg(sumld == (long double)total(sh, PH_SUMLD, false), "long double SUM: %Lg of %ld",
+                  sumld, total(sh, PH_SUMLD, false));
+    ck_assert_int_eq(unal, total(sh, PH_UNAL, false));
 
+    /* MINLOC: the least value sent is the greatest token */
+    int maxtok = 0;
+    for (int r = 0; r < NRANKS; r++)
+        if (sh->count[PH_MINLOC][r] > 0 &&
+            (sh->count[PH_MINLOC][r] - 1) * NRANKS + r + 1 > maxtok)
+            maxtok = (int)(sh->count[PH_MINLOC][r] - 1) * NRANKS + r + 1;
     struct pair_di min, last;
-    memcpy(&min, data + OFF_MINLOC, sizeof min);
-    ck_assert_int_eq(min.i, ITER * NRANKS);
-    ck_assert(min.v == -(double)(ITER * NRANKS));
+    memcpy(&min, data + phase_off[PH_MINLOC], sizeof min);
+    ck_assert_int_eq(min.i, maxtok);
+    ck_assert(min.v == -(double)maxtok);
 
-    /* tokens 0 (the initial one) to ITER * NRANKS: each fetched once, but
-     * for the one left in the window */
-    memcpy(&last, data + OFF_CHAIN, sizeof last);
-    unsigned char *seen = calloc(ITER * NRANKS + 1, 1);
-    ck_assert_ptr_nonnull(seen);
-    seen[last.i]++;
-    for (int k = 0; k < ITER * NRANKS; k++) {
-        int tok = sh->chain[k];
-        ck_assert_msg(tok >= 0 && tok <= ITER * NRANKS, "swap chain: token %d", tok);
-        ck_assert_msg(seen[tok] == 0, "swap chain: token %d came out twice", tok);
-        seen[tok] = 1;
-    }
-    free(seen);
+    memcpy(&last, data + phase_off[PH_CHAIN], sizeof last);
+    int bad = check_chain(sh, last.i);
+    ck_assert_msg(bad < 0, "swap chain: token %d lost, duplicated or never sent", bad);
     for (int s = 0; s < BMPI_RMA_LOCK_STRIPES; s++)
         ck_assert_msg(((struct bmpi_win_ctl *)base)->stripes[s] == 0, "stripe %d left held", s);
     munmap(base, 2 * PAGE);
