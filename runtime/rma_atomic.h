@@ -30,7 +30,10 @@ int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic);
 /* For i < count: result[i] = target[i] (when result is not NULL), then
  * target[i] = origin[i] op target[i] (MPI_REPLACE: origin[i]; MPI_NO_OP:
  * unchanged, origin may be NULL), each element in one atomic step.
- * target, origin and result hold count elements of basic each, packed;
+ * target, origin and result hold count elements of basic each, element
+ * i at i * extent(basic), as a C array (the pair types' padding included:
+ * MPI_DOUBLE_INT elements are 16 bytes apart with 12 of data; callers
+ * that hold packed pairs apply them one element at a time);
  * result and origin are private memory, target is window memory whose
  * lock table is stripes (the target rank's struct bmpi_win_ctl). */
 void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
