@@ -30,3 +30,4 @@ libbmpi_core_la_SOURCES += \
 	collectives/shm_alltoall.c \
 	collectives/coll_api.c \
 	runtime/op.c runtime/op.h
+EXTRA_DIST += collectives/README.md
