@@ -14,8 +14,8 @@
  * Files: sched.c (engine), select.c (algorithm choice, BMPI_COLL_*
  * overrides), one file per collective family, coll_api.c (MPI_* entry
  * points and argument checks), inter.c (the collectives on
- * intercommunicators), shm_coll.c (the shared-memory path that blocking
- * collectives on one node try first, see shm_coll.h).
+ * intercommunicators), shm_*.c (the shared-memory path that blocking
+ * collectives on one node try first, see shm_coll.h). README.md maps them.
  */
 #ifndef BMPI_COLLECTIVES_COLL_H
 #define BMPI_COLLECTIVES_COLL_H

@@ -19,6 +19,15 @@ libbmpi_core_la_SOURCES += \
 	collectives/reduce_scatter.c \
 	collectives/scan.c \
 	collectives/inter.c \
-	collectives/shm_coll.c collectives/shm_coll.h \
+	collectives/shm_coll.h collectives/shm_coll_impl.h \
+	collectives/shm_region.c \
+	collectives/shm_ring.c \
+	collectives/shm_direct.c \
+	collectives/shm_barrier.c \
+	collectives/shm_bcast.c \
+	collectives/shm_reduce.c \
+	collectives/shm_allgather.c \
+	collectives/shm_alltoall.c \
 	collectives/coll_api.c \
 	runtime/op.c runtime/op.h
+EXTRA_DIST += collectives/README.md

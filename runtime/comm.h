@@ -34,7 +34,7 @@ struct bmpi_comm {
     uint32_t coll_seq; /* tags successive collectives apart */
     int sends_open;    /* started sends on it not complete (MPI_Comm_disconnect waits) */
     uint32_t nb_agree_seq; /* ... and the nonblocking agreements of its idups */
-    struct bmpi_shmcoll *shmcoll; /* owned by collectives/shm_coll.c; NULL until first used */
+    struct bmpi_shmcoll *shmcoll; /* owned by collectives/shm_region.c; NULL until first used */
 
     /* Intercommunicators (runtime/intercomm.c): the group that ranks of
      * point-to-point calls name, and an intracommunicator over the local

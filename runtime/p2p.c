@@ -22,7 +22,7 @@
 #include "runtime/win.h"
 #include "runtime/progress.h"
 #include "runtime/world.h"
-#include "transport/shm/heap.h"
+#include "transport/shm/node.h"
 
 /* Non-contiguous receives of RGET messages are pulled through a staging
  * buffer of this size, one chunk at a time. */
@@ -273,7 +273,8 @@ static int send_by_protocol(struct bmpi_request *req)
     }
     if ((tl->caps.flags & BMPI_TL_RMA_GET) && bmpi_dt_is_contig(req->dt) &&
         (req->bytes >= tl->caps.rget_min ||
-         ((tl->caps.flags & BMPI_TL_RMA_HEAP) && bmpi_shm_heap_owns(contig_base(req))))) {
+         ((tl->caps.flags & BMPI_TL_RMA_HEAP) &&
+          bmpi_node_heap_owns(contig_base(req), req->bytes)))) {
         req->proto = BMPI_PROTO_RGET;
         return send_rget(req, tl);
     }

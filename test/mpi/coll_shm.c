@@ -1,5 +1,5 @@
 /*
- * The shared-memory path of the blocking collectives (collectives/shm_coll.c)
+ * The shared-memory path of the blocking collectives (collectives/shm_*.c)
  * against a serial reference, on MPI_COMM_WORLD, a split into two halves
  * with the rank order reversed, and a dup:
  *  - Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall (also in
@@ -31,7 +31,9 @@
 #include "coll_util.h"
 
 static size_t slot_bytes; /* capacity of a big slot, as the library computes it for p <= 8 */
-#define SMALL_SLOT 224   /* capacity of a small slot (collectives/shm_coll.c) */
+/* capacity of a small slot: SMALL_STRIDE less the slot's header
+ * (collectives/shm_region.c) */
+#define SMALL_SLOT 288
 #define MEDIUM_SLOT 16416 /* ... of a medium one */
 
 /* Element counts of unit-byte units worth testing for big slots of cap

@@ -44,7 +44,7 @@ static void alltoall_round(size_t block, int phase)
 }
 
 /* Collective blocks posted by reference where they lie in the writer's
- * heap and copied into its slot where not (shm_coll.c, "slots by
+ * heap and copied into its slot where not (shm_direct.c, "slots by
  * reference"): even ranks send from the heap, odd ranks from static
  * memory. Every rank overwrites its send buffer as soon as a call
  * returns, which shows a writer that returned before its readers copied. */

@@ -71,4 +71,26 @@ int bmpi_tl_unsupported_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int
     return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
+/* ... and for transports without remote atomics or a flush of their own. */
+bool bmpi_tl_unsupported_amo_native(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op,
+                                    enum bmpi_tl_amo_type type, bool fetch)
+{
+    (void)tl, (void)peer, (void)op, (void)type, (void)fetch;
+    return false;
+}
+
+int bmpi_tl_unsupported_amo(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *amo,
+                            bmpi_tl_done_fn done, void *ctx)
+{
+    (void)tl, (void)peer, (void)amo, (void)done, (void)ctx;
+    return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION, "no amo operation");
+}
+
+int bmpi_tl_flush_done(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx)
+{
+    (void)tl, (void)peer;
+    done(ctx, BMPI_OK);
+    return BMPI_OK;
+}
+
 #endif

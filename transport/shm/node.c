@@ -64,4 +64,10 @@ bool bmpi_node_heap_owns(const void *p, size_t len)
     return bmpi_shm_heap_owns(p) && (len == 0 || bmpi_shm_heap_owns((const char *)p + len - 1));
 }
 
+bool bmpi_node_copy_reaches(int peer)
+{
+    const struct bmpi_tl *tl = bmpi_world.peers[peer].tl;
+    return tl->ops == &bmpi_tl_shm_ops && (tl->caps.flags & BMPI_TL_RMA_GET);
+}
+
 double bmpi_node_copy_call_usec(void) { return bmpi_shm_cma_call_usec(); }

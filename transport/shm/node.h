@@ -11,7 +11,7 @@
  *    finds what a crashed rank leaves;
  *  - single copy to and from a local peer's memory, by process id:
  *    memcpy where the address lies in the peer's shared heap mapped here,
- *    process_vm_readv/writev (CMA) elsewhere;
+ *    process_vm_readv/writev (CMA) elsewhere, and which peers it reaches;
  *  - the shared heap: whether this process's memory lies in it, and
  *    where a peer's heap address is mapped here.
  */
@@ -48,6 +48,10 @@ int bmpi_node_peer_write(int pid, const void *local, uint64_t remote, size_t len
 void *bmpi_node_peer_map(int pid, uint64_t remote, size_t len);
 /* Whether [p, p + len) lies in this process's shared heap. */
 bool bmpi_node_heap_owns(const void *p, size_t len);
+/* Whether bmpi_node_peer_read/write reach peer (an index in the runtime's
+ * peer table, bmpi_world.peers): the shm transport serves it and has
+ * checked that single copy to it works. */
+bool bmpi_node_copy_reaches(int peer);
 /* Microseconds one CMA call costs before it copies anything (measured
  * once per process). */
 double bmpi_node_copy_call_usec(void);
