@@ -28,8 +28,8 @@ int bmpi_err_set(int errclass, const char *fmt, ...)
 const char *bmpi_err_reason(void) { return err_reason; }
 
 /* transport/common.c's stubs for transports that cannot reach other jobs
- * or do atomics, and its flush for transports whose done means remote completion (its
- * list of transports would bring every one in). */
+ * or do atomics, and its flush for transports whose done means remote
+ * completion (its list of transports would bring every one in). */
 int bmpi_tl_unsupported_query_other_jobs(char *why, size_t why_len)
 {
     snprintf(why, why_len, "reaches processes of its own job only");
@@ -69,28 +69,6 @@ int bmpi_tl_unsupported_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int
     (void)tl, (void)peer, (void)job, (void)job_rank, (void)card, (void)len;
     snprintf(why, why_len, "reaches processes of its own job only");
     return MPI_ERR_UNSUPPORTED_OPERATION;
-}
-
-/* ... and for transports without remote atomics or a flush of their own. */
-bool bmpi_tl_unsupported_amo_native(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op,
-                                    enum bmpi_tl_amo_type type, bool fetch)
-{
-    (void)tl, (void)peer, (void)op, (void)type, (void)fetch;
-    return false;
-}
-
-int bmpi_tl_unsupported_amo(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *amo,
-                            bmpi_tl_done_fn done, void *ctx)
-{
-    (void)tl, (void)peer, (void)amo, (void)done, (void)ctx;
-    return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION, "no amo operation");
-}
-
-int bmpi_tl_flush_done(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx)
-{
-    (void)tl, (void)peer;
-    done(ctx, BMPI_OK);
-    return BMPI_OK;
 }
 
 #endif
