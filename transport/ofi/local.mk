@@ -7,6 +7,7 @@ libbmpi_core_la_SOURCES += \
 	transport/ofi/ofi_order.h \
 	transport/ofi/ofi_order.c \
 	transport/ofi/ofi_mr.c \
+	transport/ofi/ofi_amo.c \
 	transport/ofi/ofi_jobs.c \
 	transport/ofi/ofi_info.c \
 	transport/ofi/ofi_dl.c

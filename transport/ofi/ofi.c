@@ -108,12 +108,12 @@ static bool verbose_here(void) { return bmpi_world.verbose >= 2 || (bmpi_world.v
 
 /* ------------------------------------------------------ provider choice */
 
-static struct fi_info *make_hints(const char *prov, bool rma)
+static struct fi_info *make_hints(const char *prov, uint64_t caps)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
         return NULL;
-    h->caps = FI_MSG | (rma ? FI_RMA : 0);
+    h->caps = caps;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->ep_attr->type = FI_EP_RDM;
     h->tx_attr->msg_order = FI_ORDER_SAS;
@@ -131,11 +131,17 @@ static struct fi_info *make_hints(const char *prov, bool rma)
 
 struct fi_info *ofi_try_provider(const char *prov, char *why, size_t why_len)
 {
+    /* The most a provider can give first: RMA with atomics, then RMA,
+     * then messages alone. Ordering beyond send-after-send is not asked
+     * for: shm 1.17 gives up its fast RMA (copies made by the initiator)
+     * when RMA ordering is requested (docs/ofi.md, "RMA and atomics"). */
+    static const uint64_t caps[] = {FI_MSG | FI_RMA | FI_ATOMIC, FI_MSG | FI_RMA, FI_MSG};
+    const int ncaps = (int)(sizeof(caps) / sizeof(caps[0]));
     struct fi_info *info = NULL;
     int rc = -FI_ENODATA;
-    /* off: no RMA, the runtime streams fragments */
-    for (int rma = bmpi_env_switch("BMPI_OFI_RMA") == 0 ? 0 : 1; rma >= 0 && !info; rma--) {
-        struct fi_info *hints = make_hints(prov, rma);
+    /* off: no RMA (nor atomics), the runtime streams fragments */
+    for (int i = bmpi_env_switch("BMPI_OFI_RMA") == 0 ? ncaps - 1 : 0; i < ncaps && !info; i++) {
+        struct fi_info *hints = make_hints(prov, caps[i]);
         if (!hints) {
             snprintf(why, why_len, "out of memory");
             return NULL;
@@ -340,14 +346,30 @@ static void report_sizes(const struct ofi_state *s, const struct bmpi_tl_caps *c
 {
     char piece[24], inflight[24];
     fprintf(stderr,
-            "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s, "
+            "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s%s%s, "
             "rma_limit %zu (pieces %s, in flight %s), receive buffers %d x %zu%s\n",
             bmpi_world.rank, s->prov, s->mr_mode ? "" : " none", (s->mr_mode & FI_MR_LOCAL) ? " LOCAL" : "",
             (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
             (s->mr_mode & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (s->mr_mode & FI_MR_ENDPOINT) ? " ENDPOINT" : "",
-            s->inject_max, caps->max_am, caps->eager_limit, s->rma ? "yes" : "no", caps->rma_limit,
+            s->inject_max, caps->max_am, caps->eager_limit, s->rma ? "yes" : "no",
+            (caps->flags & BMPI_TL_RMA_AMO) ? " with atomics" : "",
+            (caps->flags & BMPI_TL_RMA_ORDERED) ? ", ordered" : "", caps->rma_limit,
             size_text(s->rma_piece, piece, sizeof(piece)), size_text(s->rma_bytes_max, inflight, sizeof(inflight)),
             s->rx.n, s->rx.size, s->multi_recv ? " (FI_MULTI_RECV)" : "");
+}
+
+/* put() and amo() to a peer take effect in the order issued
+ * (BMPI_TL_RMA_ORDERED): the provider orders every read and write, RMA
+ * and atomic alike, after every earlier one, on both sides, up to the
+ * largest get/put. Only what the provider answered to bmpi's hints
+ * counts, and they ask for send-after-send only (see ofi_try_provider). */
+static bool rma_ordered(const struct fi_info *info, size_t rma_limit)
+{
+    const uint64_t all = FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | FI_ORDER_WAW;
+    const struct fi_ep_attr *ep = info->ep_attr;
+    return (info->tx_attr->msg_order & all) == all && (info->rx_attr->msg_order & all) == all &&
+           ep->max_order_raw_size >= rma_limit && ep->max_order_war_size >= rma_limit &&
+           ep->max_order_waw_size >= rma_limit;
 }
 
 static int ofi_open(struct bmpi_tl *tl)
@@ -551,6 +573,15 @@ static int ofi_open(struct bmpi_tl *tl)
     /* get() registers the local buffer itself (runtime passes no memh). */
     if (s->rma && (s->mr_mode & FI_MR_LOCAL))
         tl->caps.flags |= BMPI_TL_NEEDS_MR;
+    /* One-sided communication (docs/ofi.md, "RMA and atomics"): writes
+     * ask for delivery completion and every atomic fetches, so done is
+     * remote. */
+    if (s->rma)
+        tl->caps.flags |= BMPI_TL_RMA_REMOTE_DONE;
+    if (s->rma && ofi_amo_init(s))
+        tl->caps.flags |= BMPI_TL_RMA_AMO;
+    if (s->rma && rma_ordered(info, rma_limit))
+        tl->caps.flags |= BMPI_TL_RMA_ORDERED;
     if (verbose_here())
         report_sizes(s, &tl->caps);
     return BMPI_OK;
@@ -633,7 +664,7 @@ static void tx_release(struct ofi_op *op)
  * off. The get/put completes, from progress, once every piece
  * has (with the first error of any). */
 
-static struct ofi_op *rma_op_new(struct ofi_state *s)
+struct ofi_op *ofi_rma_op_new(struct ofi_state *s)
 {
     struct ofi_op *op = s->rma_free;
     if (op)
@@ -694,9 +725,10 @@ static int tx_drain(struct ofi_state *s)
             } else {
                 struct ofi_op *rma = op->parent;
                 piece_done(s, op,
-                           bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s of %zu bytes from rank %d failed: %s (%s)",
-                                        s->prov, rma->kind == OFI_OP_READ ? "fi_read" : "fi_write", rma->len,
-                                        rma->peer, text ? text : "", fi_strerror(err.err)));
+                           bmpi_err_set(MPI_ERR_OTHER, "ofi (%s): %s of %zu bytes %s rank %d failed: %s (%s)",
+                                        s->prov, ofi_op_call(rma->kind), rma->len,
+                                        rma->kind == OFI_OP_READ ? "from" : "at", rma->peer, text ? text : "",
+                                        fi_strerror(err.err)));
             }
             continue;
         }
@@ -721,16 +753,57 @@ static int tx_drain(struct ofi_state *s)
     return events;
 }
 
+const char *ofi_op_call(enum ofi_op_kind kind)
+{
+    switch (kind) {
+    case OFI_OP_READ:
+        return "fi_read";
+    case OFI_OP_WRITE:
+        return "fi_writemsg";
+    case OFI_OP_FETCH_ATOMIC:
+        return "fi_fetch_atomic";
+    case OFI_OP_COMPARE_ATOMIC:
+        return "fi_compare_atomic";
+    default:
+        return "fi_send";
+    }
+}
+
+/* A write completes once its data is in the peer's memory
+ * (FI_DELIVERY_COMPLETE): put()'s done means remote completion, which the
+ * runtime's RMA needs (BMPI_TL_RMA_REMOTE_DONE). By default the socket
+ * providers complete a write once it is in the local socket, shm's
+ * queued ones once they are in its queue (docs/ofi.md, "RMA and
+ * atomics"). */
+static ssize_t post_write(struct ofi_state *s, const struct ofi_op *op, void *local, size_t len, uint64_t raddr,
+                          void *context)
+{
+    struct iovec iov = {.iov_base = local, .iov_len = len};
+    void *desc = op->local_mr ? op->local_mr->desc : NULL;
+    struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = op->key};
+    struct fi_msg_rma msg = {.msg_iov = &iov,
+                             .desc = &desc,
+                             .iov_count = 1,
+                             .addr = s->addrs[op->peer],
+                             .rma_iov = &rma,
+                             .rma_iov_count = 1,
+                             .context = context};
+    return fi_writemsg(s->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+}
+
+static bool is_atomic(enum ofi_op_kind kind) { return kind >= OFI_OP_FETCH_ATOMIC; }
+
 /* The next piece of op: 0, -FI_EAGAIN (the bound or the provider says
  * wait) or the provider's error. */
 static int post_piece(struct ofi_state *s, struct ofi_op *op)
 {
     size_t len = op->len - op->posted;
-    if (len > s->rma_piece)
-        len = s->rma_piece;
+    size_t piece_max = is_atomic(op->kind) ? op->piece_max : s->rma_piece; /* whole elements */
+    if (len > piece_max)
+        len = piece_max;
     if (s->rma_bytes && s->rma_bytes + len > s->rma_bytes_max)
         return -FI_EAGAIN;
-    struct ofi_op *piece = rma_op_new(s);
+    struct ofi_op *piece = ofi_rma_op_new(s);
     if (!piece)
         return -FI_ENOMEM;
     piece->kind = op->kind;
@@ -739,9 +812,13 @@ static int post_piece(struct ofi_state *s, struct ofi_op *op)
     void *local = (char *)op->local + op->posted;
     uint64_t raddr = op->raddr + op->posted;
     void *desc = op->local_mr ? op->local_mr->desc : NULL;
-    fi_addr_t dest = s->addrs[op->peer];
-    ssize_t rc = op->kind == OFI_OP_READ ? fi_read(s->ep, local, len, desc, dest, raddr, op->key, piece)
-                                         : fi_write(s->ep, local, len, desc, dest, raddr, op->key, piece);
+    ssize_t rc;
+    if (is_atomic(op->kind))
+        rc = ofi_amo_post(s, op, len, piece);
+    else if (op->kind == OFI_OP_READ)
+        rc = fi_read(s->ep, local, len, desc, s->addrs[op->peer], raddr, op->key, piece);
+    else
+        rc = post_write(s, op, local, len, raddr, piece);
     if (rc) {
         rma_op_free(s, piece);
         return (int)rc;
@@ -752,12 +829,21 @@ static int post_piece(struct ofi_state *s, struct ofi_op *op)
     return 0;
 }
 
-static void rma_release(struct ofi_state *s, struct ofi_op *op)
+void ofi_rma_discard(struct ofi_state *s, struct ofi_op *op)
 {
     if (op->local_mr)
         ofi_mr_put(s, op->local_mr);
-    op->local_mr = NULL;
+    if (op->result_mr)
+        ofi_mr_put(s, op->result_mr);
+    op->local_mr = op->result_mr = NULL;
+    free(op->copy);
+    op->copy = NULL;
     rma_op_free(s, op);
+}
+
+static void rma_release(struct ofi_state *s, struct ofi_op *op)
+{
+    ofi_rma_discard(s, op);
     s->rma_busy--;
 }
 
@@ -778,7 +864,7 @@ static int post_waiting(struct ofi_state *s)
         if (rc == -FI_EAGAIN)
             break;
         if (rc)
-            op->status = fi_fail(s, op->kind == OFI_OP_READ ? "fi_read" : "fi_write", rc);
+            op->status = fi_fail(s, ofi_op_call(op->kind), rc);
         else
             posted++;
     }
@@ -1108,29 +1194,52 @@ static int ofi_rkey_pack(struct bmpi_tl *tl, void *memh, void *buf, size_t *len)
     return BMPI_OK;
 }
 
+int ofi_rkey_unpack(const struct ofi_state *s, const void *rkey, size_t rkey_len, uint64_t remote_addr,
+                    uint64_t *raddr, uint64_t *key)
+{
+    struct ofi_rkey k = {0, 0};
+    size_t need = (s->mr_mode & FI_MR_VIRT_ADDR) ? sizeof(k.key) : sizeof(k);
+    if (rkey_len < need)
+        return bmpi_err_set(MPI_ERR_INTERN, "ofi: remote key of %zu bytes, expected %zu", rkey_len, need);
+    memcpy(&k, rkey, need);
+    *raddr = (s->mr_mode & FI_MR_VIRT_ADDR) ? remote_addr : remote_addr - k.base;
+    *key = k.key;
+    return BMPI_OK;
+}
+
+void ofi_rma_submit(struct ofi_state *s, struct ofi_op *op)
+{
+    s->rma_busy++;
+    /* In order behind the operations still waiting; what cannot be posted
+     * now is posted from progress, and a failure completes op with it. */
+    list_push(&s->rma_wait, op);
+    if (!post_waiting(s) && s->rma_wait.head == op) {
+        tx_drain(s);
+        post_waiting(s);
+    }
+}
+
 static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *local, void *local_memh, size_t len,
                    uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done, void *ctx)
 {
     struct ofi_state *s = tl->priv;
-    struct ofi_rkey k = {0, 0};
-    size_t need = (s->mr_mode & FI_MR_VIRT_ADDR) ? sizeof(k.key) : sizeof(k);
     if (!s->rma)
         return bmpi_err_set(MPI_ERR_UNSUPPORTED_OPERATION, "ofi (%s): the provider has no RMA", s->prov);
-    if (rkey_len < need)
-        return bmpi_err_set(MPI_ERR_INTERN, "ofi: remote key of %zu bytes, expected %zu", rkey_len, need);
-    memcpy(&k, rkey, need);
-    struct ofi_op *op = rma_op_new(s);
+    uint64_t raddr, key;
+    int rc = ofi_rkey_unpack(s, rkey, rkey_len, remote_addr, &raddr, &key);
+    if (rc)
+        return rc;
+    struct ofi_op *op = ofi_rma_op_new(s);
     if (!op)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
     op->kind = kind;
     op->peer = peer;
     op->local = local;
     op->len = len;
-    op->raddr = (s->mr_mode & FI_MR_VIRT_ADDR) ? remote_addr : remote_addr - k.base;
-    op->key = k.key;
+    op->raddr = raddr;
+    op->key = key;
     op->done = done;
     op->ctx = ctx;
-    s->rma_busy++;
     /* Under FI_MR_LOCAL the local buffer needs a descriptor; the runtime
      * passes its own registration when it has one, else we take one from
      * the cache for the duration of the operation. */
@@ -1139,20 +1248,14 @@ static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *lo
             op->local_mr = local_memh;
             op->local_mr->refs++;
         } else {
-            int rc = ofi_mr_get(s, local, len, &op->local_mr);
+            rc = ofi_mr_get(s, local, len, &op->local_mr);
             if (rc) {
-                rma_release(s, op);
+                ofi_rma_discard(s, op);
                 return rc;
             }
         }
     }
-    /* In order behind the operations still waiting; what cannot be posted
-     * now is posted from progress, and a failure completes op with it. */
-    list_push(&s->rma_wait, op);
-    if (!post_waiting(s) && s->rma_wait.head == op) {
-        tx_drain(s);
-        post_waiting(s);
-    }
+    ofi_rma_submit(s, op);
     return BMPI_OK;
 }
 
@@ -1256,8 +1359,8 @@ const struct bmpi_tl_ops bmpi_tl_ofi_ops = {
     .rkey_pack = ofi_rkey_pack,
     .get = ofi_get,
     .put = ofi_put,
-    .amo_native = bmpi_tl_unsupported_amo_native,
-    .amo = bmpi_tl_unsupported_amo,
-    .flush = bmpi_tl_flush_done,
+    .amo_native = ofi_amo_native,
+    .amo = ofi_amo,
+    .flush = bmpi_tl_flush_done, /* put and amo complete remotely */
     .progress = ofi_progress,
 };

@@ -10,7 +10,8 @@
  * order: FI_ORDER_SAS orders the provider's processing, ofi_order.h puts
  * completions that come out of that order back in it.
  *
- * Files: ofi.c (provider choice, lifecycle, data path, progress),
+ * Files: ofi.c (provider choice, lifecycle, data path, progress, get and
+ * put), ofi_amo.c (remote atomics: which the provider does, amo()),
  * ofi_mr.c (the registration cache behind mem_reg/mem_dereg and the
  * local registrations FI_MR_LOCAL providers ask for), ofi_jobs.c
  * (processes of other jobs: cards, their peers, early messages).
@@ -100,7 +101,15 @@ struct ofi_mr_cache {
     uint64_t hits, misses; /* for BMPI_VERBOSE */
 };
 
-enum ofi_op_kind { OFI_OP_SEND, OFI_OP_RECV, OFI_OP_READ, OFI_OP_WRITE };
+/* RMA: fi_read, fi_writemsg, fi_fetch_atomic, fi_compare_atomic. */
+enum ofi_op_kind {
+    OFI_OP_SEND,
+    OFI_OP_RECV,
+    OFI_OP_READ,
+    OFI_OP_WRITE,
+    OFI_OP_FETCH_ATOMIC,
+    OFI_OP_COMPARE_ATOMIC
+};
 
 /* The context of every operation that completes (FI_CONTEXT2 space first,
  * as the FI_CONTEXT/FI_CONTEXT2 modes ask). */
@@ -122,6 +131,15 @@ struct ofi_op {
     size_t posted; /* bytes handed to the provider in pieces */
     int pieces;    /* pieces not completed yet */
     struct ofi_mr_entry *local_mr; /* taken by get/put under FI_MR_LOCAL */
+    /* Atomics: local is the operand, copied (then compare, or a scratch
+     * result) into copy; result is the runtime's, or the scratch. len,
+     * posted: bytes of the operand. */
+    void *copy;
+    void *result;
+    struct ofi_mr_entry *result_mr; /* under FI_MR_LOCAL */
+    int fi_op, fi_type;             /* enum fi_op, enum fi_datatype */
+    size_t elem;                    /* bytes of one element */
+    size_t piece_max;               /* bytes of one fi_*atomic at most */
     bmpi_tl_done_fn done;
     void *ctx;
     int status;
@@ -187,6 +205,11 @@ struct ofi_state {
     size_t rma_bytes;         /* in pieces posted and not completed */
     size_t rma_bytes_max;     /* more waits (unless nothing is in flight) */
 
+    /* Remote atomics the provider does (ofi_amo.c): the most elements of
+     * one fi_fetch_atomic (fi_compare_atomic for CSWAP) call, 0 where it
+     * has none; [op][type]. */
+    size_t amo_count[BMPI_TL_AMO_NOPS][BMPI_TL_AMO_NTYPES];
+
     /* A send failed in the provider: reported from progress. */
     char send_err[256];
 
@@ -207,6 +230,32 @@ struct fi_info *ofi_choose_provider(char *why, size_t why_len, bool report);
 
 /* ofi.c: take one received message (from a buffer or parked). */
 void ofi_deliver(struct ofi_state *s, const char *buf, size_t len);
+
+/* ofi.c: RMA operations (get, put, amo), each posted to the provider as
+ * one or more pieces, all in the order they were issued. */
+struct ofi_op *ofi_rma_op_new(struct ofi_state *s);
+/* Where the peer's rkey and address point: *raddr as the provider wants
+ * it (address or offset), *key. 0 or MPI_ERR_INTERN (a malformed rkey). */
+int ofi_rkey_unpack(const struct ofi_state *s, const void *rkey, size_t rkey_len, uint64_t remote_addr,
+                    uint64_t *raddr, uint64_t *key);
+/* Take op (kind, peer, local, len, raddr, key, done and ctx set; its
+ * local registrations taken): posted now or from progress, behind every
+ * RMA operation issued before it; its done from progress. */
+void ofi_rma_submit(struct ofi_state *s, struct ofi_op *op);
+/* Give back an op never submitted, with its registrations and copy. */
+void ofi_rma_discard(struct ofi_state *s, struct ofi_op *op);
+/* The provider's call an operation of this kind makes, for messages. */
+const char *ofi_op_call(enum ofi_op_kind kind);
+
+/* ofi_amo.c: remote atomics (the transport contract's amo_native, amo). */
+/* Fill amo_count from the provider's answers (fi_query_atomic); all 0
+ * without FI_ATOMIC. Returns whether any pair is native. */
+bool ofi_amo_init(struct ofi_state *s);
+bool ofi_amo_native(struct bmpi_tl *tl, int peer, enum bmpi_tl_amo_op op, enum bmpi_tl_amo_type type, bool fetch);
+int ofi_amo(struct bmpi_tl *tl, int peer, const struct bmpi_tl_amo *amo, bmpi_tl_done_fn done, void *ctx);
+/* Post the next piece of an atomic operation (len bytes of its operand
+ * from op->posted on); the provider's return code. */
+ssize_t ofi_amo_post(struct ofi_state *s, struct ofi_op *op, size_t len, void *context);
 
 /* ofi_jobs.c: processes of other jobs (the transport contract's
  * query_other_jobs, card and add_card; docs/dynamic.md). */

@@ -97,7 +97,8 @@ void bmpi_ofi_report(FILE *out)
     char why[512];
     struct fi_info *chosen = ofi_choose_provider(why, sizeof(why), false);
     const char *forced = bmpi_env_string("BMPI_OFI_PROVIDER");
-    fprintf(out, "  bmpi's preference list (FI_EP_RDM, FI_MSG, send-after-send order; FI_RMA if offered):\n");
+    fprintf(out, "  bmpi's preference list (FI_EP_RDM, FI_MSG, send-after-send order; FI_RMA, FI_ATOMIC if "
+                 "offered):\n");
     for (int i = 0; i < ofi_npreference; i++) {
         bool is_chosen = chosen && !forced &&
                          strcmp(chosen->fabric_attr->prov_name, ofi_preference[i]) == 0;
