@@ -48,6 +48,7 @@
 #include "runtime/handle.h"
 #include "runtime/op.h"
 #include "runtime/rma_atomic.h"
+#include "transport/shm/cacheline.h"
 
 /* Shared memory needs atomics that are instructions, not libatomic's
  * process-private locks. */
@@ -322,15 +323,6 @@ static atomic_fn cpu_kernel(int opi, MPI_Datatype basic, const struct bmpi_datat
 
 /* --- stripe path ------------------------------------------------------------------ */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield" ::: "memory");
-#endif
-}
-
 /* The stripe of the element at elem: from its page offset, which every
  * mapping of the page shares. */
 static uint32_t *stripe_of(uint32_t *stripes, const void *elem)
@@ -345,7 +337,7 @@ static void stripe_lock(uint32_t *s)
         int spins = 0;
         while (__atomic_load_n(s, __ATOMIC_RELAXED)) {
             if (++spins < STRIPE_SPINS) {
-                cpu_relax();
+                bmpi_cpu_relax();
             } else {
                 sched_yield();
                 spins = 0;

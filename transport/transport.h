@@ -139,11 +139,13 @@ enum bmpi_tl_amo_type {
 };
 
 /* One remote atomic: count elements of type at the peer's remote_addr
- * (covered by rkey) become (element op operand[i]); with result, the old
- * values are fetched there (result must stay valid until done). CSWAP
- * takes count 1 and compare. Each element is atomic with respect to the
- * transport's other atomics at that peer, not to the peer CPU's own
- * accesses. */
+ * (covered by rkey, a multiple of the element size) become (element op
+ * operand[i]); with result, the old values are fetched there. operand and
+ * compare are read before amo() returns; only result must stay valid
+ * until done. CSWAP takes count 1 and compare; READ and CSWAP exist only
+ * with a result (amo_native(READ or CSWAP, fetch false) is false). Each
+ * element is atomic with respect to the transport's other atomics at that
+ * peer, not to the peer CPU's own accesses. */
 struct bmpi_tl_amo {
     enum bmpi_tl_amo_op op;
     enum bmpi_tl_amo_type type;
