@@ -16,7 +16,7 @@
 # program goes on), so what is validated is that the program itself is
 # sound; the answers are printed once, for README's table.
 #
-# Open MPI runs with --mca osc sm,pt2pt: its default osc/rdma and osc/ucx
+# Open MPI runs with --mca osc sm,pt2pt (OMPI_OSC to change it): its default osc/rdma and osc/ucx
 # components fail cases of rma_matrix (Get_accumulate and Accumulate with
 # derived datatypes), crash in Compare_and_swap (rma_atomic) and cannot
 # create a dynamic window at one rank (README).
@@ -36,7 +36,7 @@ ompi)
     run() {
         n=$1
         shift
-        timeout "$timeout_s" mpirun --allow-run-as-root --oversubscribe --mca osc sm,pt2pt \
+        timeout "$timeout_s" mpirun --allow-run-as-root --oversubscribe --mca osc "${OMPI_OSC:-sm,pt2pt}" \
             -x RMA_ERRORS_SURVEY -n "$n" "$@"
     }
     ;;
