@@ -32,6 +32,7 @@
 #define SLOT_ELEMS 16
 #define NELEM 8        /* elements each layout covers */
 #define SENTINEL (-7)
+#define MAX_SLOTS 256
 
 enum layout { L_CONTIG, L_VECTOR, L_INDEXED, L_STRUCT, L_RESIZED, L_SINGLE };
 static const char *const layout_name[] = {"contig", "vector", "indexed", "struct", "resized", "single"};
@@ -195,6 +196,7 @@ static int slot_runs(const struct slot *sl, enum sync m)
 static void add_slot(struct matrix *mx, enum kind k, MPI_Op op, const char *op_name, MPI_Datatype elem,
                      enum layout ol, enum layout tl, int cas_match)
 {
+    CHECK(mx->nslots < MAX_SLOTS, "more than %d slots", MAX_SLOTS);
     struct slot *sl = &mx->slots[mx->nslots++];
     sl->kind = k;
     sl->op = op;
@@ -212,7 +214,7 @@ static void build_slots(struct matrix *mx)
         {L_CONTIG, L_RESIZED}, {L_VECTOR, L_INDEXED}, {L_RESIZED, L_STRUCT},
     };
     const MPI_Datatype elems[2] = {MPI_INT, MPI_DOUBLE};
-    mx->slots = calloc(256, sizeof *mx->slots);
+    mx->slots = calloc(MAX_SLOTS, sizeof *mx->slots);
     CHECK(mx->slots != NULL, "out of memory");
     mx->nslots = 0;
     for (int e = 0; e < 2; e++) {
