@@ -29,3 +29,4 @@ check-transports:
 	    $(MAKE) $(AM_MAKEFLAGS) check
 .PHONY: check-transports
 include test/fortran/local.mk
+include test/rma/local.mk
