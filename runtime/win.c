@@ -652,8 +652,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     err = err ? err : info_put(info, "accumulate_ops", w->accumulate_ops);
     err = err ? err : info_put(info, "same_size", w->same_size ? "true" : "false");
     err = err ? err : info_put(info, "same_disp_unit", w->same_disp_unit ? "true" : "false");
-    if (!err && w->flavor == MPI_WIN_FLAVOR_SHARED)
-        err = info_put(info, "alloc_shared_noncontig", w->alloc_shared_noncontig ? "true" : "false");
+    err = err ? err : info_put(info, "alloc_shared_noncontig", w->alloc_shared_noncontig ? "true" : "false");
     if (err) {
         PMPI_Info_free(&info);
         return bmpi_err_win_obj(w, err, fn, NULL);
