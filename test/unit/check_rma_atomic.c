@@ -281,6 +281,7 @@ static void apply_one(const struct type_case *tc, MPI_Op op, size_t toff, size_t
     size_t bytes = NELEM * extent_of(tc->t);
     _Alignas(64) char origin[NELEM * 32 + 64], target[NELEM * 32 + 64], result[NELEM * 32 + 64];
     _Alignas(64) char ref_target[NELEM * 32 + 64], ref_result[NELEM * 32 + 64];
+    _Alignas(64) char ref_origin[NELEM * 32 + 64];
     char *org = origin + ooff, *tgt = target + toff, *res = result + ooff;
     fill(tc, org, NELEM);
     fill(tc, tgt, NELEM);
@@ -294,7 +295,9 @@ static void apply_one(const struct type_case *tc, MPI_Op op, size_t toff, size_t
             memcpy(ref_target + i * extent_of(tc->t), org + i * extent_of(tc->t),
                    (size_t)bmpi_dt_true_extent(dt));
     } else if (op != MPI_NO_OP) {
-        bmpi_op_apply(o, org, ref_target, NELEM, dt);
+        /* op.c's kernels read elements at their alignment */
+        memcpy(ref_origin, org, bytes);
+        bmpi_op_apply(o, ref_origin, ref_target, NELEM, dt);
     }
 
     struct bmpi_win_ctl ctl;
