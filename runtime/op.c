@@ -170,13 +170,14 @@ static const unsigned op_classes[OP_COUNT] = {
 
 /* Integers. Signed overflow in SUM/PROD wraps in every MPI users know;
  * U is the unsigned twin the sum and product are computed in, so that it
- * is defined behaviour here too. */
+ * is defined behaviour here too (the product from unsigned int up: two
+ * 16-bit values would be promoted to int and could overflow it). */
 #define INT_OPS(T, U)                                                                              \
     switch (op) {                                                                                  \
     case OP_MAX: LOOP(a[i] > b[i] ? a[i] : b[i]); break;                                           \
     case OP_MIN: LOOP(a[i] < b[i] ? a[i] : b[i]); break;                                           \
     case OP_SUM: LOOP((T)((U)a[i] + (U)b[i])); break;                                              \
-    case OP_PROD: LOOP((T)((U)a[i] * (U)b[i])); break;                                             \
+    case OP_PROD: LOOP((T)((U)(1u * (U)a[i] * (U)b[i]))); break;                                   \
     case OP_LAND: LOOP((T)(a[i] && b[i])); break;                                                  \
     case OP_LOR: LOOP((T)(a[i] || b[i])); break;                                                   \
     case OP_LXOR: LOOP((T)(!a[i] != !b[i])); break;                                                \
