@@ -100,18 +100,24 @@ struct card_a {
     int32_t handle, err;
 };
 
+/* Remote keys travel in a few bytes: the transports' are 8-24. */
+#define RKEY_CARD_MAX 32
+
 struct rkey_card {
-    char tl[16];
+    char tl[8]; /* the transport's name ("ofi", "verbs", "shm") */
     uint32_t len;
-    uint8_t key[BMPI_TL_RKEY_MAX];
+    uint8_t key[RKEY_CARD_MAX];
 };
 
+/* Small enough for the collectives' small slots: region names travel as
+ * their suffix, the part after the job's and node's prefix. */
 struct card_b {
     uint64_t base;
     int32_t err;
-    char region[256];
+    char region[BMPI_NODE_SUFFIX_MAX];
     struct rkey_card rkey[MAX_RKEYS];
 };
+_Static_assert(sizeof(struct card_b) <= 256, "the second card stays within a small collective slot");
 
 /* Local members of the window, by rank in the window, and the layout of
  * their node region. */
@@ -223,7 +229,7 @@ static int register_memory(struct bmpi_win *w, struct card_b *b)
     int n = net_tls(w, tls);
     for (int i = 0; i < n; i++) {
         struct bmpi_win_reg *reg = &w->regs[w->nregs];
-        size_t len = BMPI_TL_RKEY_MAX;
+        size_t len = RKEY_CARD_MAX;
         if (tls[i]->ops->mem_reg(tls[i], w->base, (size_t)w->size, &reg->memh) != BMPI_OK)
             continue; /* origins reach this rank by active messages instead */
         reg->tl = tls[i];
@@ -301,7 +307,7 @@ static int build_targets(struct bmpi_win *w, const struct layout *l, const struc
     if (!(w->t = calloc((size_t)w->comm->size, sizeof *w->t)))
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a window's targets");
     if (needs_region(w, l) && l->my_index != 0) {
-        int err = bmpi_node_region_attach(b[l->members[0]].region, &w->region);
+        int err = bmpi_node_region_attach_suffix(b[l->members[0]].region, &w->region);
         if (err)
             return err;
         w->ctl = (struct bmpi_win_ctl *)((char *)w->region.addr + REGION_HDR + (size_t)l->my_index * CTL_STRIDE);
@@ -319,20 +325,23 @@ static int build_targets(struct bmpi_win *w, const struct layout *l, const struc
 
 /* ---- creation and free ------------------------------------------------------ */
 
-static int exchange(struct bmpi_win *w, const void *mine, void *all, size_t len)
+/* The exchanges of creation go over the user's communicator, whose
+ * collectives are set up already; the window's own duplicate gets its
+ * first collective at the first fence. */
+static int exchange(struct bmpi_comm *over, const void *mine, void *all, size_t len)
 {
-    return PMPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, w->comm->handle);
+    return PMPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, over->handle);
 }
 
-static int agree_error(struct bmpi_win *w, int err)
+static int agree_error(struct bmpi_comm *over, int err)
 {
     int worst = 0;
-    int rc = PMPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MAX, w->comm->handle);
+    int rc = PMPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MAX, over->handle);
     return rc ? rc : worst;
 }
 
 /* Steps 2-4 of creation: exchanges, region, targets. */
-static int win_connect(struct bmpi_win *w, MPI_Aint size, void *user_base)
+static int win_connect(struct bmpi_win *w, struct bmpi_comm *over, MPI_Aint size, void *user_base)
 {
     int n = w->comm->size, err;
     struct card_a mine_a = {.size = (uint64_t)size, .disp_unit = w->disp_unit, .pid = getpid(),
@@ -345,7 +354,7 @@ static int win_connect(struct bmpi_win *w, MPI_Aint size, void *user_base)
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory creating a window");
         goto out; /* the others wait in the exchange: as any failed collective */
     }
-    if ((err = exchange(w, &mine_a, a, sizeof *a)))
+    if ((err = exchange(over, &mine_a, a, sizeof *a)))
         goto out;
     bool with_data = w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED;
     int local_err = layout_node(w, a, with_data, &l);
@@ -359,9 +368,12 @@ static int win_connect(struct bmpi_win *w, MPI_Aint size, void *user_base)
         local_err = register_memory(w, mine_b);
     mine_b->base = (uint64_t)(uintptr_t)w->base;
     mine_b->err = local_err;
-    if (w->region.addr)
-        snprintf(mine_b->region, sizeof mine_b->region, "%s", w->region.name);
-    if ((err = exchange(w, mine_b, b, sizeof *b)))
+    const char *suffix = w->region.addr ? bmpi_node_region_suffix(&w->region) : NULL;
+    if (suffix)
+        snprintf(mine_b->region, sizeof mine_b->region, "%s", suffix);
+    else if (w->region.addr && !local_err)
+        local_err = bmpi_err_set(MPI_ERR_INTERN, "window region name %s has no short suffix", w->region.name);
+    if ((err = exchange(over, mine_b, b, sizeof *b)))
         goto out;
     for (int r = 0; r < n && !local_err; r++)
         if (b[r].err)
@@ -370,7 +382,7 @@ static int win_connect(struct bmpi_win *w, MPI_Aint size, void *user_base)
         local_err = build_targets(w, &l, a, b);
     char why[256];
     snprintf(why, sizeof why, "%s", bmpi_err_reason());
-    err = agree_error(w, local_err);
+    err = agree_error(over, local_err);
     if (w->region.addr && l.nlocal > 0 && l.my_index == 0)
         bmpi_node_region_unlink(&w->region);
     if (err && local_err)
@@ -498,7 +510,7 @@ static int win_create_any(int flavor, const struct create_args *a, const char *f
         return bmpi_err_comm(a->comm, err, fn, NULL);
     w->size = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : a->size;
     w->disp_unit = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : (int)a->disp_unit;
-    if ((err = win_connect(w, w->size, a->base))) {
+    if ((err = win_connect(w, c, w->size, a->base))) {
         win_release(w);
         return bmpi_err_comm(a->comm, err, fn, NULL);
     }

@@ -29,6 +29,26 @@ int bmpi_node_region_create(const char *kind, size_t len, struct bmpi_node_regio
     return BMPI_OK;
 }
 
+/* Bytes of every region name before its suffix. */
+static size_t prefix_len(void)
+{
+    char prefix[256];
+    return bmpi_shm_name(prefix, sizeof prefix, bmpi_world.nspace, bmpi_world.nodeid, "") ? 0 : strlen(prefix);
+}
+
+const char *bmpi_node_region_suffix(const struct bmpi_node_region *r)
+{
+    size_t n = prefix_len();
+    return n && strlen(r->name) - n < BMPI_NODE_SUFFIX_MAX ? r->name + n : NULL;
+}
+
+int bmpi_node_region_attach_suffix(const char *suffix, struct bmpi_node_region *r)
+{
+    char name[256];
+    int err = bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix);
+    return err ? err : bmpi_node_region_attach(name, r);
+}
+
 int bmpi_node_region_attach(const char *name, struct bmpi_node_region *r)
 {
     if (strlen(name) >= sizeof r->name)

@@ -36,6 +36,12 @@ struct bmpi_node_region {
 int bmpi_node_region_create(const char *kind, size_t len, struct bmpi_node_region *r);
 /* Map a region another rank created (it must be this user's and private). */
 int bmpi_node_region_attach(const char *name, struct bmpi_node_region *r);
+/* The end of a region's name after the job's and node's part, which every
+ * rank of the node knows: what a short message carries instead of the
+ * name (at most BMPI_NODE_SUFFIX_MAX bytes, the final NUL included). */
+#define BMPI_NODE_SUFFIX_MAX 64
+const char *bmpi_node_region_suffix(const struct bmpi_node_region *r);
+int bmpi_node_region_attach_suffix(const char *suffix, struct bmpi_node_region *r);
 /* Remove the name (once every rank has attached); the mapping stays. */
 int bmpi_node_region_unlink(struct bmpi_node_region *r);
 void bmpi_node_region_detach(struct bmpi_node_region *r);
