@@ -380,6 +380,7 @@ static int win_connect(struct bmpi_win *w, struct bmpi_comm *over, MPI_Aint size
             local_err = bmpi_err_set(b[r].err, "rank %d could not set up its part of the window", r);
     if (!local_err)
         local_err = build_targets(w, &l, a, b);
+    w->node_fence = l.nlocal == n && (n == 1 || needs_region(w, &l));
     char why[256];
     snprintf(why, sizeof why, "%s", bmpi_err_reason());
     err = agree_error(over, local_err);

@@ -58,6 +58,8 @@ enum bmpi_rma_path { BMPI_RMA_DIRECT, BMPI_RMA_COPY, BMPI_RMA_NET, BMPI_RMA_AM }
 struct bmpi_win_ctl {
     uint64_t lock; /* readers, or BMPI_WIN_LOCK_EXCL */
     uint8_t pad0[56];
+    uint64_t fences; /* fences this rank has entered (windows on one node) */
+    uint8_t pad1[56];
     uint32_t stripes[BMPI_RMA_LOCK_STRIPES];
 };
 
@@ -134,6 +136,8 @@ struct bmpi_win {
     int nranges, cap_ranges;
 
     /* epochs (rma_sync.c) */
+    bool node_fence;           /* every member maps every control block: fence by their counters */
+    uint64_t fences;           /* fences entered, as in my control block */
     enum bmpi_win_epoch access;
     uint64_t epoch_ops;        /* operations since the access epoch opened */
     struct bmpi_group *start_group, *post_group; /* PSCW, NULL outside */
