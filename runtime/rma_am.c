@@ -410,10 +410,10 @@ static void serve_ctl(uint8_t am_id, int peer, const struct bmpi_rma_ctl *c)
         serve_waiters(w);
         break;
     case BMPI_AM_RMA_POST:
-        t->posts_seen++;
+        t->posts_am++;
         break;
     default:
-        t->completes_seen++;
+        t->completes_am++;
         break;
     }
 }

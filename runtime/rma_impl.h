@@ -14,6 +14,7 @@
 #include "runtime/datatype.h"
 #include "runtime/win.h"
 
+struct bmpi_group;
 struct bmpi_op;
 struct bmpi_request;
 
@@ -64,6 +65,8 @@ bool bmpi_win_attached(const struct bmpi_win *w, uint64_t addr, uint64_t len);
  * passive target epochs only). */
 bool bmpi_rma_access_ok(const struct bmpi_win *w, int target, bool request_form);
 bool bmpi_rma_epoch_closable(const struct bmpi_win *w);
+/* Drop a group kept for PSCW (win.c frees a window's). */
+void bmpi_rma_forget_group(struct bmpi_group **g, int **ranks);
 /* An answer arrived for target (rma_am.c, NET completions). */
 void bmpi_rma_answered(struct bmpi_win *w, int target, int status);
 

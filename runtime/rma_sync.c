@@ -62,7 +62,29 @@ static bool access_free(const struct bmpi_win *w)
     return w->access == BMPI_EPOCH_NONE || (w->access == BMPI_EPOCH_FENCE && w->epoch_ops == 0);
 }
 
-bool bmpi_rma_epoch_closable(const struct bmpi_win *w) { return access_free(w) && !w->post_group; }
+bool bmpi_rma_epoch_closable(const struct bmpi_win *w) { return access_free(w) && !w->post_open; }
+
+/* ---- waiting ---------------------------------------------------------------------- */
+
+/* Polls of a shared-memory word between two passes of the progress
+ * engine: another rank's store is seen as soon as its line arrives, not
+ * after a pass over every transport; progress still runs, so active
+ * messages are served while a rank waits. */
+#define POLLS_PER_PROGRESS 16
+
+/* Wait until the word at *at is above floor. */
+static void wait_above(volatile uint64_t *at, uint64_t floor)
+{
+    unsigned idle = 0;
+    for (;;) {
+        for (int i = 0; i < POLLS_PER_PROGRESS; i++) {
+            if (__atomic_load_n(at, __ATOMIC_ACQUIRE) > floor)
+                return;
+        }
+        if (!bmpi_progress())
+            bmpi_progress_idle(&idle);
+    }
+}
 
 /* ---- completion ------------------------------------------------------------------- */
 
@@ -98,7 +120,6 @@ static int complete_target(struct bmpi_win *w, int target)
         if (err || state > 0)
             return err ? err : state;
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return BMPI_OK;
 }
 
@@ -109,7 +130,6 @@ static int complete_all(struct bmpi_win *w)
         for (int r = 0; r < w->comm->size && !err; r++)
             if (w->t[r].net_unflushed)
                 err = complete_target(w, r);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         return err;
     }
     for (int r = 0; r < w->comm->size && !err; r++)
@@ -143,11 +163,8 @@ static void node_fence_barrier(struct bmpi_win *w)
 {
     uint64_t n = ++w->fences;
     __atomic_store_n(&w->ctl->fences, n, __ATOMIC_RELEASE);
-    unsigned idle = 0;
     for (int r = 0; r < w->comm->size; r++)
-        while (__atomic_load_n(&w->t[r].ctl->fences, __ATOMIC_ACQUIRE) < n)
-            if (!bmpi_progress())
-                bmpi_progress_idle(&idle);
+        wait_above(&w->t[r].ctl->fences, n - 1);
 }
 
 #define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
@@ -162,7 +179,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         return err;
     if (assert & ~FENCE_ASSERTS)
         return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
-    if ((w->access != BMPI_EPOCH_NONE && w->access != BMPI_EPOCH_FENCE) || w->post_group)
+    if ((w->access != BMPI_EPOCH_NONE && w->access != BMPI_EPOCH_FENCE) || w->post_open)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "a PSCW or passive target epoch is open");
     if ((err = complete_all(w)))
         return bmpi_err_win_obj(w, err, fn, NULL);
@@ -178,46 +195,62 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 
 /* ---- PSCW ----------------------------------------------------------------------- */
 
-/* The ranks in the window of group's members. */
+/* The ranks in the window of group's members, into *g and *ranks. The
+ * translation stays there for the next epoch: a program that posts to (or
+ * starts with) the same group every time translates it once. */
 static int group_ranks(struct bmpi_win *w, MPI_Group group, const char *fn, struct bmpi_group **g, int **ranks)
 {
-    if (!(*g = bmpi_group_lookup(group)))
+    struct bmpi_group *ng = bmpi_group_lookup(group);
+    if (!ng)
         return bmpi_err_win_obj(w, MPI_ERR_GROUP, fn, "invalid group 0x%x", (unsigned)group);
-    if (!(*ranks = malloc(((size_t)(*g)->size + 1) * sizeof(int))))
+    if (ng == *g)
+        return MPI_SUCCESS;
+    int *nr = malloc(((size_t)ng->size + 1) * sizeof(int));
+    if (!nr)
         return bmpi_err_win_obj(w, MPI_ERR_NO_MEM, fn, "out of memory");
     const struct bmpi_group *wg = w->comm->group;
-    for (int i = 0; i < (*g)->size; i++) {
-        (*ranks)[i] = -1;
-        for (int r = 0; r < wg->size && (*ranks)[i] < 0; r++)
-            if (wg->world_ranks[r] == (*g)->world_ranks[i])
-                (*ranks)[i] = r;
-        if ((*ranks)[i] < 0) {
-            free(*ranks);
+    for (int i = 0; i < ng->size; i++) {
+        nr[i] = -1;
+        for (int r = 0; r < wg->size && nr[i] < 0; r++)
+            if (wg->world_ranks[r] == ng->world_ranks[i])
+                nr[i] = r;
+        if (nr[i] < 0) {
+            free(nr);
             return bmpi_err_win_obj(w, MPI_ERR_GROUP, fn, "member %d of group 0x%x is not in the window", i,
                                     (unsigned)group);
         }
     }
-    bmpi_group_retain(*g);
+    bmpi_rma_forget_group(g, ranks);
+    bmpi_group_retain(ng);
+    *g = ng;
+    *ranks = nr;
     return MPI_SUCCESS;
 }
 
-static void drop_group(struct bmpi_group **g, int **ranks)
+void bmpi_rma_forget_group(struct bmpi_group **g, int **ranks)
 {
-    bmpi_group_release(*g);
+    if (*g)
+        bmpi_group_release(*g);
     free(*ranks);
     *g = NULL;
     *ranks = NULL;
 }
 
-/* Tell rank r: a post or complete, counted on its side per sender. */
+/* Tell rank r: a post or complete, counted on its side per sender, in
+ * its cell of the node region or by an active message. */
 static int signal_rank(struct bmpi_win *w, int r, uint8_t am_id)
 {
+    struct bmpi_win_target *t = &w->t[r];
+    bool post = am_id == BMPI_AM_RMA_POST;
+    uint64_t *cell = post ? t->posts_out : t->completes_out;
+    uint64_t n = post ? ++t->posts_sent : ++t->completes_sent;
+    if (cell) {
+        __atomic_store_n(cell, n, __ATOMIC_RELEASE);
+        return BMPI_OK;
+    }
     if (r != w->comm->rank)
         return bmpi_rma_am_ctl(w, r, am_id, 0);
-    if (am_id == BMPI_AM_RMA_POST)
-        w->t[r].posts_seen++;
-    else
-        w->t[r].completes_seen++;
+    (*(post ? &t->posts_am : &t->completes_am))++;
     return BMPI_OK;
 }
 
@@ -231,22 +264,21 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
         return err;
     if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
         return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
-    if (w->post_group)
+    if (w->post_open)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "an exposure epoch is already open");
     if ((err = group_ranks(w, group, fn, &w->post_group, &w->post_ranks)))
         return err;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    w->post_open = true;
+    /* this rank's accesses to its window come before any origin's */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     for (int i = 0; i < w->post_group->size && !(assert & MPI_MODE_NOCHECK) && !err; i++)
         err = signal_rank(w, w->post_ranks[i], BMPI_AM_RMA_POST);
     return err ? bmpi_err_win_obj(w, err, fn, NULL) : MPI_SUCCESS;
 }
 
-static void wait_count(volatile uint32_t *seen, uint32_t *used)
+static void wait_count(volatile uint64_t *seen, uint64_t *used)
 {
-    unsigned idle = 0;
-    while (*seen == *used)
-        if (!bmpi_progress())
-            bmpi_progress_idle(&idle);
+    wait_above(seen, *used);
     (*used)++;
 }
 
@@ -266,9 +298,8 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
         return err;
     for (int i = 0; i < w->start_group->size && !(assert & MPI_MODE_NOCHECK); i++) {
         struct bmpi_win_target *t = &w->t[w->start_ranks[i]];
-        wait_count(&t->posts_seen, &t->posts_used);
+        wait_count(t->posts_in, &t->posts_used);
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     w->access = BMPI_EPOCH_PSCW;
     w->epoch_ops = 0;
     return MPI_SUCCESS;
@@ -288,7 +319,6 @@ int PMPI_Win_complete(MPI_Win win)
         err = complete_target(w, w->start_ranks[i]);
     for (int i = 0; i < w->start_group->size && !err; i++)
         err = signal_rank(w, w->start_ranks[i], BMPI_AM_RMA_COMPLETE);
-    drop_group(&w->start_group, &w->start_ranks);
     w->access = BMPI_EPOCH_NONE;
     if (err)
         return bmpi_err_win_obj(w, err, fn, NULL);
@@ -301,7 +331,7 @@ static bool all_completed(struct bmpi_win *w, bool consume)
 {
     for (int i = 0; i < w->post_group->size; i++) {
         struct bmpi_win_target *t = &w->t[w->post_ranks[i]];
-        if (t->completes_seen == t->completes_used)
+        if (__atomic_load_n(t->completes_in, __ATOMIC_ACQUIRE) == t->completes_used)
             return false;
     }
     for (int i = 0; i < w->post_group->size && consume; i++)
@@ -311,24 +341,23 @@ static bool all_completed(struct bmpi_win *w, bool consume)
 
 static int end_exposure(struct bmpi_win *w, bool block, int *flag, const char *fn)
 {
-    if (!w->post_group)
+    if (!w->post_open)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no exposure epoch was opened with MPI_Win_post");
-    unsigned idle = 0;
-    while (!all_completed(w, false)) {
-        if (!block) {
-            bmpi_progress();
-            if (!all_completed(w, false)) {
-                *flag = 0;
-                return MPI_SUCCESS;
-            }
-            break;
+    if (block) {
+        for (int i = 0; i < w->post_group->size; i++) {
+            struct bmpi_win_target *t = &w->t[w->post_ranks[i]];
+            wait_above(t->completes_in, t->completes_used);
         }
-        if (!bmpi_progress())
-            bmpi_progress_idle(&idle);
+    } else if (!all_completed(w, false)) {
+        bmpi_progress();
+        if (!all_completed(w, false)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
     }
     all_completed(w, true);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    drop_group(&w->post_group, &w->post_ranks);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    w->post_open = false;
     if (flag)
         *flag = 1;
     return MPI_SUCCESS;
@@ -528,6 +557,8 @@ static int flush_one(MPI_Win win, int rank, const char *fn)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no passive target epoch is open to rank %d", rank);
     if ((err = complete_target(w, rank)))
         return bmpi_err_win_obj(w, err, fn, NULL);
+    /* stores to mapped targets ordered before anything after the flush */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return take_op_error(w, fn);
 }
 
@@ -541,6 +572,7 @@ static int flush_every(MPI_Win win, const char *fn)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no passive target epoch is open");
     if ((err = complete_all(w)))
         return bmpi_err_win_obj(w, err, fn, NULL);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return take_op_error(w, fn);
 }
 

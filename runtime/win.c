@@ -125,6 +125,7 @@ struct layout {
     int nlocal;
     int *members;     /* ranks in the window, ascending */
     int my_index;     /* mine among them */
+    size_t pscw_off;  /* the PSCW cells: posts, then completes, n x n each */
     size_t *data_off; /* by index: offset of the member's memory */
     size_t len;
 };
@@ -150,6 +151,8 @@ static int layout_node(struct bmpi_win *w, const struct card_a *a, bool with_dat
             l->members[l->nlocal++] = r;
         }
     size_t off = REGION_HDR + (size_t)l->nlocal * CTL_STRIDE;
+    l->pscw_off = off;
+    off += 2 * (size_t)l->nlocal * (size_t)l->nlocal * sizeof(uint64_t);
     off = (off + PAGE - 1) & ~(size_t)(PAGE - 1);
     bool contiguous = w->flavor == MPI_WIN_FLAVOR_SHARED && !w->alloc_shared_noncontig;
     size_t align = w->flavor == MPI_WIN_FLAVOR_SHARED ? PAGE : DATA_ALIGN;
@@ -301,6 +304,21 @@ static void set_target(struct bmpi_win *w, const struct layout *l, const struct 
         t->path = BMPI_RMA_AM;
 }
 
+/* PSCW between members of one region: cell (receiver, sender) counts the
+ * posts (completes) sender gave receiver, written by sender only. */
+static void link_pscw_cells(struct bmpi_win *w, const struct layout *l)
+{
+    int n = l->nlocal, me = l->my_index;
+    uint64_t *posts = (uint64_t *)((char *)w->region.addr + l->pscw_off), *completes = posts + n * n;
+    for (int i = 0; i < n; i++) {
+        struct bmpi_win_target *t = &w->t[l->members[i]];
+        t->posts_in = &posts[me * n + i];
+        t->completes_in = &completes[me * n + i];
+        t->posts_out = &posts[i * n + me];
+        t->completes_out = &completes[i * n + me];
+    }
+}
+
 static int build_targets(struct bmpi_win *w, const struct layout *l, const struct card_a *a,
                          const struct card_b *b)
 {
@@ -318,8 +336,12 @@ static int build_targets(struct bmpi_win *w, const struct layout *l, const struc
     for (int r = 0; r < w->comm->size; r++) {
         bool local = idx < l->nlocal && l->members[idx] == r;
         set_target(w, l, a, b, r, local && needs_region(w, l) ? idx : -1);
+        w->t[r].posts_in = &w->t[r].posts_am;
+        w->t[r].completes_in = &w->t[r].completes_am;
         idx += local;
     }
+    if (needs_region(w, l))
+        link_pscw_cells(w, l);
     return BMPI_OK;
 }
 
@@ -408,6 +430,8 @@ static void win_release(struct bmpi_win *w)
     if (w->owns_ctl)
         free(w->ctl);
     bmpi_rma_am_forget(w);
+    bmpi_rma_forget_group(&w->start_group, &w->start_ranks);
+    bmpi_rma_forget_group(&w->post_group, &w->post_ranks);
     free(w->t);
     free(w->ranges);
     if (w->handle)

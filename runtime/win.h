@@ -86,10 +86,17 @@ struct bmpi_win_target {
     uint64_t issued;        /* operations issued as active messages or NET */
     volatile uint64_t acked; /* ... and answered */
     bool net_unflushed;     /* NET puts since the last transport flush (no REMOTE_DONE) */
-    volatile uint32_t posts_seen;     /* PSCW: posts it sent us ... */
-    uint32_t posts_used;              /* ... and starts that took one */
-    volatile uint32_t completes_seen; /* completes it sent us ... */
-    uint32_t completes_used;          /* ... and waits that took one */
+    /* PSCW: the posts and completes it sent this rank are counted in
+     * *posts_in and *completes_in (a cell of the node region the target
+     * writes, or posts_am/completes_am below, counted as active messages
+     * arrive); starts and waits take them one by one. This rank signals
+     * the target in *posts_out and *completes_out (NULL: by active
+     * message). */
+    volatile uint64_t *posts_in, *completes_in;
+    uint64_t posts_used, completes_used;
+    uint64_t *posts_out, *completes_out;
+    uint64_t posts_sent, completes_sent;
+    uint64_t posts_am, completes_am;
 };
 
 /* A range attached to a dynamic window. */
@@ -140,8 +147,11 @@ struct bmpi_win {
     uint64_t fences;           /* fences entered, as in my control block */
     enum bmpi_win_epoch access;
     uint64_t epoch_ops;        /* operations since the access epoch opened */
-    struct bmpi_group *start_group, *post_group; /* PSCW, NULL outside */
-    int *start_ranks, *post_ranks;               /* their members' ranks in the window */
+    /* PSCW: the groups of the last start and post, and their members'
+     * ranks in the window (kept for the next epoch) */
+    struct bmpi_group *start_group, *post_group;
+    int *start_ranks, *post_ranks;
+    bool post_open;            /* an exposure epoch (MPI_Win_post) is open */
     int locks_held;            /* targets locked by MPI_Win_lock */
 
     /* completion */
