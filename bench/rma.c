@@ -538,7 +538,7 @@ static void report(const struct bench *b, size_t size, double first, double crea
     if (b->rank != 0) return;
     if (b->mode->op == OP_FOP) size = (size_t)b->np;
     if (b->mode->kind == KIND_BW)
-        printf("%s %zu %.1f %.1f\n", b->mode->name, size, b->t[n - 1], b->t[(n - 1) / 2]);
+        printf("%s %zu %.3f %.3f\n", b->mode->name, size, b->t[n - 1], b->t[(n - 1) / 2]);
     else
         printf("%s %zu %.3f %.3f\n", b->mode->name, size, b->t[0], b->t[(n - 1) / 2]);
     printf("first %zu %.3f %.3f\n", size, first, first);
