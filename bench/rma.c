@@ -57,7 +57,7 @@
  *          -s N           samples per size (default 7)
  *          -i N           iterations per sample (default: by size, below)
  *          -W N           operations per bw/acc iteration (default 64, fewer
- *                         from 1 MiB so that one iteration moves <= 64 MiB)
+ *                         above 1 MiB so that one iteration moves <= 64 MiB)
  *          -w create|allocate   how windows are made (default allocate)
  *          -p             halo: pack columns (no derived datatypes)
  */
