@@ -11,7 +11,13 @@
  *              the system call: what XPMEM or a shared heap would allow);
  *   cacheline  two threads pinned to the two cores bounce one cache line;
  *              nanoseconds per one-way transfer, the floor under any
- *              small-message latency through shared memory.
+ *              small-message latency through shared memory;
+ *   atomic     1, 2, 4 .. -P processes (default 2) at once make an atomic
+ *              fetch-add on one counter in a MAP_SHARED mapping, each
+ *              pinned to a core of its own while there are enough
+ *              (round robin beyond); nanoseconds per fetch-add, the
+ *              slowest process's: the floor under MPI_Fetch_and_op on
+ *              one counter that many ranks contend for.
  * The two cores are the first two of this process's CPU affinity mask.
  *
  * Output (machine readable; '#' lines are comments; MB = 1e6 bytes):
@@ -19,10 +25,11 @@
  *   cma <size_bytes> <best_MB/s> <median_MB/s>
  *   mapped <size_bytes> <best_MB/s> <median_MB/s>
  *   cacheline 64 <best_ns> <median_ns>
+ *   atomic <processes> <best_ns> <median_ns>
  *
- * Usage: limits [memcpy] [cma] [mapped] [cacheline] [-m MIN] [-M MAX]
- *               [-s SAMPLES] [-t MS]   (default: all four, 4k .. 16m,
- *               7 samples, 20 ms)
+ * Usage: limits [memcpy] [cma] [mapped] [cacheline] [atomic] [-m MIN]
+ *               [-M MAX] [-s SAMPLES] [-t MS] [-P PROCESSES]
+ *               (default: all but atomic, 4k .. 16m, 7 samples, 20 ms)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -317,10 +324,119 @@ static void run_cacheline(void)
     fflush(stdout);
 }
 
+/* --- fetch-add on a counter in shared memory ---------------------------- */
+#define ATOMIC_MAX_PROCS 64
+
+struct atomic_shared {
+    _Alignas(64) atomic_long counter;
+    _Alignas(64) atomic_int go;   /* the sample the workers may run */
+    atomic_int done;              /* worker samples finished, all samples */
+    double ns[ATOMIC_MAX_PROCS];  /* per worker, its last sample */
+};
+
+/* The CPUs of this process's affinity mask, at most max of them. */
+static int cpu_list(int *cpus, int max)
+{
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof(set), &set)) return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cpus[n++] = c;
+    return n;
+}
+
+static void atomic_worker(struct atomic_shared *sh, int id, long ops, int nsamples)
+{
+    for (int s = 0; s < nsamples; s++) {
+        while (atomic_load(&sh->go) < s)
+            sched_yield(); /* more processes than cores: let the others run */
+        double t0 = now();
+        for (long i = 0; i < ops; i++)
+            atomic_fetch_add_explicit(&sh->counter, 1, memory_order_acq_rel);
+        sh->ns[id] = (now() - t0) / (double)ops * 1e9;
+        atomic_fetch_add(&sh->done, 1);
+    }
+    _exit(0);
+}
+
+/* One line: nproc processes, each pinned (round robin over the CPUs). */
+static void atomic_line(struct atomic_shared *sh, int nproc, const int *cpus, int ncpus, long ops)
+{
+    double t[64];
+    int n = samples > 64 ? 64 : samples;
+    pid_t pid[ATOMIC_MAX_PROCS];
+
+    atomic_store(&sh->counter, 0);
+    atomic_store(&sh->go, -1);
+    atomic_store(&sh->done, 0);
+    fflush(stdout);
+    for (int p = 0; p < nproc; p++) {
+        pid[p] = fork();
+        if (pid[p] < 0) {
+            fprintf(stderr, "limits: fork: %s\n", strerror(errno));
+            exit(1);
+        }
+        if (pid[p] == 0) {
+            if (ncpus > 0) pin(cpus[p % ncpus]);
+            atomic_worker(sh, p, ops, n);
+        }
+    }
+    for (int s = 0; s < n; s++) {
+        atomic_store(&sh->go, s);
+        while (atomic_load(&sh->done) < (s + 1) * nproc)
+            usleep(200);
+        t[s] = 0;
+        for (int p = 0; p < nproc; p++)
+            if (sh->ns[p] > t[s]) t[s] = sh->ns[p];
+    }
+    for (int p = 0; p < nproc; p++)
+        waitpid(pid[p], NULL, 0);
+    if (atomic_load(&sh->counter) != (long)nproc * ops * n) {
+        fprintf(stderr, "limits: atomic counter %ld, expected %ld\n",
+                (long)atomic_load(&sh->counter), (long)nproc * ops * n);
+        exit(1);
+    }
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    printf("atomic %d %.1f %.1f\n", nproc, t[0], t[(n - 1) / 2]);
+    fflush(stdout);
+}
+
+static void run_atomic(int max_procs)
+{
+    int cpus[ATOMIC_MAX_PROCS];
+    int ncpus = cpu_list(cpus, ATOMIC_MAX_PROCS);
+    struct atomic_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        fprintf(stderr, "limits: mmap: %s\n", strerror(errno));
+        exit(1);
+    }
+    if (max_procs > ATOMIC_MAX_PROCS) max_procs = ATOMIC_MAX_PROCS;
+    /* A sample's fetch-adds per process: what one uncontended process
+     * makes in the target time. */
+    long ops = 1000;
+    double t0 = now();
+    for (long i = 0; i < ops; i++)
+        atomic_fetch_add(&sh->counter, 1);
+    for (double dt = now() - t0; dt < 1e-3; dt = now() - t0) {
+        for (long i = 0; i < ops; i++)
+            atomic_fetch_add(&sh->counter, 1);
+        ops *= 2;
+    }
+    ops = (long)(target / ((now() - t0) / (double)ops));
+    if (ops < 1000) ops = 1000;
+    printf("# atomic processes best_ns median_ns (fetch-add on one MAP_SHARED "
+           "counter, slowest process, %d cpus)\n", ncpus);
+    for (int p = 1; p <= max_procs; p *= 2)
+        atomic_line(sh, p, cpus, ncpus, ops);
+    munmap(sh, sizeof(*sh));
+}
+
 int main(int argc, char **argv)
 {
     size_t min = 4096, max = 16 << 20;
     int want_memcpy = 0, want_cma = 0, want_mapped = 0, want_line = 0;
+    int want_atomic = 0, max_procs = 2;
     cpu_set_t set;
 
     for (int i = 1; i < argc; i++) {
@@ -333,13 +449,16 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "cma")) want_cma = 1;
         else if (!strcmp(argv[i], "mapped")) want_mapped = 1;
         else if (!strcmp(argv[i], "cacheline")) want_line = 1;
+        else if (!strcmp(argv[i], "atomic")) want_atomic = 1;
+        else if (!strcmp(argv[i], "-P")) max_procs = atoi(v), i++;
         else {
             fprintf(stderr, "usage: %s [memcpy] [cma] [mapped] [cacheline] "
-                    "[-m MIN] [-M MAX] [-s SAMPLES] [-t MS]\n", argv[0]);
+                    "[atomic] [-m MIN] [-M MAX] [-s SAMPLES] [-t MS] "
+                    "[-P PROCESSES]\n", argv[0]);
             return 2;
         }
     }
-    if (!want_memcpy && !want_cma && !want_mapped && !want_line)
+    if (!want_memcpy && !want_cma && !want_mapped && !want_line && !want_atomic)
         want_memcpy = want_cma = want_mapped = want_line = 1;
     if (samples < 1) samples = 1;
     if (min < 1) min = 1;
@@ -353,6 +472,8 @@ int main(int argc, char **argv)
 
     if (want_memcpy)
         run_memcpy(min, max);
+    if (want_atomic)
+        run_atomic(max_procs);
     if (cpu[1] < 0) {
         printf("# only one cpu available: cma, mapped and cacheline need two\n");
         return 0;

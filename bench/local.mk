@@ -13,6 +13,7 @@ bench_sources = \
 	bench/bibw.c \
 	bench/bibw.py \
 	bench/coll.c \
+	bench/rma.c \
 	bench/firstcall.c \
 	bench/limits.c \
 	bench/stream.c \
