@@ -2,7 +2,8 @@
  * Every RMA operation x every synchronization mode x datatype layouts x
  * window flavor, with exact values checked at the origin and the target.
  *
- * For each flavor (Win_create with disp_unit 4, Win_allocate with
+ * For each flavor (Win_create with disp_unit 4 on a small heap block and
+ * with disp_unit 2 inside a 256 KiB one, Win_allocate with
  * disp_unit 1, Win_allocate_shared with disp_unit 8 when all ranks share a
  * node, Win_create_dynamic with attached memory and MPI_Get_address
  * displacements) and each synchronization mode (fence, fence with
@@ -24,7 +25,7 @@
  * that walks a type wrongly cannot agree with itself. Gaps between the
  * elements a type covers are checked to be untouched, at both ends.
  *
- *   rma_matrix [create|allocate|shared|dynamic]   one flavor (default all)
+ *   rma_matrix [create|create_big|allocate|shared|dynamic]   one flavor (default all)
  */
 #include "rma_util.h"
 
@@ -50,9 +51,16 @@ static const char *const sync_name[] = {"fence", "fence+assert", "pscw", "lock-s
                                         "lock_all+flush", "lock_all+flush_local", "lock_all+flush_all",
                                         "lock_all+flush_local_all"};
 
-enum flavor { F_CREATE, F_ALLOCATE, F_SHARED, F_DYNAMIC, F_COUNT };
-static const char *const flavor_name[] = {"Win_create", "Win_allocate", "Win_allocate_shared",
-                                          "Win_create_dynamic"};
+enum flavor { F_CREATE, F_CREATE_BIG, F_ALLOCATE, F_SHARED, F_DYNAMIC, F_COUNT };
+static const char *const flavor_name[] = {"Win_create", "Win_create (in a 256 KiB block)", "Win_allocate",
+                                          "Win_allocate_shared", "Win_create_dynamic"};
+
+/* F_CREATE_BIG: the window starts BIG_OFFSET bytes into a block of
+ * BIG_BLOCK bytes. Small and large heap blocks may take different paths
+ * (bmpi maps blocks of 64 KiB and more from the target's shared heap,
+ * docs/rma.md); both must work. */
+#define BIG_BLOCK (256 * 1024)
+#define BIG_OFFSET 4096
 
 /* One operation of the epoch, into its own slot. */
 struct slot {
@@ -251,14 +259,15 @@ struct window {
     MPI_Win win;
     enum flavor flavor;
     unsigned char *mem;   /* my window memory: nslots slots */
-    void *attached;       /* F_DYNAMIC: what I attached */
+    void *attached;       /* F_DYNAMIC: what I attached; F_CREATE_BIG: the block */
     int disp_unit;
     MPI_Aint *dyn_base;   /* F_DYNAMIC: every rank's attached address */
 };
 
 static void window_open(struct window *w, enum flavor f, size_t bytes)
 {
-    static const int units[F_COUNT] = {[F_CREATE] = 4, [F_ALLOCATE] = 1, [F_SHARED] = 8, [F_DYNAMIC] = 1};
+    static const int units[F_COUNT] = {[F_CREATE] = 4, [F_CREATE_BIG] = 2, [F_ALLOCATE] = 1, [F_SHARED] = 8,
+                                       [F_DYNAMIC] = 1};
     w->flavor = f;
     w->disp_unit = units[f];
     w->attached = NULL;
@@ -267,6 +276,13 @@ static void window_open(struct window *w, enum flavor f, size_t bytes)
     case F_CREATE:
         w->mem = malloc(bytes);
         CHECK(w->mem != NULL, "out of memory");
+        MPICHK(MPI_Win_create(w->mem, (MPI_Aint)bytes, w->disp_unit, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win));
+        break;
+    case F_CREATE_BIG:
+        CHECK(bytes + BIG_OFFSET <= BIG_BLOCK, "window of %zu bytes does not fit the block", bytes);
+        w->attached = malloc(BIG_BLOCK);
+        CHECK(w->attached != NULL, "out of memory");
+        w->mem = (unsigned char *)w->attached + BIG_OFFSET;
         MPICHK(MPI_Win_create(w->mem, (MPI_Aint)bytes, w->disp_unit, MPI_INFO_NULL, MPI_COMM_WORLD, &w->win));
         break;
     case F_ALLOCATE:
@@ -301,6 +317,8 @@ static void window_close(struct window *w)
     MPICHK(MPI_Win_free(&w->win));
     if (w->flavor == F_CREATE || w->flavor == F_DYNAMIC)
         free(w->mem);
+    if (w->flavor == F_CREATE_BIG)
+        free(w->attached);
     free(w->dyn_base);
 }
 
@@ -582,13 +600,13 @@ static void run_epoch(struct matrix *mx, const struct window *w, const struct ep
  * dynamic), or -1 for all of them. */
 static int flavor_arg(int argc, char **argv)
 {
-    static const char *const names[F_COUNT] = {"create", "allocate", "shared", "dynamic"};
+    static const char *const names[F_COUNT] = {"create", "create_big", "allocate", "shared", "dynamic"};
     if (argc < 2)
         return -1;
     for (int f = 0; f < F_COUNT; f++)
         if (strcmp(argv[1], names[f]) == 0)
             return f;
-    CHECK(0, "unknown flavor %s (create, allocate, shared or dynamic)", argv[1]);
+    CHECK(0, "unknown flavor %s (create, create_big, allocate, shared or dynamic)", argv[1]);
     return -1;
 }
 

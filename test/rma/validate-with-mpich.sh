@@ -63,7 +63,7 @@ for p in $programs; do
         continue
     fi
     args=
-    [ "$p" = rma_matrix ] && args="create allocate shared dynamic"
+    [ "$p" = rma_matrix ] && args="create create_big allocate shared dynamic"
     for n in $counts; do
         for a in ${args:-all}; do
             [ "$a" = all ] && a=
