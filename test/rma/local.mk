@@ -1,7 +1,8 @@
 # test/rma: one-sided communication (issue 32, MPI 4.1 chapter 12). Each
 # program runs through test/mpi/run-ranks at 1 2 3 4 8 ranks over the
 # default transports; rma_ofi_tcp.sh, rma_ofi_shm.sh and rma_verbs.sh run
-# them again over ofi (tcp, shm providers) and the verbs emulation.
+# them again over ofi (tcp, shm providers) and the verbs emulation,
+# rma_netns.sh across two simulated hosts (root only, test/netns/lib.sh).
 # rma_util.h: checks and error-class checks, plain MPI only, so that
 # validate-with-mpich.sh builds the same sources against MPICH or Open MPI
 # (not a test: run by hand; see test/rma/README).
@@ -34,12 +35,16 @@ check_PROGRAMS += test/rma/rma_info_attr
 test_rma_rma_info_attr_SOURCES = test/rma/rma_info_attr.c test/rma/rma_util.h
 test_rma_rma_info_attr_LDADD = libbmpi.la
 
+check_PROGRAMS += test/rma/rma_large
+test_rma_rma_large_SOURCES = test/rma/rma_large.c test/rma/rma_util.h
+test_rma_rma_large_LDADD = libbmpi.la
+
 check_PROGRAMS += test/rma/rma_errors
 test_rma_rma_errors_SOURCES = test/rma/rma_errors.c test/rma/rma_util.h
 test_rma_rma_errors_LDADD = libbmpi.la
 
 RMA_TESTS = test/rma/rma_matrix.sh test/rma/rma_atomic.sh test/rma/rma_pscw.sh test/rma/rma_lock.sh \
-	test/rma/rma_shared.sh test/rma/rma_dynamic.sh test/rma/rma_info_attr.sh test/rma/rma_errors.sh \
-	test/rma/rma_ofi_tcp.sh test/rma/rma_ofi_shm.sh test/rma/rma_verbs.sh
+	test/rma/rma_shared.sh test/rma/rma_dynamic.sh test/rma/rma_info_attr.sh test/rma/rma_errors.sh test/rma/rma_large.sh \
+	test/rma/rma_ofi_tcp.sh test/rma/rma_ofi_shm.sh test/rma/rma_verbs.sh test/rma/rma_netns.sh
 TESTS += $(RMA_TESTS)
 EXTRA_DIST += $(RMA_TESTS) test/rma/lib.sh test/rma/README test/rma/validate-with-mpich.sh
