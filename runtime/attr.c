@@ -773,18 +773,11 @@ static bool win_predefined(struct bmpi_win *w, int keyval, void **c_val, MPI_Ain
     }
 }
 
-static int check_win(MPI_Win win, const char *fn, struct bmpi_win **w)
-{
-    if (!(*w = bmpi_win_get(win)))
-        return bmpi_err_win(win, MPI_ERR_WIN, fn, "invalid window 0x%x", (unsigned)win);
-    return MPI_SUCCESS;
-}
-
 /* The window and user keyval of a set or delete (or of a get of a keyval
  * that is not predefined). */
 static int win_attr_keyval(MPI_Win win, int keyval, const char *fn, struct bmpi_win **w, struct keyval **kv)
 {
-    int err = check_win(win, fn, w);
+    int err = bmpi_win_check(win, fn, w);
     if (err)
         return err;
     if (win_keyval_predefined(keyval))
@@ -848,7 +841,7 @@ static int win_lookup(MPI_Win win, int keyval, const void *val, const int *flag,
 {
     struct bmpi_win *w;
     struct keyval *kv;
-    int err = check_win(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (!val || !flag)

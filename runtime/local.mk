@@ -29,7 +29,6 @@ libbmpi_core_la_SOURCES += \
 	runtime/rma_atomic.c runtime/rma_atomic.h \
 	runtime/status_api.c \
 	runtime/tl_select.c runtime/tl_select.h \
-	runtime/win_obj.c \
 	runtime/world.h
 include runtime/datatype.mk
 include runtime/rma.mk

@@ -289,7 +289,8 @@ struct rma_args {
     MPI_Datatype ttype;
     MPI_Op op;
     MPI_Win win;
-    MPI_Request *request; /* request forms */
+    bool request_form;    /* MPI_Rput and friends: request must not be NULL */
+    MPI_Request *request;
 };
 
 static int check_side(struct bmpi_win *w, const struct rma_args *a, const char *what, MPI_Count count,
@@ -416,9 +417,9 @@ static int check_call(struct bmpi_win *w, struct bmpi_rma_call *c, const struct 
         err = check_elements(w, c, a);
     if (err)
         return err;
-    if (!bmpi_rma_access_ok(w, a->target, a->request != NULL))
+    if (!bmpi_rma_access_ok(w, a->target, a->request_form))
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, a->fn,
-                                a->request ? "no passive target epoch (lock or lock_all) is open to rank %d"
+                                a->request_form ? "no passive target epoch (lock or lock_all) is open to rank %d"
                                            : "no access epoch is open to rank %d", a->target);
     return MPI_SUCCESS;
 }
@@ -428,7 +429,7 @@ static int check_call(struct bmpi_win *w, struct bmpi_rma_call *c, const struct 
 static int rma_request(struct bmpi_win *w, const struct rma_args *a, struct bmpi_request **req)
 {
     *req = NULL;
-    if (!a->request)
+    if (!a->request_form)
         return MPI_SUCCESS;
     if (!(*req = bmpi_request_new(BMPI_REQ_RMA)))
         return bmpi_err_win_obj(w, MPI_ERR_NO_MEM, a->fn, "out of memory for a request");
@@ -446,6 +447,8 @@ static int rma_entry(const struct rma_args *a)
     int err = bmpi_win_check(a->win, a->fn, &w);
     if (err)
         return err;
+    if (a->request_form && !a->request)
+        return bmpi_err_win_obj(w, MPI_ERR_ARG, a->fn, "request is NULL");
     struct bmpi_rma_call c;
     c.req = NULL;
     if (a->target == MPI_PROC_NULL) {
@@ -499,9 +502,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
 {
     struct rma_args a = {.fn = "MPI_Rput", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -512,9 +513,7 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
 {
     struct rma_args a = {.fn = "MPI_Rput_c", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -543,9 +542,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 {
     struct rma_args a = {.fn = "MPI_Rget", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -556,9 +553,7 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
 {
     struct rma_args a = {.fn = "MPI_Rget_c", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -591,9 +586,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
     struct rma_args a = {.fn = "MPI_Raccumulate", .kind = BMPI_RMA_ACC,
                          ORIGIN(origin_addr, origin_count, origin_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -605,9 +598,7 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
     struct rma_args a = {.fn = "MPI_Raccumulate_c", .kind = BMPI_RMA_ACC,
                          ORIGIN(origin_addr, origin_count, origin_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -646,9 +637,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          ORIGIN(origin_addr, origin_count, origin_datatype),
                          RESULT(result_addr, result_count, result_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 
@@ -662,9 +651,7 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
                          ORIGIN(origin_addr, origin_count, origin_datatype),
                          RESULT(result_addr, result_count, result_datatype),
                          TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request = request};
-    if (!request)
-        return bmpi_err_win(win, MPI_ERR_ARG, a.fn, "request is NULL");
+                         .request_form = true, .request = request};
     return rma_entry(&a);
 }
 

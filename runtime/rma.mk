@@ -3,6 +3,7 @@
 # transport/transport.h and node memory through transport/shm/node.h.
 libbmpi_core_la_SOURCES += \
 	runtime/win.c runtime/win.h \
+	runtime/win_obj.c \
 	runtime/rma.c runtime/rma_impl.h runtime/rma_proto.h \
 	runtime/rma_sync.c \
 	runtime/rma_am.c \

@@ -56,7 +56,6 @@ struct bmpi_rma_track {
 };
 
 /* win.c */
-int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w);
 int bmpi_win_foreach(int (*fn)(struct bmpi_win *w));
 bool bmpi_win_attached(const struct bmpi_win *w, uint64_t addr, uint64_t len);
 

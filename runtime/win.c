@@ -620,11 +620,13 @@ int PMPI_Win_free(MPI_Win *win)
         return err;
     if (!bmpi_rma_epoch_closable(w))
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "an access or exposure epoch is still open");
+    /* before the barrier, as in MPICH: a rank whose delete callback fails
+     * keeps its window and can call again, matching the others' barrier */
+    if ((err = bmpi_attr_win_delete_all(w)))
+        return bmpi_err_win_obj(w, err, fn, NULL);
     /* every rank's operations on my memory are over once all are here */
     if ((err = PMPI_Barrier(w->comm->handle)))
         return bmpi_err_win_obj(w, err, fn, NULL);
-    if ((err = bmpi_attr_win_delete_all(w)))
-        return err;
     win_release(w);
     *win = MPI_WIN_NULL;
     return MPI_SUCCESS;

@@ -2,8 +2,9 @@
  * One-sided communication: the window object and what the RMA files share
  * (docs/rma.md).
  *
- *   win.c        creation (four flavors), free, info, name, group,
- *                shared_query, attach/detach: the MPI_Win_* object calls
+ *   win.c        creation (four flavors), free, info, group,
+ *                shared_query, attach/detach
+ *   win_obj.c    names and error handlers (attributes: attr.c)
  *   rma.c        Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
  *                Compare_and_swap and their request forms: argument checks,
  *                then one path per target (below)
@@ -37,6 +38,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "runtime/error.h"
 #include "transport/shm/node.h"
 #include "transport/transport.h"
 
@@ -164,6 +166,9 @@ struct bmpi_win {
 
 /* The window behind a handle, NULL for MPI_WIN_NULL, freed or garbage. */
 struct bmpi_win *bmpi_win_get(MPI_Win handle);
+/* The same for an entry point: MPI initialized and a valid window, or the
+ * error reported (MPI_ERR_WIN through MPI_COMM_SELF's handler). */
+int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w);
 
 /* Report an error on a window through its error handler. */
 int bmpi_err_win_obj(struct bmpi_win *w, int errclass, const char *fn, const char *fmt, ...)

@@ -14,18 +14,11 @@
 #include "runtime/errhandler.h"
 #include "runtime/win.h"
 
-static int check_win(MPI_Win win, const char *fn, struct bmpi_win **w)
-{
-    if (!(*w = bmpi_win_get(win)))
-        return bmpi_err_win(win, MPI_ERR_WIN, fn, "invalid window 0x%x", (unsigned)win);
-    return MPI_SUCCESS;
-}
-
 BMPI_API(MPI_Win_set_name)
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
     struct bmpi_win *w;
-    int err = check_win(win, "MPI_Win_set_name", &w);
+    int err = bmpi_win_check(win, "MPI_Win_set_name", &w);
     if (err)
         return err;
     if (!win_name)
@@ -41,7 +34,7 @@ BMPI_API(MPI_Win_get_name)
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     struct bmpi_win *w;
-    int err = check_win(win, "MPI_Win_get_name", &w);
+    int err = bmpi_win_check(win, "MPI_Win_get_name", &w);
     if (err)
         return err;
     if (!win_name || !resultlen)
@@ -56,7 +49,7 @@ BMPI_API(MPI_Win_set_errhandler)
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     struct bmpi_win *w;
-    int err = check_win(win, "MPI_Win_set_errhandler", &w);
+    int err = bmpi_win_check(win, "MPI_Win_set_errhandler", &w);
     if (err)
         return err;
     if (!bmpi_errhandler_valid_for(errhandler, BMPI_ERRH_WIN))
@@ -73,7 +66,7 @@ BMPI_API(MPI_Win_get_errhandler)
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     struct bmpi_win *w;
-    int err = check_win(win, "MPI_Win_get_errhandler", &w);
+    int err = bmpi_win_check(win, "MPI_Win_get_errhandler", &w);
     if (err)
         return err;
     if (!errhandler)
@@ -90,7 +83,7 @@ BMPI_API(MPI_Win_call_errhandler)
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     struct bmpi_win *w;
-    int err = check_win(win, "MPI_Win_call_errhandler", &w);
+    int err = bmpi_win_check(win, "MPI_Win_call_errhandler", &w);
     if (err)
         return err;
     bmpi_err_win_obj(w, errorcode, "MPI_Win_call_errhandler", "error code %d raised by the application",
