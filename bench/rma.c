@@ -40,7 +40,8 @@
  * do) and -s samples of a fixed number of iterations (-i overrides it);
  * the best and median sample are reported. Latency and bandwidth are
  * rank 0's clock (the origin); fop and halo the slowest rank's per
- * sample (MPI_MAX). The data is checked after each size: what the target
+ * sample (MPI_MAX), fop's from a barrier to a barrier after the last
+ * operation of every rank. The data is checked after each size: what the target
  * holds after Puts and Accumulates, what the origin got, the counter's
  * final value and that each rank's fetched values increase, the halos'
  * contents. A wrong value aborts the run (exit status not 0).
@@ -399,6 +400,10 @@ static void run_fop(struct bench *b, size_t size, double *first, double *create)
             if (old <= prev) fail(b, size, "a fetched value", (double)old, (double)prev + 1);
             prev = old;
         }
+        /* The sample ends when every rank is done: with more ranks than
+         * cores, a rank's own loop can fit in its time slice and never
+         * meet the others, and its clock alone would time no contention. */
+        MPI_Barrier(b->comm);
         b->t[s] = slowest(b, (MPI_Wtime() - t0) / iters * 1e6);
     }
     MPI_Win_unlock_all(w.win);
