@@ -559,6 +559,11 @@ static int flush_one(MPI_Win win, int rank, const char *fn)
         return bmpi_err_win_obj(w, err, fn, NULL);
     /* stores to mapped targets ordered before anything after the flush */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* a rank that only touches mapped memory still serves the others'
+     * active messages: a spin of CAS + flush on its own word must not
+     * starve a remote origin that holds the lock it spins for */
+    if (w->serves_am)
+        bmpi_progress();
     return take_op_error(w, fn);
 }
 

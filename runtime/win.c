@@ -226,7 +226,11 @@ static int net_tls(const struct bmpi_win *w, struct bmpi_tl **tls)
 
 static int register_memory(struct bmpi_win *w, struct card_b *b)
 {
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size == 0)
+    /* A member of an allocated window other than its node's first learns
+     * its base only when it maps the region, after this exchange: origins
+     * on other nodes reach it by active messages (the target adds its
+     * own base), never by an address it could not tell them. */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size == 0 || !w->base)
         return BMPI_OK;
     struct bmpi_tl *tls[MAX_RKEYS];
     int n = net_tls(w, tls);
@@ -403,6 +407,8 @@ static int win_connect(struct bmpi_win *w, struct bmpi_comm *over, MPI_Aint size
     if (!local_err)
         local_err = build_targets(w, &l, a, b);
     w->node_fence = l.nlocal == n && (n == 1 || needs_region(w, &l));
+    for (int r = 0; r < n && !local_err; r++)
+        w->serves_am |= w->t[r].path != BMPI_RMA_DIRECT;
     char why[256];
     snprintf(why, sizeof why, "%s", bmpi_err_reason());
     err = agree_error(over, local_err);

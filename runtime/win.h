@@ -146,6 +146,7 @@ struct bmpi_win {
 
     /* epochs (rma_sync.c) */
     bool node_fence;           /* every member maps every control block: fence by their counters */
+    bool serves_am;            /* some member reaches this rank by active messages */
     uint64_t fences;           /* fences entered, as in my control block */
     enum bmpi_win_epoch access;
     uint64_t epoch_ops;        /* operations since the access epoch opened */
