@@ -82,6 +82,8 @@ static const struct env_var vars[] = {
     ALGO("BMPI_COLL_GATHER", "linear", "binomial"),
     ALGO("BMPI_COLL_SCATTER", "linear", "binomial"),
     ALGO("BMPI_COLL_SCAN", "recursive_doubling"),
+    /* one-sided communication */
+    SWITCH("BMPI_RMA_NET_ATOMICS"),
     /* ofi */
     {"BMPI_OFI_PROVIDER", ENV_NAME, 0, 0, {NULL}},
     SWITCH("BMPI_OFI_RMA"),

@@ -79,6 +79,13 @@ const char *bmpi_env_string(const char *name);
  * it the runtime waits for one to complete before issuing a dependent
  * one. */
 #define BMPI_TL_RMA_ORDERED 0x100u
+/* amo() is carried out by the peer's own CPU with atomic instructions on
+ * the element (a software provider applying it from its progress), so its
+ * atomics are atomic also with respect to the CPU atomics that the peer
+ * and the processes mapping its memory use (runtime/rma_atomic.c). Only
+ * then may the runtime route accumulates to amo(): without it, a NIC's
+ * atomics and the node's CPU atomics on one element would race. */
+#define BMPI_TL_RMA_AMO_CPU 0x200u
 
 /* Exclusivity: when several transports reach a peer, the highest wins. */
 enum bmpi_tl_exclusivity {
@@ -145,7 +152,7 @@ enum bmpi_tl_amo_type {
  * until done. CSWAP takes count 1 and compare; READ and CSWAP exist only
  * with a result (amo_native(READ or CSWAP, fetch false) is false). Each
  * element is atomic with respect to the transport's other atomics at that
- * peer, not to the peer CPU's own accesses. */
+ * peer, and to the peer CPU's atomics only with BMPI_TL_RMA_AMO_CPU. */
 struct bmpi_tl_amo {
     enum bmpi_tl_amo_op op;
     enum bmpi_tl_amo_type type;

@@ -352,7 +352,9 @@ static void report_sizes(const struct ofi_state *s, const struct bmpi_tl_caps *c
             (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
             (s->mr_mode & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (s->mr_mode & FI_MR_ENDPOINT) ? " ENDPOINT" : "",
             s->inject_max, caps->max_am, caps->eager_limit, s->rma ? "yes" : "no",
-            (caps->flags & BMPI_TL_RMA_AMO) ? " with atomics" : "",
+            (caps->flags & BMPI_TL_RMA_AMO_CPU)   ? " with atomics (on the target's CPU)"
+            : (caps->flags & BMPI_TL_RMA_AMO) ? " with atomics"
+                                              : "",
             (caps->flags & BMPI_TL_RMA_ORDERED) ? ", ordered" : "", caps->rma_limit,
             size_text(s->rma_piece, piece, sizeof(piece)), size_text(s->rma_bytes_max, inflight, sizeof(inflight)),
             s->rx.n, s->rx.size, s->multi_recv ? " (FI_MULTI_RECV)" : "");
@@ -370,6 +372,25 @@ static bool rma_ordered(const struct fi_info *info, size_t rma_limit)
     return (info->tx_attr->msg_order & all) == all && (info->rx_attr->msg_order & all) == all &&
            ep->max_order_raw_size >= rma_limit && ep->max_order_war_size >= rma_limit &&
            ep->max_order_waw_size >= rma_limit;
+}
+
+/* Whether the provider applies atomics on the target's CPU with atomic
+ * instructions (BMPI_TL_RMA_AMO_CPU). libfabric's software providers run
+ * its util_atomic.c handlers from the target's progress, and those are
+ * built on the compiler's __atomic builtins wherever the compiler has them
+ * (HAVE_BUILTIN_MM_ATOMICS: gcc and clang on every CPU bmpi builds for).
+ * The provider that executes an atomic is the outermost layer of a
+ * layered name ("tcp;ofi_rxm": ofi_rxm). Hardware providers are left
+ * out: their NICs' atomics need not be atomic with the CPU's. */
+static bool amo_on_target_cpu(const char *prov_name)
+{
+    static const char *const software[] = {"ofi_rxm", "ofi_rxd", "tcp", "sockets", "udp", "shm", "sm2", "net"};
+    const char *outer = strrchr(prov_name, ';');
+    outer = outer ? outer + 1 : prov_name;
+    for (size_t i = 0; i < sizeof software / sizeof *software; i++)
+        if (!strcmp(outer, software[i]))
+            return true;
+    return false;
 }
 
 static int ofi_open(struct bmpi_tl *tl)
@@ -579,7 +600,7 @@ static int ofi_open(struct bmpi_tl *tl)
     if (s->rma)
         tl->caps.flags |= BMPI_TL_RMA_REMOTE_DONE;
     if (s->rma && ofi_amo_init(s))
-        tl->caps.flags |= BMPI_TL_RMA_AMO;
+        tl->caps.flags |= BMPI_TL_RMA_AMO | (amo_on_target_cpu(s->prov) ? BMPI_TL_RMA_AMO_CPU : 0);
     if (s->rma && rma_ordered(info, rma_limit))
         tl->caps.flags |= BMPI_TL_RMA_ORDERED;
     if (verbose_here())

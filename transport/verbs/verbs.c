@@ -444,7 +444,9 @@ static int verbs_open(struct bmpi_tl *tl)
          * data (IBA's ordering rules; IBV_SEND_FENCE would be needed), so
          * the runtime orders dependent operations itself. */
         .flags = BMPI_TL_RMA_GET | BMPI_TL_RMA_PUT | BMPI_TL_NEEDS_MR | BMPI_TL_RMA_REMOTE_DONE |
-                 (s->atomics ? BMPI_TL_RMA_AMO : 0),
+                 (s->atomics ? BMPI_TL_RMA_AMO : 0) |
+                 /* IBV_ATOMIC_GLOB: atomic also with respect to the CPUs */
+                 (s->atomics && s->dattr.atomic_cap == IBV_ATOMIC_GLOB ? BMPI_TL_RMA_AMO_CPU : 0),
         .latency_us = 1.5,
         .bandwidth_mbs = 12000,
     };
