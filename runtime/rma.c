@@ -258,15 +258,24 @@ static int net_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
 static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
 {
     struct bmpi_win_target *t = &w->t[c->target];
+    bool data_only = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET;
     w->epoch_ops++;
     if (t->path == BMPI_RMA_DIRECT) {
         direct_issue(w, c);
+        w->acc_count[BMPI_ACC_DIRECT] += !data_only;
         if (c->req && c->req->pending_ops == 0)
             bmpi_request_complete(c->req);
         return BMPI_OK;
     }
-    if (t->path == BMPI_RMA_NET && (c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET))
+    if (t->path == BMPI_RMA_NET && data_only)
         return net_issue(w, c);
+    if (!data_only) {
+        struct bmpi_tl_amo amo;
+        if (bmpi_rma_amo_fits(w, c, &amo))
+            return bmpi_rma_amo_issue(w, c, &amo);
+        bmpi_rma_acc_order(w, c->target, BMPI_ACC_AM);
+        w->acc_count[BMPI_ACC_AM]++;
+    }
     return bmpi_rma_am_issue(w, c);
 }
 
@@ -473,26 +482,61 @@ static int rma_entry(const struct rma_args *a)
     return MPI_SUCCESS;
 }
 
-#define ORIGIN(buf, n, type) .origin = (buf), .ocount = (n), .otype = (type)
-#define RESULT(buf, n, type) .result = (buf), .rcount = (n), .rtype = (type)
-#define TARGET(r, d, n, type) .target = (r), .disp = (d), .tcount = (n), .ttype = (type)
+/* One builder per call kind, shared by the int and MPI_Count forms and by
+ * the request forms (request_form: MPI_Rput and friends, whose request
+ * must not be NULL). */
+static int put_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d,
+                    MPI_Count tc, MPI_Datatype tt, MPI_Win win, bool request_form, MPI_Request *request)
+{
+    struct rma_args a = {.fn = fn, .kind = BMPI_RMA_PUT, .origin = o, .ocount = oc, .otype = ot, .target = r,
+                         .disp = d, .tcount = tc, .ttype = tt, .win = win, .request_form = request_form,
+                         .request = request};
+    return rma_entry(&a);
+}
+
+static int get_call(const char *fn, void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d, MPI_Count tc,
+                    MPI_Datatype tt, MPI_Win win, bool request_form, MPI_Request *request)
+{
+    struct rma_args a = {.fn = fn, .kind = BMPI_RMA_GET, .result = o, .rcount = oc, .rtype = ot, .target = r,
+                         .disp = d, .tcount = tc, .ttype = tt, .win = win, .request_form = request_form,
+                         .request = request};
+    return rma_entry(&a);
+}
+
+static int acc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d,
+                    MPI_Count tc, MPI_Datatype tt, MPI_Op op, MPI_Win win, bool request_form,
+                    MPI_Request *request)
+{
+    struct rma_args a = {.fn = fn, .kind = BMPI_RMA_ACC, .origin = o, .ocount = oc, .otype = ot, .target = r,
+                         .disp = d, .tcount = tc, .ttype = tt, .op = op, .win = win,
+                         .request_form = request_form, .request = request};
+    return rma_entry(&a);
+}
+
+static int gacc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, void *res, MPI_Count rc,
+                     MPI_Datatype rt, int r, MPI_Aint d, MPI_Count tc, MPI_Datatype tt, MPI_Op op, MPI_Win win,
+                     bool request_form, MPI_Request *request)
+{
+    struct rma_args a = {.fn = fn, .kind = BMPI_RMA_GACC, .origin = o, .ocount = oc, .otype = ot, .result = res,
+                         .rcount = rc, .rtype = rt, .target = r, .disp = d, .tcount = tc, .ttype = tt,
+                         .op = op, .win = win, .request_form = request_form, .request = request};
+    return rma_entry(&a);
+}
 
 BMPI_API(MPI_Put)
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Put", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
-    return rma_entry(&a);
+    return put_call("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, false, NULL);
 }
 
 BMPI_API(MPI_Put_c)
 int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Put_c", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
-    return rma_entry(&a);
+    return put_call("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, false, NULL);
 }
 
 BMPI_API(MPI_Rput)
@@ -500,10 +544,8 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Rput", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return put_call("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, true, request);
 }
 
 BMPI_API(MPI_Rput_c)
@@ -511,28 +553,24 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
                 MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                 MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Rput_c", .kind = BMPI_RMA_PUT, ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return put_call("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, true, request);
 }
 
 BMPI_API(MPI_Get)
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Get", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
-    return rma_entry(&a);
+    return get_call("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, false, NULL);
 }
 
 BMPI_API(MPI_Get_c)
 int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
                MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Get_c", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win};
-    return rma_entry(&a);
+    return get_call("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, false, NULL);
 }
 
 BMPI_API(MPI_Rget)
@@ -540,10 +578,8 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Rget", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return get_call("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, true, request);
 }
 
 BMPI_API(MPI_Rget_c)
@@ -551,20 +587,16 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
                 MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                 MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Rget_c", .kind = BMPI_RMA_GET, RESULT(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return get_call("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win, true, request);
 }
 
 BMPI_API(MPI_Accumulate)
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Accumulate", .kind = BMPI_RMA_ACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
-    return rma_entry(&a);
+    return acc_call("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, op, win, false, NULL);
 }
 
 BMPI_API(MPI_Accumulate_c)
@@ -572,10 +604,8 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
                       int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
                       MPI_Op op, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Accumulate_c", .kind = BMPI_RMA_ACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
-    return rma_entry(&a);
+    return acc_call("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, op, win, false, NULL);
 }
 
 BMPI_API(MPI_Raccumulate)
@@ -583,11 +613,8 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                      MPI_Win win, MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Raccumulate", .kind = BMPI_RMA_ACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return acc_call("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, op, win, true, request);
 }
 
 BMPI_API(MPI_Raccumulate_c)
@@ -595,11 +622,8 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
                        int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Raccumulate_c", .kind = BMPI_RMA_ACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return acc_call("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, op, win, true, request);
 }
 
 BMPI_API(MPI_Get_accumulate)
@@ -607,11 +631,9 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Get_accumulate", .kind = BMPI_RMA_GACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         RESULT(result_addr, result_count, result_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
-    return rma_entry(&a);
+    return gacc_call("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                     result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, false,
+                     NULL);
 }
 
 BMPI_API(MPI_Get_accumulate_c)
@@ -620,11 +642,9 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Get_accumulate_c", .kind = BMPI_RMA_GACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         RESULT(result_addr, result_count, result_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win};
-    return rma_entry(&a);
+    return gacc_call("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                     win, false, NULL);
 }
 
 BMPI_API(MPI_Rget_accumulate)
@@ -633,12 +653,9 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                          MPI_Win win, MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Rget_accumulate", .kind = BMPI_RMA_GACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         RESULT(result_addr, result_count, result_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return gacc_call("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                     win, true, request);
 }
 
 BMPI_API(MPI_Rget_accumulate_c)
@@ -647,30 +664,26 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
                            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Rget_accumulate_c", .kind = BMPI_RMA_GACC,
-                         ORIGIN(origin_addr, origin_count, origin_datatype),
-                         RESULT(result_addr, result_count, result_datatype),
-                         TARGET(target_rank, target_disp, target_count, target_datatype), .op = op, .win = win,
-                         .request_form = true, .request = request};
-    return rma_entry(&a);
+    return gacc_call("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                     win, true, request);
 }
 
 BMPI_API(MPI_Fetch_and_op)
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Fetch_and_op", .kind = BMPI_RMA_GACC, ORIGIN(origin_addr, 1, datatype),
-                         RESULT(result_addr, 1, datatype), TARGET(target_rank, target_disp, 1, datatype),
-                         .op = op, .win = win};
-    return rma_entry(&a);
+    return gacc_call("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
+                     target_disp, 1, datatype, op, win, false, NULL);
 }
 
 BMPI_API(MPI_Compare_and_swap)
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    struct rma_args a = {.fn = "MPI_Compare_and_swap", .kind = BMPI_RMA_CAS, ORIGIN(origin_addr, 1, datatype),
-                         RESULT(result_addr, 1, datatype), .compare = compare_addr,
-                         TARGET(target_rank, target_disp, 1, datatype), .op = MPI_OP_NULL, .win = win};
+    struct rma_args a = {.fn = "MPI_Compare_and_swap", .kind = BMPI_RMA_CAS, .origin = origin_addr, .ocount = 1,
+                         .otype = datatype, .result = result_addr, .rcount = 1, .rtype = datatype,
+                         .compare = compare_addr, .target = target_rank, .disp = target_disp, .tcount = 1,
+                         .ttype = datatype, .op = MPI_OP_NULL, .win = win};
     return rma_entry(&a);
 }

@@ -7,4 +7,5 @@ libbmpi_core_la_SOURCES += \
 	runtime/rma.c runtime/rma_impl.h runtime/rma_proto.h \
 	runtime/rma_sync.c \
 	runtime/rma_am.c \
+	runtime/rma_amo.c \
 	runtime/rma_atomic.h

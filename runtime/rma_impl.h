@@ -76,6 +76,17 @@ void bmpi_rma_track_piece(struct bmpi_rma_track *t, uint64_t offset, const void 
                           int status);
 void bmpi_rma_track_drop(struct bmpi_rma_track *t);
 
+/* Wait until every operation issued to target has been answered. */
+void bmpi_rma_wait_answered(struct bmpi_win *w, int target);
+
+/* rma_amo.c */
+/* Whether the transport's atomics may carry c; if so *amo describes it. */
+bool bmpi_rma_amo_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_tl_amo *amo);
+int bmpi_rma_amo_issue(struct bmpi_win *w, const struct bmpi_rma_call *c, const struct bmpi_tl_amo *amo);
+/* An accumulate to target goes via via next: keep the accumulates'
+ * order across paths (waits where needed). */
+void bmpi_rma_acc_order(struct bmpi_win *w, int target, enum bmpi_rma_acc_via via);
+
 /* rma_am.c */
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
 int bmpi_rma_am_ctl(struct bmpi_win *w, int target, uint8_t am_id, int lock_type);

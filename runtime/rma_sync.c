@@ -72,6 +72,16 @@ bool bmpi_rma_epoch_closable(const struct bmpi_win *w) { return access_free(w) &
  * messages are served while a rank waits. */
 #define POLLS_PER_PROGRESS 16
 
+/* Run the progress engine until cond holds (re-evaluated after each
+ * pass), napping while nothing moves. */
+#define PROGRESS_UNTIL(cond)                                                                       \
+    do {                                                                                           \
+        unsigned idle_ = 0;                                                                        \
+        while (!(cond))                                                                            \
+            if (!bmpi_progress())                                                                  \
+                bmpi_progress_idle(&idle_);                                                        \
+    } while (0)
+
 /* Wait until the word at *at is above floor. */
 static void wait_above(volatile uint64_t *at, uint64_t floor)
 {
@@ -102,20 +112,22 @@ static void flushed(void *ctx, int status)
     *state = status ? status : -1;
 }
 
+void bmpi_rma_wait_answered(struct bmpi_win *w, int target)
+{
+    struct bmpi_win_target *t = &w->t[target];
+    PROGRESS_UNTIL(t->acked == t->issued);
+}
+
 /* Every operation to target complete at the target. */
 static int complete_target(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
-    unsigned idle = 0;
-    while (t->acked != t->issued)
-        if (!bmpi_progress())
-            bmpi_progress_idle(&idle);
+    bmpi_rma_wait_answered(w, target);
     if (t->net_unflushed) {
         int state = 0;
         int err = t->tl->ops->flush(t->tl, t->world, flushed, &state);
-        while (!err && !state)
-            if (!bmpi_progress())
-                bmpi_progress_idle(&idle);
+        if (!err)
+            PROGRESS_UNTIL(state);
         t->net_unflushed = false;
         if (err || state > 0)
             return err ? err : state;
@@ -147,11 +159,6 @@ static int take_op_error(struct bmpi_win *w, const char *fn)
     return bmpi_err_win_obj(w, err, fn, "an earlier operation failed at its target");
 }
 
-static int sync_entry(MPI_Win win, const char *fn, struct bmpi_win **w)
-{
-    return bmpi_win_check(win, fn, w);
-}
-
 /* ---- fence ------------------------------------------------------------------------ */
 
 /* The barrier of a window whose members all share one node: each rank
@@ -174,7 +181,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 {
     const char *fn = "MPI_Win_fence";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (assert & ~FENCE_ASSERTS)
@@ -259,7 +266,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     const char *fn = "MPI_Win_post";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
@@ -287,7 +294,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     const char *fn = "MPI_Win_start";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (assert & ~MPI_MODE_NOCHECK)
@@ -310,7 +317,7 @@ int PMPI_Win_complete(MPI_Win win)
 {
     const char *fn = "MPI_Win_complete";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (w->access != BMPI_EPOCH_PSCW)
@@ -368,7 +375,7 @@ int PMPI_Win_wait(MPI_Win win)
 {
     const char *fn = "MPI_Win_wait";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     return err ? err : end_exposure(w, true, NULL, fn);
 }
 
@@ -377,7 +384,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
 {
     const char *fn = "MPI_Win_test";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (!flag)
@@ -389,10 +396,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
 
 static void wait_granted(struct bmpi_win_target *t)
 {
-    unsigned idle = 0;
-    while (!t->lock_granted)
-        if (!bmpi_progress())
-            bmpi_progress_idle(&idle);
+    PROGRESS_UNTIL(t->lock_granted);
     t->lock_granted = false;
 }
 
@@ -402,10 +406,7 @@ static int lock_ask(struct bmpi_win *w, int target, int lock_type, bool *asked)
     struct bmpi_win_target *t = &w->t[target];
     *asked = false;
     if (t->ctl) {
-        unsigned idle = 0;
-        while (!bmpi_rma_lock_try(t->ctl, lock_type))
-            if (!bmpi_progress())
-                bmpi_progress_idle(&idle);
+        PROGRESS_UNTIL(bmpi_rma_lock_try(t->ctl, lock_type));
         return BMPI_OK;
     }
     *asked = true;
@@ -438,7 +439,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     const char *fn = "MPI_Win_lock";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err || (err = check_lock_target(w, rank, fn)))
         return err;
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
@@ -472,7 +473,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
 {
     const char *fn = "MPI_Win_unlock";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err || (err = check_lock_target(w, rank, fn)))
         return err;
     if (w->access != BMPI_EPOCH_LOCK || !w->t[rank].lock_held)
@@ -491,7 +492,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
     const char *fn = "MPI_Win_lock_all";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (assert & ~MPI_MODE_NOCHECK)
@@ -529,7 +530,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
 {
     const char *fn = "MPI_Win_unlock_all";
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (w->access != BMPI_EPOCH_LOCK_ALL)
@@ -550,7 +551,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
 static int flush_one(MPI_Win win, int rank, const char *fn)
 {
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err || (err = check_lock_target(w, rank, fn)))
         return err;
     if (!((w->access == BMPI_EPOCH_LOCK && w->t[rank].lock_held) || w->access == BMPI_EPOCH_LOCK_ALL))
@@ -570,7 +571,7 @@ static int flush_one(MPI_Win win, int rank, const char *fn)
 static int flush_every(MPI_Win win, const char *fn)
 {
     struct bmpi_win *w;
-    int err = sync_entry(win, fn, &w);
+    int err = bmpi_win_check(win, fn, &w);
     if (err)
         return err;
     if (w->access != BMPI_EPOCH_LOCK && w->access != BMPI_EPOCH_LOCK_ALL)
@@ -600,7 +601,7 @@ BMPI_API(MPI_Win_sync)
 int PMPI_Win_sync(MPI_Win win)
 {
     struct bmpi_win *w;
-    int err = sync_entry(win, "MPI_Win_sync", &w);
+    int err = bmpi_win_check(win, "MPI_Win_sync", &w);
     if (err)
         return err;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -70,6 +70,7 @@ static void hints_default(struct bmpi_win *w)
 {
     snprintf(w->accumulate_ordering, sizeof w->accumulate_ordering, "rar,raw,war,waw");
     snprintf(w->accumulate_ops, sizeof w->accumulate_ops, "same_op_no_op");
+    w->net_atomics = bmpi_env_switch("BMPI_RMA_NET_ATOMICS") != 0;
 }
 
 /* Take the hints of info bmpi knows; the others are ignored, as the
@@ -426,8 +427,22 @@ out:
     return err;
 }
 
+/* BMPI_VERBOSE=2: how this rank's accumulates went, per path (tests
+ * check that the transport's atomics carried some). */
+static void report_accumulates(const struct bmpi_win *w)
+{
+    const uint64_t *n = w->acc_count;
+    if (bmpi_world.verbose >= 2 && (n[BMPI_ACC_DIRECT] || n[BMPI_ACC_AMO] || n[BMPI_ACC_AM]))
+        fprintf(stderr,
+                "bmpi: rank %d: window %s: accumulates: %llu direct, %llu by transport atomics, "
+                "%llu by active messages\n",
+                bmpi_world.rank, w->name[0] ? w->name : "(unnamed)", (unsigned long long)n[BMPI_ACC_DIRECT],
+                (unsigned long long)n[BMPI_ACC_AMO], (unsigned long long)n[BMPI_ACC_AM]);
+}
+
 static void win_release(struct bmpi_win *w)
 {
+    report_accumulates(w);
     deregister_memory(w);
     if (w->region.addr)
         bmpi_node_region_detach(&w->region);

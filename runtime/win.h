@@ -12,6 +12,8 @@
  *                lock_all/unlock_all, flush*, sync: epochs and completion
  *   rma_am.c     the active-message protocol: what a target does for an
  *                origin that cannot reach its memory itself
+ *   rma_amo.c    accumulates by the transport's atomics, and the order of
+ *                a target's accumulates across paths
  *   rma_atomic.c element-wise atomic apply (CPU atomics, or a striped lock
  *                table for elements the CPU cannot update in one step)
  *
@@ -22,13 +24,15 @@
  *   COPY    a process of this node whose memory is not mapped: put/get
  *           by single copy (CMA), accumulates as active messages;
  *   NET     a transport with get/put into registered memory: put/get by
- *           the transport, accumulates as active messages (or the
- *           transport's atomics where the window's hints allow);
+ *           the transport, accumulates by the transport's atomics where
+ *           they are applied by the target's CPU (rma_amo.c), else as
+ *           active messages;
  *   AM      everything as active messages, applied by the target.
- * Every accumulate-family update is applied with the same element-wise
- * atomics (rma_atomic.c), by the origin on DIRECT targets and by the
- * target itself for active messages, so they are atomic with respect to
- * each other whatever path each origin takes.
+ * Every accumulate-family update is applied with CPU atomics on the
+ * element: rma_atomic.c's, by the origin on DIRECT targets and by the
+ * target itself for active messages, or the transport's own, applied by
+ * the target's CPU too; so they are atomic with respect to each other
+ * whatever path each origin takes.
  */
 #ifndef BMPI_RUNTIME_WIN_H
 #define BMPI_RUNTIME_WIN_H
@@ -47,6 +51,9 @@ struct bmpi_group;
 struct bmpi_request;
 
 enum bmpi_rma_path { BMPI_RMA_DIRECT, BMPI_RMA_COPY, BMPI_RMA_NET, BMPI_RMA_AM };
+
+/* How an accumulate-family operation reached its target (rma_amo.c). */
+enum bmpi_rma_acc_via { BMPI_ACC_NONE, BMPI_ACC_DIRECT, BMPI_ACC_AMO, BMPI_ACC_AM, BMPI_ACC_NVIA };
 
 /* Locks a target grants: the state word of its control block. */
 #define BMPI_WIN_LOCK_EXCL (1ull << 63)
@@ -88,6 +95,7 @@ struct bmpi_win_target {
     uint64_t issued;        /* operations issued as active messages or NET */
     volatile uint64_t acked; /* ... and answered */
     bool net_unflushed;     /* NET puts since the last transport flush (no REMOTE_DONE) */
+    enum bmpi_rma_acc_via acc_via; /* how the last accumulate went (ordering, rma_amo.c) */
     /* PSCW: the posts and completes it sent this rank are counted in
      * *posts_in and *completes_in (a cell of the node region the target
      * writes, or posts_am/completes_am below, counted as active messages
@@ -128,6 +136,7 @@ struct bmpi_win {
     bool no_locks, same_size, same_disp_unit, alloc_shared_noncontig;
     char accumulate_ordering[64]; /* "rar,raw,war,waw" by default, or "none" */
     char accumulate_ops[32];      /* "same_op_no_op" or "same_op" */
+    bool net_atomics;             /* the transport's atomics may carry accumulates (BMPI_RMA_NET_ATOMICS) */
 
     struct bmpi_win_target *t; /* by rank in comm */
     struct bmpi_win_ctl *ctl;  /* mine */
@@ -160,6 +169,7 @@ struct bmpi_win {
     /* completion */
     uint64_t ops_pending;      /* operations issued and not answered, all targets */
     int op_error;              /* first error an answer reported, for the next sync call */
+    uint64_t acc_count[BMPI_ACC_NVIA]; /* accumulates issued, by path (BMPI_VERBOSE=2 at free) */
 
     /* passive target lock requests from other nodes waiting for my lock (rma_am.c) */
     struct bmpi_rma_lock_wait *lock_waiters;

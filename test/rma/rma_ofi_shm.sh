@@ -7,4 +7,5 @@ set -u
 . "$top_srcdir/test/rma/lib.sh"
 ofi_setup shm
 rma_run_all ofi/shm ${RMA_COUNTS:-2 4}
+rma_check_net_atomics ofi/shm 3 rma_acc_order
 echo "ok: rma over ofi/shm"

@@ -7,4 +7,8 @@ set -u
 . "$top_srcdir/test/rma/lib.sh"
 ofi_setup tcp
 rma_run_all ofi/tcp ${RMA_COUNTS:-2 4}
+# tcp;ofi_rxm applies atomics on the target's CPU: accumulates to other
+# ranks' MPI_Win_create memory go through them, beside the target's own
+# CPU atomics on the same elements
+rma_check_net_atomics ofi/tcp 3 rma_acc_order
 echo "ok: rma over ofi/tcp"
