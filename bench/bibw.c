@@ -26,20 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'k' || *end == 'K') v *= 1024;
-    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
-    return (size_t)v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "bench_util.h"
 
 static void window(int rank, char *sbuf, char *rbuf, size_t rstride, int n,
                    int win, MPI_Request *req)

@@ -29,25 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 enum coll { ALLREDUCE, REDUCE, BCAST, ALLGATHER, ALLTOALL, BARRIER };
 static const char *names[] = {
     "allreduce", "reduce", "bcast", "allgather", "alltoall", "barrier",
 };
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'k' || *end == 'K') v *= 1024;
-    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
-    return (size_t)v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void run(enum coll c, void *sbuf, void *rbuf, size_t size)
 {

@@ -37,6 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define NEXT_CALLS 99
 #define STEADY_WARMUP 200
 #define STEADY_CALLS 200
@@ -50,17 +52,6 @@ struct bufs {
     char *s, *r;
     size_t bytes; /* per rank and per destination, as coll.c */
 };
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'k' || *end == 'K')
-        v *= 1024;
-    else if (*end == 'm' || *end == 'M')
-        v *= 1024 * 1024;
-    return (size_t)v;
-}
 
 static void one(enum op o, struct bufs *b, MPI_Comm comm)
 {

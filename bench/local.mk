@@ -21,7 +21,7 @@ bench_sources = \
 	bench/tcp_stream.c \
 	bench/spawn.c
 
-EXTRA_DIST += $(bench_sources) bench/run-compare bench/net-compare bench/startup-hosts bench/bundle bench/README.md
+EXTRA_DIST += $(bench_sources) bench/bench_util.h bench/run-compare bench/net-compare bench/startup-hosts bench/bundle bench/README.md
 
 BENCH_ARGS = all
 

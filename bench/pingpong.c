@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 /* One round trip of n bytes between rank 0 and peer. */
 static void round_trip(int rank, int peer, char *buf, int n)
 {
@@ -61,21 +63,6 @@ static double warm_up(int rank, int peer, char *buf, int n, int min_trips, doubl
         }
     }
     return per;
-}
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'k' || *end == 'K') v *= 1024;
-    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
-    return (size_t)v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static size_t next_size(size_t s) { return s == 0 ? 1 : s * 2; }

@@ -67,6 +67,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 enum op { OP_PUT, OP_GET, OP_ACC, OP_FOP, OP_HALO };
 enum sync { SYNC_LOCK, SYNC_FENCE, SYNC_PSCW };
 enum kind { KIND_LAT, KIND_BW };
@@ -119,21 +121,6 @@ struct win {
     void *mem; /* malloc'ed memory behind -w create */
     MPI_Group peer; /* PSCW: the other rank */
 };
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'k' || *end == 'K') v *= 1024;
-    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
-    return (size_t)v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void fail(const struct bench *b, size_t size, const char *what, double got, double want)
 {

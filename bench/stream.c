@@ -50,6 +50,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 struct options {
     size_t bytes;
     int triad_iters, stencil_sweeps, repeats, madvise_huge, cpu_time;
@@ -191,12 +193,6 @@ static void stencil(double *restrict out, const double *restrict in, size_t nx)
 }
 
 /* ---- timing -------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Sort rates[0..n) and report best and median. */
 static void best_median(double *rates, int n, double *best, double *median)

@@ -77,10 +77,10 @@ typedef void (*atomic_fn)(const void *origin, void *target, void *result, size_t
 
 /* --- CPU kernels ---------------------------------------------------------------- */
 
-/* A fetch-op builtin on the element's bits: integers of either sign add,
- * and, or and xor alike. Without result the compiler emits the plain
- * locked op (LOCK ADD ...). */
-#define DEF_FETCH_OP(name, U, BUILTIN)                                                             \
+/* A read-modify-write on the element's bits: STORE (with STORE_ORDER) when
+ * the caller wants no fetch, FETCH (acquire-release) when it wants the old
+ * value. */
+#define DEF_RMW(name, U, STORE, STORE_ORDER, FETCH)                                                \
     static void name(const void *vo, void *vt, void *vr, size_t n)                                 \
     {                                                                                              \
         const char *o = vo;                                                                        \
@@ -90,38 +90,24 @@ typedef void (*atomic_fn)(const void *origin, void *target, void *result, size_t
         if (!r) {                                                                                  \
             for (size_t i = 0; i < n; i++) {                                                       \
                 memcpy(&x, o + i * sizeof(U), sizeof(U));                                          \
-                BUILTIN(&t[i], x, __ATOMIC_ACQ_REL);                                               \
+                STORE(&t[i], x, STORE_ORDER);                                                      \
             }                                                                                      \
             return;                                                                                \
         }                                                                                          \
         for (size_t i = 0; i < n; i++) {                                                           \
             memcpy(&x, o + i * sizeof(U), sizeof(U));                                              \
-            U old = BUILTIN(&t[i], x, __ATOMIC_ACQ_REL);                                           \
+            U old = FETCH(&t[i], x, __ATOMIC_ACQ_REL);                                             \
             memcpy(r + i * sizeof(U), &old, sizeof(U));                                            \
         }                                                                                          \
     }
 
+/* A fetch-op builtin: integers of either sign add, and, or and xor alike.
+ * Without result the compiler emits the plain locked op (LOCK ADD ...). */
+#define DEF_FETCH_OP(name, U, BUILTIN) DEF_RMW(name, U, BUILTIN, __ATOMIC_ACQ_REL, BUILTIN)
+
 /* REPLACE: an exchange when the old value is wanted, else a store. */
 #define DEF_REPLACE(name, U)                                                                       \
-    static void name(const void *vo, void *vt, void *vr, size_t n)                                 \
-    {                                                                                              \
-        const char *o = vo;                                                                        \
-        U *t = vt;                                                                                 \
-        char *r = vr;                                                                              \
-        U x;                                                                                       \
-        if (!r) {                                                                                  \
-            for (size_t i = 0; i < n; i++) {                                                       \
-                memcpy(&x, o + i * sizeof(U), sizeof(U));                                          \
-                __atomic_store_n(&t[i], x, __ATOMIC_RELEASE);                                      \
-            }                                                                                      \
-            return;                                                                                \
-        }                                                                                          \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            memcpy(&x, o + i * sizeof(U), sizeof(U));                                              \
-            U old = __atomic_exchange_n(&t[i], x, __ATOMIC_ACQ_REL);                               \
-            memcpy(r + i * sizeof(U), &old, sizeof(U));                                            \
-        }                                                                                          \
-    }
+    DEF_RMW(name, U, __atomic_store_n, __ATOMIC_RELEASE, __atomic_exchange_n)
 
 /* NO_OP: the fetch alone (apply never calls it without a result). */
 #define DEF_FETCH(name, U)                                                                         \

@@ -54,32 +54,9 @@ version=$("$BMPIRUN" --version | sed -n '1s/^bmpirun ([^)]*) \([^,]*\),.*/\1/p')
 
 # ---- simulated hosts --------------------------------------------------------
 . "$top_srcdir/test/netns/lib.sh"
-tmp=
-runpid=
-stop_job() {
-    [ -n "$runpid" ] || return 0
-    kill -TERM "$runpid" 2>/dev/null
-    sleep 1
-}
-remove_files() {
-    if [ -n "$tmp" ] && [ -f "$tmp/nspaces" ]; then
-        for n in $(sort -u "$tmp/nspaces"); do
-            rm -f /dev/shm/bmpi."$n".* 2>/dev/null
-        done
-    fi
-    [ -n "$tmp" ] && rm -rf -- "$tmp"
-}
-NETNS_BEFORE_TEARDOWN=stop_job
-NETNS_AFTER_TEARDOWN=remove_files
-netns_setup bmr 3
-case $? in
-0) ;;
-77) skip "network namespaces cannot be made here" ;;
-*) echo "FAIL: simulated hosts"; exit 1 ;;
-esac
+netns_test_setup bmr 3
+tmp=$NETNS_TMP
 h1=$(netns_name 1) h2=$(netns_name 2) h3=$(netns_name 3)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-netns.$$.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
-: >"$tmp/nspaces"
 echo "simulated hosts: $h1 $h2 $h3 (192.0.2.1-3), bmpirun in $NETNS_HEAD (192.0.2.254)"
 
 # The job's temporary directories: the head's, and one per host
@@ -90,14 +67,8 @@ NETNS_HOST_TMPDIR=$tmp/jobtmp
 export NETNS_HOST_TMPDIR
 cp "$top_srcdir/test/netns/host-agent.sh" "$tmp/agent" && chmod +x "$tmp/agent" || exit 1
 agent=$tmp/agent
-# Every rank through this wrapper: it records the job's PMIx namespace,
-# which names the job's /dev/shm segments.
-cat >"$tmp/rank" <<EOF
-#!/bin/sh
-echo "\${PMIX_NAMESPACE:-}" >>"$tmp/nspaces"
-exec "\$@"
-EOF
-chmod +x "$tmp/rank"
+# Every rank through the wrapper of netns_test_setup: it records the job's
+# PMIx namespace, which names the job's /dev/shm segments.
 rank=$tmp/rank
 
 fail() {
@@ -131,12 +102,12 @@ run_bg() {
         sh -c 'exec <&3 3<&-; exec "$@"' sh \
         ip netns exec "$NETNS_HEAD" env TMPDIR="$headtmp" \
         "$BMPIRUN" --launch-agent "$a" "$@" >"$tmp/out" 2>"$tmp/err" 3<"$in" </dev/null &
-    runpid=$!
+    NETNS_JOB_PID=$!
 }
 run_wait() {
-    wait "$runpid"
+    wait "$NETNS_JOB_PID"
     rc=$?
-    runpid=
+    NETNS_JOB_PID=
     [ $rc -ne 124 ] || fail "bmpirun timed out after ${timeout_s}s"
 }
 run() {
@@ -150,7 +121,7 @@ wait_for() {
     while [ "$(grep -c -- "$1" "$tmp/out")" -lt "$2" ]; do
         i=$((i + 1))
         [ $i -lt 300 ] || fail "waited 30 s for $2 lines matching '$1'"
-        kill -0 "$runpid" 2>/dev/null || fail "bmpirun ended before $2 lines matching '$1'"
+        kill -0 "$NETNS_JOB_PID" 2>/dev/null || fail "bmpirun ended before $2 lines matching '$1'"
         sleep 0.1
     done
 }
@@ -198,7 +169,7 @@ daemon_of() {
 # namespace while other processes come and go can miss it)
 head_pid() {
     for _ in $(seq 20); do
-        for p in $(pgrep -P "$runpid" 2>/dev/null) $(ip netns pids "$NETNS_HEAD" 2>/dev/null); do
+        for p in $(pgrep -P "$NETNS_JOB_PID" 2>/dev/null) $(ip netns pids "$NETNS_HEAD" 2>/dev/null); do
             case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
             *" --daemon "*) ;;
             "$BMPIRUN "*) echo "$p"; return 0 ;;

@@ -25,6 +25,16 @@
 # the processes held: shm segments, the work directory). A script that
 # needs its own traps sets these instead.
 #
+#   netns_test_setup PREFIX K
+#       what a test across simulated hosts does first: netns_setup PREFIX K
+#       (SKIP and exit 77 when namespaces cannot be made here, FAIL and exit
+#       1 on another failure), then a temporary directory NETNS_TMP holding
+#       rank, a wrapper to start every rank through: it records the job's
+#       PMIx namespace in NETNS_TMP/nspaces and runs its arguments. On exit,
+#       the job whose pid is in NETNS_JOB_PID (set it while one runs) gets
+#       SIGTERM and a second, then the namespaces go, then the shm segments
+#       of the recorded jobs and NETNS_TMP.
+#
 # The namespaces share the file system, /dev/shm, the pid space and the
 # hostname. test/netns/host-agent.sh runs a command on one of them under a
 # hostname of its own, as a launch agent would on a real host.
@@ -106,4 +116,44 @@ netns_setup() {
         i=$((i + 1))
     done
     NETNS_PIDS_COMMAND="for ns in $NETNS_HOSTS; do ip netns pids \$ns; done"
+}
+
+# The teardown hooks of netns_test_setup.
+netns_stop_job() {
+    [ -n "${NETNS_JOB_PID:-}" ] || return 0
+    kill -TERM "$NETNS_JOB_PID" 2>/dev/null
+    sleep 1
+}
+
+# shm segments of the jobs (named /bmpi.<nspace>...), left by a rank that
+# was killed; then the directory
+netns_remove_files() {
+    [ -n "${NETNS_TMP:-}" ] || return 0
+    if [ -f "$NETNS_TMP/nspaces" ]; then
+        for n in $(sort -u "$NETNS_TMP/nspaces"); do
+            rm -f /dev/shm/bmpi."$n".* 2>/dev/null
+        done
+    fi
+    rm -rf -- "$NETNS_TMP"
+}
+
+netns_test_setup() {
+    NETNS_JOB_PID=
+    NETNS_TMP=
+    NETNS_BEFORE_TEARDOWN=netns_stop_job
+    NETNS_AFTER_TEARDOWN=netns_remove_files
+    netns_setup "$1" "$2"
+    case $? in
+    0) ;;
+    77) echo "SKIP: network namespaces cannot be made here"; exit 77 ;;
+    *) echo "FAIL: simulated hosts"; exit 1 ;;
+    esac
+    NETNS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-netns-$1.$$.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
+    : >"$NETNS_TMP/nspaces"
+    cat >"$NETNS_TMP/rank" <<EOF
+#!/bin/sh
+echo "\${PMIX_NAMESPACE:-}" >>"$NETNS_TMP/nspaces"
+exec "\$@"
+EOF
+    chmod +x "$NETNS_TMP/rank"
 }

@@ -42,33 +42,9 @@ bin=$top_builddir/test/mpi/.libs
 
 # ---- simulated hosts ------------------------------------------------------
 . "$top_srcdir/test/netns/lib.sh"
-tmp=
-runpid=
-# a job still running (interrupted): its timeout passes the signal on
-stop_job() {
-    [ -n "$runpid" ] || return 0
-    kill -TERM "$runpid" 2>/dev/null
-    sleep 1
-}
-# shm segments of our jobs (named /bmpi.<nspace>.<node>...), left by a rank
-# that was killed; then our files
-remove_files() {
-    if [ -n "$tmp" ] && [ -f "$tmp/nspaces" ]; then
-        for n in $(sort -u "$tmp/nspaces"); do
-            rm -f /dev/shm/bmpi."$n".* 2>/dev/null
-        done
-    fi
-    [ -n "$tmp" ] && rm -rf -- "$tmp"
-}
-NETNS_BEFORE_TEARDOWN=stop_job
-NETNS_AFTER_TEARDOWN=remove_files
-netns_setup bmpi 2
-case $? in
-0) ;;
-77) skip "network namespaces cannot be made here" ;;
-*) echo "FAIL: simulated hosts"; exit 1 ;;
-esac
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-netns.$$.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
+# (a job still running when interrupted: its timeout passes the signal on)
+netns_test_setup bmpi 2
+tmp=$NETNS_TMP
 head=$NETNS_HEAD
 BMPI_NETNS_HOSTS=
 for i in 1 2; do
@@ -77,15 +53,15 @@ done
 export BMPI_NETNS_HOSTS
 echo "simulated hosts: $BMPI_NETNS_HOSTS (head $head, bridge 192.0.2.254/24)"
 
-# The agent and a rank wrapper (records the job's PMIx namespace for the
-# cleanup, sets the library path of the build tree) in our directory.
+# The agent and a rank wrapper (sets the library path of the build tree,
+# then the wrapper of netns_test_setup records the job's PMIx namespace for
+# the cleanup) in our directory.
 cp "$top_srcdir/test/netns/agent.sh" "$tmp/agent.sh" && chmod +x "$tmp/agent.sh" || exit 1
 cat >"$tmp/rank.sh" <<EOF
 #!/bin/sh
-echo "\${PMIX_NAMESPACE:-}" >>"$tmp/nspaces"
 LD_LIBRARY_PATH="$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
-exec "\$@"
+exec "$tmp/rank" "\$@"
 EOF
 chmod +x "$tmp/rank.sh"
 
@@ -105,10 +81,10 @@ run() {
         --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$tmp" \
         --mca oob_tcp_if_include 192.0.2.0/24 --mca btl_tcp_if_include 192.0.2.0/24 \
         $xenv "$tmp/rank.sh" "$@" >"$tmp/out" 2>&1 </dev/null &
-    runpid=$!
-    wait "$runpid"
+    NETNS_JOB_PID=$!
+    wait "$NETNS_JOB_PID"
     rc=$?
-    runpid=
+    NETNS_JOB_PID=
     [ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)" >>"$tmp/out"
     return $rc
 }

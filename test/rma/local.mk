@@ -3,48 +3,48 @@
 # default transports; rma_ofi_tcp.sh, rma_ofi_shm.sh and rma_verbs.sh run
 # them again over ofi (tcp, shm providers) and the verbs emulation,
 # rma_netns.sh across two simulated hosts (root only, test/netns/lib.sh).
-# rma_util.h: checks and error-class checks, plain MPI only, so that
+# rma_util.h: the RMA helpers over test/mpi/testutil.h, plain MPI only, so that
 # validate-with-mpich.sh builds the same sources against MPICH or Open MPI
 # (not a test: run by hand; see test/rma/README).
 
 check_PROGRAMS += test/rma/rma_matrix
-test_rma_rma_matrix_SOURCES = test/rma/rma_matrix.c test/rma/rma_util.h
+test_rma_rma_matrix_SOURCES = test/rma/rma_matrix.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_matrix_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_atomic
-test_rma_rma_atomic_SOURCES = test/rma/rma_atomic.c test/rma/rma_util.h
+test_rma_rma_atomic_SOURCES = test/rma/rma_atomic.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_atomic_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_pscw
-test_rma_rma_pscw_SOURCES = test/rma/rma_pscw.c test/rma/rma_util.h
+test_rma_rma_pscw_SOURCES = test/rma/rma_pscw.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_pscw_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_lock
-test_rma_rma_lock_SOURCES = test/rma/rma_lock.c test/rma/rma_util.h
+test_rma_rma_lock_SOURCES = test/rma/rma_lock.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_lock_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_shared
-test_rma_rma_shared_SOURCES = test/rma/rma_shared.c test/rma/rma_util.h
+test_rma_rma_shared_SOURCES = test/rma/rma_shared.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_shared_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_dynamic
-test_rma_rma_dynamic_SOURCES = test/rma/rma_dynamic.c test/rma/rma_util.h
+test_rma_rma_dynamic_SOURCES = test/rma/rma_dynamic.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_dynamic_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_info_attr
-test_rma_rma_info_attr_SOURCES = test/rma/rma_info_attr.c test/rma/rma_util.h
+test_rma_rma_info_attr_SOURCES = test/rma/rma_info_attr.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_info_attr_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_large
-test_rma_rma_large_SOURCES = test/rma/rma_large.c test/rma/rma_util.h
+test_rma_rma_large_SOURCES = test/rma/rma_large.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_large_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_misc
-test_rma_rma_misc_SOURCES = test/rma/rma_misc.c test/rma/rma_util.h
+test_rma_rma_misc_SOURCES = test/rma/rma_misc.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_misc_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_errors
-test_rma_rma_errors_SOURCES = test/rma/rma_errors.c test/rma/rma_util.h
+test_rma_rma_errors_SOURCES = test/rma/rma_errors.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_errors_LDADD = libbmpi.la
 
 check_PROGRAMS += test/rma/rma_acc_order

@@ -41,12 +41,12 @@ static int cmp_long(const void *a, const void *b)
 /* All ranks' fetched values, gathered at rank 0: sorted, no two equal. */
 static void check_distinct(const long *mine, int n, const char *what)
 {
-    long *all = rt.rank == 0 ? malloc(sizeof(long) * (size_t)n * (size_t)rt.size) : NULL;
-    CHECK(rt.rank != 0 || all != NULL, "out of memory");
+    long *all = tu_rank == 0 ? malloc(sizeof(long) * (size_t)n * (size_t)tu_size) : NULL;
+    CHECK(tu_rank != 0 || all != NULL, "out of memory");
     MPICHK(MPI_Gather(mine, n, MPI_LONG, all, n, MPI_LONG, 0, MPI_COMM_WORLD));
-    if (rt.rank == 0) {
-        qsort(all, (size_t)n * (size_t)rt.size, sizeof(long), cmp_long);
-        for (long i = 1; i < (long)n * rt.size; i++)
+    if (tu_rank == 0) {
+        qsort(all, (size_t)n * (size_t)tu_size, sizeof(long), cmp_long);
+        for (long i = 1; i < (long)n * tu_size; i++)
             CHECK(all[i] != all[i - 1], "%s: value %ld fetched twice: two updates saw the same state", what,
                   all[i]);
     }
@@ -55,7 +55,7 @@ static void check_distinct(const long *mine, int n, const char *what)
 
 static void fop_storm(MPI_Win win, long *words)
 {
-    long fetched[K_FOP], add = rt.rank + 1;
+    long fetched[K_FOP], add = tu_rank + 1;
     MPICHK(MPI_Win_lock_all(0, win));
     for (int i = 0; i < K_FOP; i++) {
         MPICHK(MPI_Fetch_and_op(&add, &fetched[i], MPI_LONG, 0, W_COUNTER, MPI_SUM, win));
@@ -65,8 +65,8 @@ static void fop_storm(MPI_Win win, long *words)
     }
     MPICHK(MPI_Win_unlock_all(win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rt.rank == 0) {
-        long want = (long)K_FOP * rt.size * (rt.size + 1) / 2;
+    if (tu_rank == 0) {
+        long want = (long)K_FOP * tu_size * (tu_size + 1) / 2;
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         CHECK(words[W_COUNTER] == want, "Fetch_and_op storm: counter %ld, expected %ld", words[W_COUNTER], want);
         MPICHK(MPI_Win_unlock(0, win));
@@ -76,11 +76,11 @@ static void fop_storm(MPI_Win win, long *words)
 
 static void cas_lock_acquire(MPI_Win win)
 {
-    long mine = rt.rank + 1, free_ = 0, old;
+    long mine = tu_rank + 1, free_ = 0, old;
     do {
         MPICHK(MPI_Compare_and_swap(&mine, &free_, &old, MPI_LONG, 0, W_LOCK, win));
         MPICHK(MPI_Win_flush(0, win));
-        CHECK(old == 0 || (old >= 1 && old <= rt.size && old != mine), "CAS lock: word holds %ld", old);
+        CHECK(old == 0 || (old >= 1 && old <= tu_size && old != mine), "CAS lock: word holds %ld", old);
     } while (old != 0);
 }
 
@@ -90,7 +90,7 @@ static void cas_lock_release(MPI_Win win)
     /* Atomic with respect to the CAS of the others (a Put would not be). */
     MPICHK(MPI_Fetch_and_op(&zero, &old, MPI_LONG, 0, W_LOCK, MPI_REPLACE, win));
     MPICHK(MPI_Win_flush(0, win));
-    CHECK(old == rt.rank + 1, "CAS lock: released a lock held by %ld", old);
+    CHECK(old == tu_rank + 1, "CAS lock: released a lock held by %ld", old);
 }
 
 static void cas_spinlock(MPI_Win win, long *words)
@@ -108,10 +108,10 @@ static void cas_spinlock(MPI_Win win, long *words)
     }
     MPICHK(MPI_Win_unlock_all(win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rt.rank == 0) {
+    if (tu_rank == 0) {
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-        CHECK(words[W_DATA] == (long)K_CAS * rt.size, "CAS spin lock: data %ld, expected %ld (lost updates)",
-              words[W_DATA], (long)K_CAS * rt.size);
+        CHECK(words[W_DATA] == (long)K_CAS * tu_size, "CAS spin lock: data %ld, expected %ld (lost updates)",
+              words[W_DATA], (long)K_CAS * tu_size);
         CHECK(words[W_LOCK] == 0, "CAS spin lock: lock word %ld after all released", words[W_LOCK]);
         MPICHK(MPI_Win_unlock(0, win));
     }
@@ -138,38 +138,38 @@ static void storm_open(struct storm *st)
     rt_win_errors_return(st->iwin);
     rt_win_errors_return(st->dwin);
     rt_win_errors_return(st->cwin);
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, st->iwin));
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, st->dwin));
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, st->cwin));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, st->iwin));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, st->dwin));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, st->cwin));
     for (int j = 0; j < ACC_LEN; j++) {
         st->ia[j] = j;
         st->da[j] = 0.5 * j;
     }
     *st->counter = 0;
-    MPICHK(MPI_Win_unlock(rt.rank, st->cwin));
-    MPICHK(MPI_Win_unlock(rt.rank, st->dwin));
-    MPICHK(MPI_Win_unlock(rt.rank, st->iwin));
+    MPICHK(MPI_Win_unlock(tu_rank, st->cwin));
+    MPICHK(MPI_Win_unlock(tu_rank, st->dwin));
+    MPICHK(MPI_Win_unlock(tu_rank, st->iwin));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
 static void storm_check(struct storm *st, const long *got)
 {
-    long ranks = (long)rt.size * (rt.size + 1) / 2; /* sum of rank+1 */
-    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, st->iwin));
-    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, st->dwin));
-    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, st->cwin));
+    long ranks = (long)tu_size * (tu_size + 1) / 2; /* sum of rank+1 */
+    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, st->iwin));
+    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, st->dwin));
+    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, st->cwin));
     for (int j = 0; j < ACC_LEN; j++) {
         long wi = j + (long)K_ACC * ranks * (j + 1);
         double wd = 0.5 * j + 0.25 * K_ACC * (double)ranks * (j + 1);
         CHECK(st->ia[j] == wi, "Accumulate storm (MPI_INT): element %d is %d, expected %ld", j, st->ia[j], wi);
         CHECK(st->da[j] == wd, "Accumulate storm (MPI_DOUBLE): element %d is %g, expected %g", j, st->da[j], wd);
     }
-    if (rt.rank == 0)
-        CHECK(*st->counter == (long)K_ACC * rt.size, "Get_accumulate storm: %ld, expected %ld", *st->counter,
-              (long)K_ACC * rt.size);
-    MPICHK(MPI_Win_unlock(rt.rank, st->cwin));
-    MPICHK(MPI_Win_unlock(rt.rank, st->dwin));
-    MPICHK(MPI_Win_unlock(rt.rank, st->iwin));
+    if (tu_rank == 0)
+        CHECK(*st->counter == (long)K_ACC * tu_size, "Get_accumulate storm: %ld, expected %ld", *st->counter,
+              (long)K_ACC * tu_size);
+    MPICHK(MPI_Win_unlock(tu_rank, st->cwin));
+    MPICHK(MPI_Win_unlock(tu_rank, st->dwin));
+    MPICHK(MPI_Win_unlock(tu_rank, st->iwin));
     check_distinct(got, K_ACC, "Get_accumulate storm");
 }
 
@@ -181,16 +181,16 @@ static void acc_storm(void)
     long got[K_ACC];
     static const long one = 1;
     for (int j = 0; j < ACC_LEN; j++) {
-        iv[j] = (rt.rank + 1) * (j + 1);
-        dv[j] = 0.25 * (rt.rank + 1) * (j + 1);
+        iv[j] = (tu_rank + 1) * (j + 1);
+        dv[j] = 0.25 * (tu_rank + 1) * (j + 1);
     }
     storm_open(&st);
     MPICHK(MPI_Win_lock_all(0, st.iwin));
     MPICHK(MPI_Win_lock_all(0, st.dwin));
     MPICHK(MPI_Win_lock_all(0, st.cwin));
     for (int k = 0; k < K_ACC; k++) {
-        for (int t = 0; t < rt.size; t++) {
-            int to = (rt.rank + t) % rt.size;
+        for (int t = 0; t < tu_size; t++) {
+            int to = (tu_rank + t) % tu_size;
             MPICHK(MPI_Accumulate(iv, ACC_LEN, MPI_INT, to, 0, ACC_LEN, MPI_INT, MPI_SUM, st.iwin));
             MPICHK(MPI_Accumulate(dv, ACC_LEN, MPI_DOUBLE, to, 0, ACC_LEN, MPI_DOUBLE, MPI_SUM, st.dwin));
         }
@@ -211,14 +211,14 @@ static void acc_storm(void)
 /* The value after step i of the ordering sequence, from v. */
 static long order_step(int i, long v)
 {
-    return i % 3 == 0 ? 1000L * (i + 1) + rt.rank : v + i;
+    return i % 3 == 0 ? 1000L * (i + 1) + tu_rank : v + i;
 }
 
 /* Issue the sequence to my partner's word and fetch the result. */
 static void order_sequence(MPI_Win win, int target, MPI_Aint disp, long *vals, long *fetched, long *out)
 {
     for (int i = 0; i < ORDER_LEN; i++) {
-        vals[i] = i % 3 == 0 ? 1000L * (i + 1) + rt.rank : i;
+        vals[i] = i % 3 == 0 ? 1000L * (i + 1) + tu_rank : i;
         MPICHK(MPI_Accumulate(&vals[i], 1, MPI_LONG, target, disp, 1, MPI_LONG, i % 3 == 0 ? MPI_REPLACE : MPI_SUM,
                               win));
     }
@@ -245,9 +245,9 @@ static void check_order(const long *fetched, long out, long chain_base, const ch
 static void ordering(MPI_Win win)
 {
     long vals[ORDER_LEN], fetched[ORDER_LEN], out = -1;
-    int to = (rt.rank + 1) % rt.size;
+    int to = (tu_rank + 1) % tu_size;
     /* My two words at my partner. */
-    MPI_Aint disp = W_NWORDS + 2 * rt.rank;
+    MPI_Aint disp = W_NWORDS + 2 * tu_rank;
 
     MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, to, 0, win));
     order_sequence(win, to, disp, vals, fetched, &out);
@@ -264,13 +264,13 @@ int main(int argc, char **argv)
 {
     long *words;
     MPI_Win win;
-    rt_init(&argc, &argv, "rma_atomic");
-    MPI_Aint bytes = (MPI_Aint)sizeof(long) * (W_NWORDS + 2 * rt.size);
+    tu_init(&argc, &argv, "rma_atomic");
+    MPI_Aint bytes = (MPI_Aint)sizeof(long) * (W_NWORDS + 2 * tu_size);
     MPICHK(MPI_Win_allocate(bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &words, &win));
     rt_win_errors_return(win);
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
     memset(words, 0, (size_t)bytes);
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
 
     fop_storm(win, words);
@@ -278,5 +278,6 @@ int main(int argc, char **argv)
     ordering(win);
     MPICHK(MPI_Win_free(&win));
     acc_storm();
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

@@ -37,18 +37,18 @@ static long value(int round, int reg, int rank, size_t i)
 /* My turn: swap my regions for new ones while everybody else waits. */
 static void reattach(MPI_Win win, struct region *rg, int round)
 {
-    for (int turn = 0; turn < rt.size; turn++) {
-        if (turn == rt.rank) {
+    for (int turn = 0; turn < tu_size; turn++) {
+        if (turn == tu_rank) {
             for (int g = 0; g < NREG; g++) {
                 if (rg[g].mem) {
                     MPICHK(MPI_Win_detach(win, rg[g].mem));
                     free(rg[g].mem);
                 }
-                rg[g].n = region_len(round, g, rt.rank);
+                rg[g].n = region_len(round, g, tu_rank);
                 rg[g].mem = malloc(rg[g].n * sizeof(long));
                 CHECK(rg[g].mem != NULL, "out of memory");
                 for (size_t i = 0; i < rg[g].n; i++)
-                    rg[g].mem[i] = value(round, g, rt.rank, i);
+                    rg[g].mem[i] = value(round, g, tu_rank, i);
                 MPICHK(MPI_Win_attach(win, rg[g].mem, (MPI_Aint)(rg[g].n * sizeof(long))));
             }
         }
@@ -66,13 +66,13 @@ static void reattach(MPI_Win win, struct region *rg, int round)
  * element before. */
 static void access_right(MPI_Win win, struct region *rg, int round, const char *mode)
 {
-    int right = (rt.rank + 1) % rt.size;
+    int right = (tu_rank + 1) % tu_size;
     for (int g = 0; g < NREG; g++) {
         size_t n = region_len(round, g, right), half = n / 2;
         long *got = malloc(n * sizeof(long)), *put = malloc(half * sizeof(long)), one = 1, fetched = -1;
         CHECK(got && put, "out of memory");
         for (size_t i = 0; i < half; i++)
-            put[i] = -value(round, g, rt.rank, i);
+            put[i] = -value(round, g, tu_rank, i);
         MPI_Aint base = rg[g].addr[right];
         MPICHK(MPI_Get(got, (int)n, MPI_LONG, right, base, (int)n, MPI_LONG, win));
         MPICHK(MPI_Win_flush(right, win));
@@ -95,16 +95,16 @@ static void access_right(MPI_Win win, struct region *rg, int round, const char *
 /* My regions after my left neighbour's access_right. */
 static void check_mine(const struct region *rg, int round, const char *mode)
 {
-    int left = (rt.rank - 1 + rt.size) % rt.size;
+    int left = (tu_rank - 1 + tu_size) % tu_size;
     for (int g = 0; g < NREG; g++) {
         size_t n = rg[g].n, half = n / 2;
         for (size_t i = 0; i < n; i++) {
-            long want = i < half ? -value(round, g, left, i) : value(round, g, rt.rank, i);
+            long want = i < half ? -value(round, g, left, i) : value(round, g, tu_rank, i);
             if (i >= n - 2)
                 want += 1;
             CHECK(rg[g].mem[i] == want, "%s round %d: region %d element %zu is %ld, expected %ld", mode, round, g, i,
                   rg[g].mem[i], want);
-            rg[g].mem[i] = value(round, g, rt.rank, i); /* again, for the next epoch */
+            rg[g].mem[i] = value(round, g, tu_rank, i); /* again, for the next epoch */
         }
     }
 }
@@ -126,8 +126,8 @@ int main(int argc, char **argv)
 {
     MPI_Win win;
     struct region rg[NREG] = {{0}};
-    rt_init(&argc, &argv, "rma_dynamic");
-    CHECK(rt.size <= 64, "at most 64 ranks");
+    tu_init(&argc, &argv, "rma_dynamic");
+    CHECK(tu_size <= 64, "at most 64 ranks");
     MPICHK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     rt_win_errors_return(win);
     check_attrs(win);
@@ -139,20 +139,20 @@ int main(int argc, char **argv)
         access_right(win, rg, round, "lock_all");
         MPICHK(MPI_Win_unlock_all(win));
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-        MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
+        MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
         check_mine(rg, round, "lock_all");
-        MPICHK(MPI_Win_unlock(rt.rank, win));
+        MPICHK(MPI_Win_unlock(tu_rank, win));
         MPICHK(MPI_Win_fence(0, win));
         /* fence epochs cannot flush: access_right's flushes are only
          * allowed in passive target epochs, so a separate Get here */
         {
-            int right = (rt.rank + 1) % rt.size;
+            int right = (tu_rank + 1) % tu_size;
             long first = -1, one = 1;
             MPICHK(MPI_Get(&first, 1, MPI_LONG, right, rg[0].addr[right], 1, MPI_LONG, win));
             MPICHK(MPI_Accumulate(&one, 1, MPI_LONG, right, rg[1].addr[right], 1, MPI_LONG, MPI_SUM, win));
             MPICHK(MPI_Win_fence(0, win));
             CHECK(first == value(round, 0, right, 0), "fence round %d: Get read %ld", round, first);
-            CHECK(rg[1].mem[0] == value(round, 1, rt.rank, 0) + 1, "fence round %d: Accumulate left %ld", round,
+            CHECK(rg[1].mem[0] == value(round, 1, tu_rank, 0) + 1, "fence round %d: Accumulate left %ld", round,
                   rg[1].mem[0]);
         }
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
@@ -162,5 +162,6 @@ int main(int argc, char **argv)
         free(rg[g].mem);
     }
     MPICHK(MPI_Win_free(&win));
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

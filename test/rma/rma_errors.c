@@ -21,7 +21,7 @@ struct errors {
  * not check it: not run in survey mode (its answer is in the README). */
 static int unsafe_in_survey(struct errors *e, const char *what)
 {
-    if (e->survey && rt.rank == 0)
+    if (e->survey && tu_rank == 0)
         printf("%-58s (not run in the survey: undefined where unchecked)\n", what);
     return e->survey;
 }
@@ -37,7 +37,7 @@ static void expect_named(int line, const char *what, const char *call, int rc)
     snprintf(fn, sizeof fn, "%.*s", (int)(n < sizeof fn ? n : sizeof fn - 1), call);
     MPICHK(MPI_Error_string(rc, text, &len));
     if (!strstr(text, fn))
-        rt_fail(__FILE__, line, what, "the error string does not name %s: \"%s\"", fn, text);
+        tu_fail(__FILE__, line, what, "the error string does not name %s: \"%s\"", fn, text);
 #else
     (void)line, (void)what, (void)call, (void)rc;
 #endif
@@ -48,16 +48,16 @@ static void expect(struct errors *e, int line, const char *what, const char *cal
 {
     e->checked++;
     if (!e->survey) {
-        rt_expect_class(__FILE__, line, what, rc, want, want_name);
+        tu_expect_class(__FILE__, line, what, rc, want, want_name);
         expect_named(line, what, call, rc);
         return;
     }
     int cls = -1;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
-    if (rt.rank == 0)
+    if (tu_rank == 0)
         printf("%-58s want %-22s got %s\n", what, want_name,
-               rc == MPI_SUCCESS ? "MPI_SUCCESS" : cls == want ? "same" : rt_errstr(rc));
+               rc == MPI_SUCCESS ? "MPI_SUCCESS" : cls == want ? "same" : tu_errstr(rc));
 }
 #define EXPECT(e, what, call, want) expect((e), __LINE__, (what), #call, (call), (want), #want)
 #define EXPECT_UNSAFE(e, what, call, want)                                   \
@@ -81,7 +81,7 @@ static void bad_operations(struct errors *e, MPI_Win win)
     MPI_Op user;
     MPICHK(MPI_Op_create(user_sum, 1, &user));
     MPICHK(MPI_Win_lock_all(0, win));
-    EXPECT(e, "Put to rank == size", MPI_Put(v, 1, MPI_INT, rt.size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+    EXPECT(e, "Put to rank == size", MPI_Put(v, 1, MPI_INT, tu_size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
     EXPECT(e, "Get from rank -2", MPI_Get(r, 1, MPI_INT, -2, 0, 1, MPI_INT, win), MPI_ERR_RANK);
     /* The window is 64 bytes, disp_unit 4: displacement 16 is its end.
      * MPICH answers MPI_ERR_RMA_RANGE too (Open MPI: see the README). */
@@ -129,7 +129,7 @@ static void bad_sync(struct errors *e, MPI_Win win)
     MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
     EXPECT(e, "Lock the same target twice", MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC);
     EXPECT(e, "Lock_all while holding a lock", MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
-    if (rt.size > 1)
+    if (tu_size > 1)
         EXPECT(e, "Put to a target not locked", MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
     MPICHK(MPI_Win_unlock(0, win));
 
@@ -165,7 +165,7 @@ static void bad_objects(struct errors *e)
 /* After all that, the window works. */
 static void still_usable(MPI_Win win, int *mem)
 {
-    int v = 100 + rt.rank, right = (rt.rank + 1) % rt.size, left = (rt.rank - 1 + rt.size) % rt.size;
+    int v = 100 + tu_rank, right = (tu_rank + 1) % tu_size, left = (tu_rank - 1 + tu_size) % tu_size;
     MPICHK(MPI_Win_fence(0, win));
     MPICHK(MPI_Put(&v, 1, MPI_INT, right, 3, 1, MPI_INT, win));
     MPICHK(MPI_Win_fence(0, win));
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
     const char *s = getenv("RMA_ERRORS_SURVEY");
     MPI_Win win;
     int *mem;
-    rt_init(&argc, &argv, "rma_errors");
+    tu_init(&argc, &argv, "rma_errors");
     e.survey = s && *s && strcmp(s, "0") != 0;
     MPICHK(MPI_Win_allocate(64, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     rt_win_errors_return(win);
@@ -187,5 +187,6 @@ int main(int argc, char **argv)
     bad_objects(&e);
     still_usable(win, mem);
     MPICHK(MPI_Win_free(&win));
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

@@ -134,8 +134,8 @@ static void predefined_attrs(void)
     MPICHK(MPI_Win_free(&win));
     /* Sizes differ by rank. (With 40 + 8 * rank bytes, MPICH 4.0.2 gives
      * rank 1 a MPI_WIN_BASE 8 bytes below the base it returned.) */
-    MPICHK(MPI_Win_allocate(64 * (rt.rank + 1), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
-    expect_attrs(win, mem, 64 * (rt.rank + 1), 1, MPI_WIN_FLAVOR_ALLOCATE, "Win_allocate");
+    MPICHK(MPI_Win_allocate(64 * (tu_rank + 1), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    expect_attrs(win, mem, 64 * (tu_rank + 1), 1, MPI_WIN_FLAVOR_ALLOCATE, "Win_allocate");
     MPICHK(MPI_Win_free(&win));
     MPICHK(MPI_Win_allocate_shared(16, 8, MPI_INFO_NULL, MPI_COMM_SELF, &mem, &win));
     expect_attrs(win, mem, 16, 8, MPI_WIN_FLAVOR_SHARED, "Win_allocate_shared");
@@ -214,7 +214,7 @@ static void names_and_groups(void)
     char name[MPI_MAX_OBJECT_NAME];
     int len = -1, cmp;
     long *mem;
-    MPICHK(MPI_Comm_split(MPI_COMM_WORLD, rt.rank % 2, rt.size - rt.rank, &half));
+    MPICHK(MPI_Comm_split(MPI_COMM_WORLD, tu_rank % 2, tu_size - tu_rank, &half));
     MPICHK(MPI_Win_allocate(8, 1, MPI_INFO_NULL, half, &mem, &win));
     MPICHK(MPI_Win_get_name(win, name, &len));
     CHECK(len == 0 && name[0] == '\0', "default window name \"%s\" (%d)", name, len);
@@ -263,12 +263,12 @@ static void errhandlers(void)
           "MPI_Win_call_errhandler: %d calls, code %d", handled.calls, handled.last_code);
     /* A real error goes to the handler too. */
     MPICHK(MPI_Win_lock_all(0, win));
-    int rc = MPI_Put(&v, 1, MPI_LONG, rt.size, 0, 1, MPI_LONG, win);
+    int rc = MPI_Put(&v, 1, MPI_LONG, tu_size, 0, 1, MPI_LONG, win);
     MPICHK(MPI_Win_unlock_all(win));
-    CHECK(handled.calls == 2, "a Put to rank %d did not call the window's error handler (%d calls, rc %d)", rt.size,
+    CHECK(handled.calls == 2, "a Put to rank %d did not call the window's error handler (%d calls, rc %d)", tu_size,
           handled.calls, rc);
     MPICHK(MPI_Error_class(handled.last_code, &cls));
-    CHECK(cls == MPI_ERR_RANK, "Put to rank %d: the handler got class %d, expected MPI_ERR_RANK", rt.size, cls);
+    CHECK(cls == MPI_ERR_RANK, "Put to rank %d: the handler got class %d, expected MPI_ERR_RANK", tu_size, cls);
     MPICHK(MPI_Errhandler_free(&eh));
     /* MPI_ERRORS_RETURN: the error comes back, no handler runs. */
     MPICHK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
@@ -276,7 +276,7 @@ static void errhandlers(void)
     CHECK(got == MPI_ERRORS_RETURN, "MPI_Win_get_errhandler after setting MPI_ERRORS_RETURN");
     MPICHK(MPI_Errhandler_free(&got));
     MPICHK(MPI_Win_lock_all(0, win));
-    EXPECT_CLASS(MPI_Put(&v, 1, MPI_LONG, rt.size, 0, 1, MPI_LONG, win), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Put(&v, 1, MPI_LONG, tu_size, 0, 1, MPI_LONG, win), MPI_ERR_RANK);
     MPICHK(MPI_Win_unlock_all(win));
     CHECK(handled.calls == 2, "MPI_ERRORS_RETURN: the old handler ran");
     MPICHK(MPI_Win_free(&win));
@@ -284,11 +284,12 @@ static void errhandlers(void)
 
 int main(int argc, char **argv)
 {
-    rt_init(&argc, &argv, "rma_info_attr");
+    tu_init(&argc, &argv, "rma_info_attr");
     info_defaults_and_round_trip();
     predefined_attrs();
     user_keyvals();
     names_and_groups();
     errhandlers();
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

@@ -50,7 +50,7 @@ static void big_open(struct big_win *b, int dynamic)
         MPICHK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &b->win));
         MPICHK(MPI_Win_attach(b->win, b->mem, WIN_BYTES));
         MPICHK(MPI_Get_address(b->mem, &mine));
-        b->base = malloc(sizeof(MPI_Aint) * (size_t)rt.size);
+        b->base = malloc(sizeof(MPI_Aint) * (size_t)tu_size);
         CHECK(b->base != NULL, "out of memory");
         MPICHK(MPI_Allgather(&mine, 1, MPI_AINT, b->base, 1, MPI_AINT, MPI_COMM_WORLD));
     }
@@ -111,13 +111,13 @@ static void check_big(const struct big_win *b, int left, int right, const int *g
     for (size_t i = 0; i < (size_t)NC; i++) {
         CHECK(got[i] == init_val(right, i), "%s, %s: Get element %zu from rank %d is %d, expected %d",
               b->dynamic ? "dynamic" : "create", mode, i, right, got[i], init_val(right, i));
-        int want = i < (size_t)NC / 2 ? origin_val(left, i) : init_val(rt.rank, i) + origin_val(left, i);
+        int want = i < (size_t)NC / 2 ? origin_val(left, i) : init_val(tu_rank, i) + origin_val(left, i);
         CHECK(w[i] == want, "%s, %s: element %zu (from rank %d) is %d, expected %d", b->dynamic ? "dynamic" : "create",
               mode, i, left, w[i], want);
     }
     for (size_t k = 0; k < (size_t)VBLOCKS * 4; k++) {
         size_t i = (size_t)NC + k, j = k / 4 * 3 + k % 4; /* j: index in the origin's packed vector */
-        int want = k % 4 == 3 ? init_val(rt.rank, i) : init_val(rt.rank, i) + origin_val(left, j);
+        int want = k % 4 == 3 ? init_val(tu_rank, i) : init_val(tu_rank, i) + origin_val(left, j);
         CHECK(w[i] == want, "%s, %s: vector element %zu is %d, expected %d", b->dynamic ? "dynamic" : "create", mode, k,
               w[i], want);
         if (k % 4 != 3)
@@ -128,7 +128,7 @@ static void check_big(const struct big_win *b, int left, int right, const int *g
 
 static void big_round(struct big_win *b, int passive)
 {
-    int right = (rt.rank + 1) % rt.size, left = (rt.rank - 1 + rt.size) % rt.size;
+    int right = (tu_rank + 1) % tu_size, left = (tu_rank - 1 + tu_size) % tu_size;
     int *got = malloc(BIG), *put = malloc(BIG / 2), *acc = malloc(BIG / 2);
     int *vec = malloc(sizeof(int) * 3 * VBLOCKS), *vres = malloc(sizeof(int) * 3 * VBLOCKS);
     int *w = (int *)b->mem;
@@ -136,16 +136,16 @@ static void big_round(struct big_win *b, int passive)
     CHECK(got && put && acc && vec && vres, "out of memory");
     MPICHK(MPI_Type_vector(VBLOCKS, 3, 4, MPI_INT, &vtype));
     MPICHK(MPI_Type_commit(&vtype));
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, b->win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, b->win));
     for (size_t i = 0; i < WIN_BYTES / sizeof(int); i++)
-        w[i] = init_val(rt.rank, i);
-    MPICHK(MPI_Win_unlock(rt.rank, b->win));
+        w[i] = init_val(tu_rank, i);
+    MPICHK(MPI_Win_unlock(tu_rank, b->win));
     for (size_t i = 0; i < (size_t)NC / 2; i++) {
-        put[i] = origin_val(rt.rank, i);
-        acc[i] = origin_val(rt.rank, i + NC / 2);
+        put[i] = origin_val(tu_rank, i);
+        acc[i] = origin_val(tu_rank, i + NC / 2);
     }
     for (size_t j = 0; j < 3 * (size_t)VBLOCKS; j++)
-        vec[j] = origin_val(rt.rank, j);
+        vec[j] = origin_val(tu_rank, j);
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     const char *mode = passive ? "lock_all" : "fence";
     if (passive) {
@@ -153,9 +153,9 @@ static void big_round(struct big_win *b, int passive)
         issue(b, right, got, put, acc, vec, vres, vtype, 1);
         MPICHK(MPI_Win_unlock_all(b->win));
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-        MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, b->win));
+        MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, b->win));
         check_big(b, left, right, got, vres, mode);
-        MPICHK(MPI_Win_unlock(rt.rank, b->win));
+        MPICHK(MPI_Win_unlock(tu_rank, b->win));
     } else {
         MPICHK(MPI_Win_fence(0, b->win));
         issue(b, right, got, put, acc, vec, vres, vtype, 0);
@@ -190,13 +190,13 @@ static void wide_storm(void)
     MPI_Win win;
     MPICHK(MPI_Win_allocate(sizeof *w, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w, &win));
     rt_win_errors_return(win);
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
     w->sum = 0.5L;
     w->maxloc.v = -1.0;
     w->maxloc.i = -1;
     w->minloc[0] = 1 << 30;
     w->minloc[1] = -1;
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
 
     MPICHK(MPI_Win_lock_all(0, win));
@@ -205,8 +205,8 @@ static void wide_storm(void)
         /* Ties: every rank offers the same maximum value once (k == 0),
          * MAXLOC keeps the lowest index; MINLOC's minimum comes from the
          * last rank at its last round only. */
-        struct double_int m = {k == 0 ? 1000.0 : (double)k, rt.rank};
-        int n[2] = {rt.rank == rt.size - 1 && k == K_WIDE - 1 ? -5 : k + 1, rt.rank};
+        struct double_int m = {k == 0 ? 1000.0 : (double)k, tu_rank};
+        int n[2] = {tu_rank == tu_size - 1 && k == K_WIDE - 1 ? -5 : k + 1, tu_rank};
         MPICHK(MPI_Accumulate(&one, 1, MPI_LONG_DOUBLE, 0, offsetof(struct wide, sum), 1, MPI_LONG_DOUBLE, MPI_SUM,
                               win));
         MPICHK(MPI_Accumulate(&m, 1, MPI_DOUBLE_INT, 0, offsetof(struct wide, maxloc), 1, MPI_DOUBLE_INT, MPI_MAXLOC,
@@ -216,14 +216,14 @@ static void wide_storm(void)
     }
     MPICHK(MPI_Win_unlock_all(win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rt.rank == 0) {
+    if (tu_rank == 0) {
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-        long double want = 0.5L + (long double)K_WIDE * rt.size;
+        long double want = 0.5L + (long double)K_WIDE * tu_size;
         CHECK(w->sum == want, "long double SUM storm: %Lg, expected %Lg", w->sum, want);
         CHECK(w->maxloc.v == 1000.0 && w->maxloc.i == 0, "MAXLOC storm: (%g, %d), expected (1000, 0)", w->maxloc.v,
               w->maxloc.i);
-        CHECK(w->minloc[0] == -5 && w->minloc[1] == rt.size - 1, "MINLOC storm: (%d, %d), expected (-5, %d)",
-              w->minloc[0], w->minloc[1], rt.size - 1);
+        CHECK(w->minloc[0] == -5 && w->minloc[1] == tu_size - 1, "MINLOC storm: (%d, %d), expected (-5, %d)",
+              w->minloc[0], w->minloc[1], tu_size - 1);
         MPICHK(MPI_Win_unlock(0, win));
     }
     MPICHK(MPI_Win_free(&win));
@@ -231,7 +231,7 @@ static void wide_storm(void)
 
 int main(int argc, char **argv)
 {
-    rt_init(&argc, &argv, "rma_large");
+    tu_init(&argc, &argv, "rma_large");
     for (int dynamic = 0; dynamic < 2; dynamic++) {
         struct big_win b;
         big_open(&b, dynamic);
@@ -240,5 +240,6 @@ int main(int argc, char **argv)
         big_close(&b);
     }
     wide_storm();
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

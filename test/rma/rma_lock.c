@@ -26,7 +26,7 @@
 
 static int per_rank(void)
 {
-    return HANDOFFS / rt.size > 4 ? HANDOFFS / rt.size : 4;
+    return HANDOFFS / tu_size > 4 ? HANDOFFS / tu_size : 4;
 }
 
 static void exclusive_counter(MPI_Win win, long *mem)
@@ -37,16 +37,16 @@ static void exclusive_counter(MPI_Win win, long *mem)
         MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
         MPICHK(MPI_Get(&v, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win));
         MPICHK(MPI_Win_flush(0, win));
-        CHECK(v >= 0 && v < (long)k * rt.size, "exclusive counter read %ld", v);
+        CHECK(v >= 0 && v < (long)k * tu_size, "exclusive counter read %ld", v);
         v++;
         MPICHK(MPI_Put(&v, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win));
         MPICHK(MPI_Win_unlock(0, win));
     }
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rt.rank == 0) {
+    if (tu_rank == 0) {
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
-        CHECK(mem[0] == (long)k * rt.size, "exclusive counter: %ld, expected %ld (lost updates)", mem[0],
-              (long)k * rt.size);
+        CHECK(mem[0] == (long)k * tu_size, "exclusive counter: %ld, expected %ld (lost updates)", mem[0],
+              (long)k * tu_size);
         MPICHK(MPI_Win_unlock(0, win));
     }
 }
@@ -54,8 +54,8 @@ static void exclusive_counter(MPI_Win win, long *mem)
 static void readers_writers(MPI_Win win)
 {
     for (int i = 0; i < per_rank(); i++) {
-        if (rt.rank % 2) {
-            long v = 1000L * rt.rank + i;
+        if (tu_rank % 2) {
+            long v = 1000L * tu_rank + i;
             MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
             MPICHK(MPI_Put(&v, 1, MPI_LONG, 0, 1, 1, MPI_LONG, win));
             MPICHK(MPI_Win_flush(0, win));
@@ -76,17 +76,17 @@ static void readers_writers(MPI_Win win)
 static void nocheck_turns(MPI_Win win, long *mem)
 {
     int token = 0;
-    if (rt.rank > 0)
-        MPICHK(MPI_Recv(&token, 1, MPI_INT, rt.rank - 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    long v = rt.rank;
+    if (tu_rank > 0)
+        MPICHK(MPI_Recv(&token, 1, MPI_INT, tu_rank - 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    long v = tu_rank;
     MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, MPI_MODE_NOCHECK, win));
     MPICHK(MPI_Accumulate(&v, 1, MPI_LONG, 0, 3, 1, MPI_LONG, MPI_SUM, win));
     MPICHK(MPI_Win_unlock(0, win));
-    if (rt.rank + 1 < rt.size)
-        MPICHK(MPI_Send(&token, 1, MPI_INT, rt.rank + 1, 7, MPI_COMM_WORLD));
+    if (tu_rank + 1 < tu_size)
+        MPICHK(MPI_Send(&token, 1, MPI_INT, tu_rank + 1, 7, MPI_COMM_WORLD));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rt.rank == 0) {
-        long want = (long)rt.size * (rt.size - 1) / 2;
+    if (tu_rank == 0) {
+        long want = (long)tu_size * (tu_size - 1) / 2;
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         CHECK(mem[3] == want, "MPI_MODE_NOCHECK turns: %ld, expected %ld", mem[3], want);
         MPICHK(MPI_Win_unlock(0, win));
@@ -96,19 +96,19 @@ static void nocheck_turns(MPI_Win win, long *mem)
 /* Slot of origin o at any rank: words 8 + 2*o and 9 + 2*o. */
 static void lock_all_flush(MPI_Win win, long *mem)
 {
-    long v[2] = {100L * rt.rank, 100L * rt.rank + 1}, back[2];
+    long v[2] = {100L * tu_rank, 100L * tu_rank + 1}, back[2];
     MPICHK(MPI_Win_lock_all(0, win));
-    for (int t = 0; t < rt.size; t++)
-        MPICHK(MPI_Put(v, 2, MPI_LONG, t, 8 + 2 * rt.rank, 2, MPI_LONG, win));
+    for (int t = 0; t < tu_size; t++)
+        MPICHK(MPI_Put(v, 2, MPI_LONG, t, 8 + 2 * tu_rank, 2, MPI_LONG, win));
     MPICHK(MPI_Win_flush_all(win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     MPICHK(MPI_Win_sync(win));
-    for (int o = 0; o < rt.size; o++)
+    for (int o = 0; o < tu_size; o++)
         CHECK(mem[8 + 2 * o] == 100L * o && mem[9 + 2 * o] == 100L * o + 1,
               "lock_all: after flush_all of rank %d and a barrier, its slot holds %ld %ld", o, mem[8 + 2 * o],
               mem[9 + 2 * o]);
-    for (int t = 0; t < rt.size; t++) {
-        int o = (rt.rank + t) % rt.size;
+    for (int t = 0; t < tu_size; t++) {
+        int o = (tu_rank + t) % tu_size;
         back[0] = back[1] = -1;
         MPICHK(MPI_Get(back, 2, MPI_LONG, t, 8 + 2 * o, 2, MPI_LONG, win));
         MPICHK(MPI_Win_flush_local(t, win));
@@ -121,26 +121,26 @@ static void lock_all_flush(MPI_Win win, long *mem)
 
 static void lock_self(MPI_Win win, long *mem)
 {
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
-    mem[4] = 42 + rt.rank;
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
+    mem[4] = 42 + tu_rank;
     long got = -1;
-    MPICHK(MPI_Get(&got, 1, MPI_LONG, rt.rank, 4, 1, MPI_LONG, win));
-    MPICHK(MPI_Win_unlock(rt.rank, win));
-    CHECK(got == 42 + rt.rank, "Get from myself after a local store in a lock epoch: %ld", got);
+    MPICHK(MPI_Get(&got, 1, MPI_LONG, tu_rank, 4, 1, MPI_LONG, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
+    CHECK(got == 42 + tu_rank, "Get from myself after a local store in a lock epoch: %ld", got);
 }
 
 int main(int argc, char **argv)
 {
     long *mem;
     MPI_Win win;
-    rt_init(&argc, &argv, "rma_lock");
-    MPI_Aint words = 8 + 2 * (MPI_Aint)rt.size;
+    tu_init(&argc, &argv, "rma_lock");
+    MPI_Aint words = 8 + 2 * (MPI_Aint)tu_size;
     MPICHK(MPI_Win_allocate(words * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     rt_win_errors_return(win);
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
     for (MPI_Aint i = 0; i < words; i++)
         mem[i] = 0;
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
 
     exclusive_counter(win, mem);
@@ -151,5 +151,6 @@ int main(int argc, char **argv)
      * window once an exclusive MPI_MODE_NOCHECK epoch was unlocked. */
     nocheck_turns(win, mem);
     MPICHK(MPI_Win_free(&win));
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

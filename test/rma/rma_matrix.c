@@ -299,7 +299,7 @@ static void window_open(struct window *w, enum flavor f, size_t bytes)
         CHECK(w->mem != NULL, "out of memory");
         MPICHK(MPI_Win_attach(w->win, w->mem, (MPI_Aint)bytes));
         MPICHK(MPI_Get_address(w->mem, &mine));
-        w->dyn_base = malloc(sizeof(MPI_Aint) * (size_t)rt.size);
+        w->dyn_base = malloc(sizeof(MPI_Aint) * (size_t)tu_size);
         CHECK(w->dyn_base != NULL, "out of memory");
         MPICHK(MPI_Allgather(&mine, 1, MPI_AINT, w->dyn_base, 1, MPI_AINT, MPI_COMM_WORLD));
         break;
@@ -344,9 +344,9 @@ static void fill_window(const struct matrix *mx, const struct window *w)
         unsigned char *slot = w->mem + (size_t)s * SLOT_BYTES;
         for (int i = 0; i < SLOT_ELEMS; i++) {
             if (mx->slots[s].elem == MPI_LONG)
-                ((long *)slot)[i] = target_init(rt.rank, s, i);
+                ((long *)slot)[i] = target_init(tu_rank, s, i);
             else
-                put_elem(slot, mx->slots[s].elem, i, target_init(rt.rank, s, i));
+                put_elem(slot, mx->slots[s].elem, i, target_init(tu_rank, s, i));
         }
     }
 }
@@ -371,7 +371,7 @@ static void fill_origin(const struct matrix *mx, const struct epoch *ep)
         unsigned char *o = mx->obuf + (size_t)s * SLOT_BYTES, *r = mx->rbuf + (size_t)s * SLOT_BYTES;
         unsigned char *c = mx->cbuf + (size_t)s * SLOT_BYTES;
         for (int i = 0; i < SLOT_ELEMS; i++) {
-            slot_put(sl, o, i, origin_value(rt.rank, s, i));
+            slot_put(sl, o, i, origin_value(tu_rank, s, i));
             slot_put(sl, r, i, SENTINEL);
             slot_put(sl, c, i, SENTINEL);
         }
@@ -425,7 +425,7 @@ static void report(struct matrix *mx, const struct epoch *ep, int s, const char 
         fprintf(stderr,
                 "FAIL rma_matrix: rank %d/%d: %s, %s, %s op %s, %s origin %s -> target %s, origin %d target %d: "
                 "%s element %d is %ld, expected %ld\n",
-                rt.rank, rt.size, flavor_name[ep->flavor], sync_name[ep->sync], kind_name[sl->kind],
+                tu_rank, tu_size, flavor_name[ep->flavor], sync_name[ep->sync], kind_name[sl->kind],
                 sl->op_name, el, layout_name[sl->olay], layout_name[sl->tlay], ep->origin, ep->target, side, i,
                 got, want);
 }
@@ -440,7 +440,7 @@ static void fail_if_wrong(struct matrix *mx, const struct epoch *ep)
 static void check_target(struct matrix *mx, const struct window *w, const struct epoch *ep)
 {
     struct epoch me = *ep;
-    me.target = rt.rank; /* the report names my origin and me */
+    me.target = tu_rank; /* the report names my origin and me */
     for (int s = 0; s < mx->nslots; s++) {
         const struct slot *sl = &mx->slots[s];
         const unsigned char *slot = w->mem + (size_t)s * SLOT_BYTES;
@@ -449,7 +449,7 @@ static void check_target(struct matrix *mx, const struct window *w, const struct
         int n = layout_offsets(sl->olay, ooff);
         layout_offsets(sl->tlay, toff);
         for (int i = 0; i < SLOT_ELEMS; i++)
-            want[i] = target_init(rt.rank, s, i);
+            want[i] = target_init(tu_rank, s, i);
         if (slot_runs(sl, ep->sync)) {
             for (int k = 0; k < n; k++) {
                 long ov = origin_value(ep->origin, s, ooff[k]);
@@ -478,7 +478,7 @@ static void check_target(struct matrix *mx, const struct window *w, const struct
 static void check_origin(struct matrix *mx, const struct epoch *ep)
 {
     struct epoch me = *ep;
-    me.origin = rt.rank; /* the report names me and my target */
+    me.origin = tu_rank; /* the report names me and my target */
     for (int s = 0; s < mx->nslots; s++) {
         const struct slot *sl = &mx->slots[s];
         const unsigned char *o = mx->obuf + (size_t)s * SLOT_BYTES, *r = mx->rbuf + (size_t)s * SLOT_BYTES;
@@ -496,8 +496,8 @@ static void check_origin(struct matrix *mx, const struct epoch *ep)
             if (got != want[i])
                 report(mx, &me, s, "origin result", i, got, want[i]);
             got = slot_get(sl, o, i);
-            if (got != origin_value(rt.rank, s, i))
-                report(mx, &me, s, "origin buffer (must stay unchanged)", i, got, origin_value(rt.rank, s, i));
+            if (got != origin_value(tu_rank, s, i))
+                report(mx, &me, s, "origin buffer (must stay unchanged)", i, got, origin_value(tu_rank, s, i));
         }
     }
 }
@@ -524,9 +524,9 @@ static void one_group(int rank, MPI_Group *g)
  * origins unlocked and a barrier). */
 static void check_target_locked(struct matrix *mx, const struct window *w, const struct epoch *ep)
 {
-    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, w->win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, w->win));
     check_target(mx, w, ep);
-    MPICHK(MPI_Win_unlock(rt.rank, w->win));
+    MPICHK(MPI_Win_unlock(tu_rank, w->win));
 }
 
 static void run_epoch(struct matrix *mx, const struct window *w, const struct epoch *ep)
@@ -613,7 +613,7 @@ static int flavor_arg(int argc, char **argv)
 int main(int argc, char **argv)
 {
     struct matrix mx;
-    rt_init(&argc, &argv, "rma_matrix");
+    tu_init(&argc, &argv, "rma_matrix");
     build_slots(&mx);
     size_t bytes = (size_t)mx.nslots * SLOT_BYTES;
     mx.obuf = malloc(bytes);
@@ -631,15 +631,15 @@ int main(int argc, char **argv)
         window_open(&w, (enum flavor)f, bytes);
         for (int m = 0; m < S_COUNT; m++) {
             /* A different partner for each mode: shift 1 .. size-1. */
-            int shift = rt.size > 1 ? 1 + (f * S_COUNT + m) % (rt.size - 1) : 0;
-            struct epoch ep = {(enum flavor)f, (enum sync)m, (rt.rank + shift) % rt.size,
-                               (rt.rank - shift + rt.size) % rt.size};
+            int shift = tu_size > 1 ? 1 + (f * S_COUNT + m) % (tu_size - 1) : 0;
+            struct epoch ep = {(enum flavor)f, (enum sync)m, (tu_rank + shift) % tu_size,
+                               (tu_rank - shift + tu_size) % tu_size};
             /* Everybody's window is initialised before anybody's epoch
              * starts (local stores, then a barrier; lock_all epochs see
              * them after MPI_Win_sync). */
-            MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, w.win));
+            MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, w.win));
             fill_window(&mx, &w);
-            MPICHK(MPI_Win_unlock(rt.rank, w.win));
+            MPICHK(MPI_Win_unlock(tu_rank, w.win));
             fill_origin(&mx, &ep);
             MPICHK(MPI_Barrier(MPI_COMM_WORLD));
             mx.wrong = 0;
@@ -654,5 +654,6 @@ int main(int argc, char **argv)
     free(mx.cbuf);
     free(mx.reqs);
     free(mx.slots);
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

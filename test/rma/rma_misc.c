@@ -33,7 +33,7 @@ static void many_windows(void)
 {
     MPI_Win win[NWIN];
     int *mem[NWIN];
-    int right = (rt.rank + 1) % rt.size, left = (rt.rank - 1 + rt.size) % rt.size;
+    int right = (tu_rank + 1) % tu_size, left = (tu_rank - 1 + tu_size) % tu_size;
     for (int i = 0; i < NWIN; i++) {
         if (i % 2) {
             MPICHK(MPI_Win_allocate(PAD64(4 * sizeof(int)), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem[i], &win[i]));
@@ -46,7 +46,7 @@ static void many_windows(void)
         mem[i][0] = -1;
     }
     for (int i = 0; i < NWIN; i++) {
-        int v = 1000 * i + rt.rank;
+        int v = 1000 * i + tu_rank;
         MPICHK(MPI_Win_fence(0, win[i]));
         MPICHK(MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win[i]));
         MPICHK(MPI_Win_fence(0, win[i]));
@@ -69,7 +69,7 @@ static void split_windows(void)
     MPI_Comm half;
     MPI_Win hw, sw;
     long *hm, *sm;
-    MPICHK(MPI_Comm_split(MPI_COMM_WORLD, rt.rank % 2, 0, &half));
+    MPICHK(MPI_Comm_split(MPI_COMM_WORLD, tu_rank % 2, 0, &half));
     int hr, hs;
     MPICHK(MPI_Comm_rank(half, &hr));
     MPICHK(MPI_Comm_size(half, &hs));
@@ -80,14 +80,14 @@ static void split_windows(void)
     *hm = 0;
     *sm = 5;
     MPICHK(MPI_Win_fence(0, hw));
-    long v = rt.rank + 1;
+    long v = tu_rank + 1;
     for (int t = 0; t < hs; t++)
         MPICHK(MPI_Accumulate(&v, 1, MPI_LONG, t, 0, 1, MPI_LONG, MPI_SUM, hw));
     MPICHK(MPI_Win_fence(0, hw));
     long want = 0;
-    for (int r = rt.rank % 2; r < rt.size; r += 2)
+    for (int r = tu_rank % 2; r < tu_size; r += 2)
         want += r + 1;
-    CHECK(*hm == want, "window over the %s ranks: %ld, expected %ld", rt.rank % 2 ? "odd" : "even", *hm, want);
+    CHECK(*hm == want, "window over the %s ranks: %ld, expected %ld", tu_rank % 2 ? "odd" : "even", *hm, want);
     long got = -1;
     MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, sw));
     MPICHK(MPI_Fetch_and_op(&v, &got, MPI_LONG, 0, 0, MPI_SUM, sw));
@@ -103,29 +103,29 @@ static void empty_members(void)
 {
     MPI_Win win;
     int *mem;
-    int has = rt.rank % 2 == 0;
+    int has = tu_rank % 2 == 0;
     MPICHK(MPI_Win_allocate(has ? PAD64(2 * sizeof(int)) : 0, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     rt_win_errors_return(win);
     if (has)
         mem[0] = mem[1] = 0;
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     MPICHK(MPI_Win_lock_all(0, win));
-    for (int t = 0; t < rt.size; t += 2) {
-        int v = rt.rank + 1;
+    for (int t = 0; t < tu_size; t += 2) {
+        int v = tu_rank + 1;
         MPICHK(MPI_Accumulate(&v, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM, win));
     }
     MPICHK(MPI_Win_unlock_all(win));
     /* a lock on a rank without memory, with nothing done under it */
-    if (rt.size > 1) {
+    if (tu_size > 1) {
         MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
         MPICHK(MPI_Win_unlock(1, win));
     }
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     if (has) {
-        MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, win));
-        int want = rt.size * (rt.size + 1) / 2;
+        MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, win));
+        int want = tu_size * (tu_size + 1) / 2;
         CHECK(mem[0] == want && mem[1] == 0, "size-0 members: %d %d, expected %d 0", mem[0], mem[1], want);
-        MPICHK(MPI_Win_unlock(rt.rank, win));
+        MPICHK(MPI_Win_unlock(tu_rank, win));
     }
     MPICHK(MPI_Win_free(&win));
 }
@@ -152,16 +152,16 @@ static void nothing_moves(MPI_Win win, int *mem)
     MPICHK(MPI_Win_unlock_all(win));
     CHECK(got == -3, "a Get of nothing or from MPI_PROC_NULL wrote %d", got);
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, win));
-    CHECK(mem[0] == 10 * rt.rank, "an operation moving nothing changed my window: %d", mem[0]);
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, win));
+    CHECK(mem[0] == 10 * tu_rank, "an operation moving nothing changed my window: %d", mem[0]);
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
 static void requests(MPI_Win win, int *mem)
 {
-    int right = (rt.rank + 1) % rt.size, left = (rt.rank - 1 + rt.size) % rt.size;
-    int v = 500 + rt.rank, got = -1, got2 = -1, flag = 0;
+    int right = (tu_rank + 1) % tu_size, left = (tu_rank - 1 + tu_size) % tu_size;
+    int v = 500 + tu_rank, got = -1, got2 = -1, flag = 0;
     MPI_Request rg, rp, rg2;
     MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     MPICHK(MPI_Rget(&got, 1, MPI_INT, right, 0, 1, MPI_INT, win, &rg));
@@ -176,9 +176,9 @@ static void requests(MPI_Win win, int *mem)
     MPICHK(MPI_Wait(&rg2, MPI_STATUS_IGNORE)); /* after the epoch: done */
     CHECK(got2 == v, "Rget after an Rput and a flush: %d, expected %d", got2, v);
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, rt.rank, 0, win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, win));
     CHECK(mem[1] == 500 + left, "Rput from rank %d: %d", left, mem[1]);
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
@@ -198,7 +198,7 @@ static void more_types(void)
     struct typed *t;
     MPICHK(MPI_Win_allocate(PAD64(sizeof *t), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &t, &win));
     rt_win_errors_return(win);
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
     t->i8 = 0;
     t->byte = 0;
     t->u16 = 0;
@@ -206,13 +206,13 @@ static void more_types(void)
     t->f = 1.0f;
     t->u64 = 0;
     t->c64 = 0;
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     MPICHK(MPI_Win_lock_all(0, win));
     int8_t one8 = 1, f8;
-    uint16_t bit = (uint16_t)(1u << (rt.rank % 16)), f16;
-    uint64_t big = (uint64_t)1 << (40 + rt.rank % 20), f64;
-    bool yes = rt.rank == rt.size - 1, fb;
+    uint16_t bit = (uint16_t)(1u << (tu_rank % 16)), f16;
+    uint64_t big = (uint64_t)1 << (40 + tu_rank % 20), f64;
+    bool yes = tu_rank == tu_size - 1, fb;
     float two = 2.0f;
     MPICHK(MPI_Fetch_and_op(&one8, &f8, MPI_INT8_T, 0, offsetof(struct typed, i8), MPI_SUM, win));
     MPICHK(MPI_Fetch_and_op(&bit, &f16, MPI_UINT16_T, 0, offsetof(struct typed, u16), MPI_BXOR, win));
@@ -221,37 +221,37 @@ static void more_types(void)
     MPICHK(MPI_Accumulate(&two, 1, MPI_FLOAT, 0, offsetof(struct typed, f), 1, MPI_FLOAT, MPI_PROD, win));
     MPICHK(MPI_Win_flush(0, win));
     /* CAS tickets: each rank takes the byte from its rank to rank+1 in turn. */
-    unsigned char want = (unsigned char)rt.rank, next = (unsigned char)(rt.rank + 1), old;
+    unsigned char want = (unsigned char)tu_rank, next = (unsigned char)(tu_rank + 1), old;
     do {
         MPICHK(MPI_Compare_and_swap(&next, &want, &old, MPI_BYTE, 0, offsetof(struct typed, byte), win));
         MPICHK(MPI_Win_flush(0, win));
     } while (old != want);
-    uint64_t zero = 0, mine = (uint64_t)rt.rank + 1, o64;
+    uint64_t zero = 0, mine = (uint64_t)tu_rank + 1, o64;
     MPICHK(MPI_Compare_and_swap(&mine, &zero, &o64, MPI_UINT64_T, 0, offsetof(struct typed, c64), win));
     MPICHK(MPI_Win_unlock_all(win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     int won = o64 == 0, winners = 0;
     MPICHK(MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(winners == 1, "Compare_and_swap on MPI_UINT64_T: %d ranks swapped from 0", winners);
-    if (rt.rank == 0) {
+    if (tu_rank == 0) {
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         uint16_t x = 0;
         uint64_t mx = 0;
-        for (int r = 0; r < rt.size; r++) {
+        for (int r = 0; r < tu_size; r++) {
             x ^= (uint16_t)(1u << (r % 16));
             uint64_t b = (uint64_t)1 << (40 + r % 20);
             mx = b > mx ? b : mx;
         }
         float fw = 1.0f;
-        for (int r = 0; r < rt.size; r++)
+        for (int r = 0; r < tu_size; r++)
             fw *= 2.0f;
-        CHECK(t->i8 == rt.size, "MPI_INT8_T SUM: %d", t->i8);
+        CHECK(t->i8 == tu_size, "MPI_INT8_T SUM: %d", t->i8);
         CHECK(t->u16 == x, "MPI_UINT16_T BXOR: %#x, expected %#x", t->u16, x);
         CHECK(t->u64 == mx, "MPI_UINT64_T MAX: %#llx", (unsigned long long)t->u64);
         CHECK(t->flag, "MPI_C_BOOL LOR: false");
         CHECK(t->f == fw, "MPI_FLOAT PROD: %g, expected %g", t->f, fw);
-        CHECK(t->byte == rt.size, "MPI_BYTE Compare_and_swap tickets: %d, expected %d", t->byte, rt.size);
-        CHECK(t->c64 >= 1 && t->c64 <= (uint64_t)rt.size, "MPI_UINT64_T Compare_and_swap: %llu",
+        CHECK(t->byte == tu_size, "MPI_BYTE Compare_and_swap tickets: %d, expected %d", t->byte, tu_size);
+        CHECK(t->c64 >= 1 && t->c64 <= (uint64_t)tu_size, "MPI_UINT64_T Compare_and_swap: %llu",
               (unsigned long long)t->c64);
         MPICHK(MPI_Win_unlock(0, win));
     }
@@ -260,12 +260,12 @@ static void more_types(void)
 
 static void fence_assertions(MPI_Win win, int *mem)
 {
-    int right = (rt.rank + 1) % rt.size, left = (rt.rank - 1 + rt.size) % rt.size, got = -1;
+    int right = (tu_rank + 1) % tu_size, left = (tu_rank - 1 + tu_size) % tu_size, got = -1;
     /* No local stores since the last synchronization, nobody puts: */
     MPICHK(MPI_Win_fence(MPI_MODE_NOPRECEDE | MPI_MODE_NOSTORE | MPI_MODE_NOPUT, win));
     MPICHK(MPI_Get(&got, 1, MPI_INT, right, 1, 1, MPI_INT, win));
     MPICHK(MPI_Win_fence(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED, win));
-    CHECK(got == 500 + rt.rank, "Get under MPI_MODE_NOSTORE|NOPUT: %d, expected %d", got, 500 + rt.rank);
+    CHECK(got == 500 + tu_rank, "Get under MPI_MODE_NOSTORE|NOPUT: %d, expected %d", got, 500 + tu_rank);
     (void)mem, (void)left;
 }
 
@@ -273,21 +273,22 @@ int main(int argc, char **argv)
 {
     MPI_Win win;
     int *mem;
-    rt_init(&argc, &argv, "rma_misc");
+    tu_init(&argc, &argv, "rma_misc");
     many_windows();
     split_windows();
     empty_members();
     MPICHK(MPI_Win_allocate(PAD64(4 * sizeof(int)), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     rt_win_errors_return(win);
-    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rt.rank, 0, win));
-    mem[0] = 10 * rt.rank;
+    MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, win));
+    mem[0] = 10 * tu_rank;
     mem[1] = -1;
-    MPICHK(MPI_Win_unlock(rt.rank, win));
+    MPICHK(MPI_Win_unlock(tu_rank, win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     nothing_moves(win, mem);
     requests(win, mem);
     fence_assertions(win, mem);
     MPICHK(MPI_Win_free(&win));
     more_types();
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

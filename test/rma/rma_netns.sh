@@ -28,44 +28,13 @@ grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h" 2>/dev/null || skip 
 
 . "$top_srcdir/test/netns/lib.sh"
 . "$top_srcdir/test/rma/lib.sh"
-tmp=
-runpid=
-stop_job() {
-    [ -n "$runpid" ] || return 0
-    kill -TERM "$runpid" 2>/dev/null
-    sleep 1
-}
-# shm segments of our jobs (named /bmpi.<nspace>...), left by a rank that
-# was killed; then our files
-remove_files() {
-    if [ -n "$tmp" ] && [ -f "$tmp/nspaces" ]; then
-        for n in $(sort -u "$tmp/nspaces"); do
-            rm -f /dev/shm/bmpi."$n".* 2>/dev/null
-        done
-    fi
-    [ -n "$tmp" ] && rm -rf -- "$tmp"
-}
-NETNS_BEFORE_TEARDOWN=stop_job
-NETNS_AFTER_TEARDOWN=remove_files
-netns_setup bmrma 2
-case $? in
-0) ;;
-77) skip "network namespaces cannot be made here" ;;
-*) echo "FAIL: simulated hosts"; exit 1 ;;
-esac
+netns_test_setup bmrma 2
+tmp=$NETNS_TMP
 h1=$(netns_name 1) h2=$(netns_name 2)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-rma-netns.$$.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
-: >"$tmp/nspaces"
 mkdir -p "$tmp/jobtmp/head"
 NETNS_HOST_TMPDIR=$tmp/jobtmp
 export NETNS_HOST_TMPDIR
 cp "$top_srcdir/test/netns/host-agent.sh" "$tmp/agent" && chmod +x "$tmp/agent" || exit 1
-# Each rank records its job's PMIx namespace (for the cleanup).
-cat >"$tmp/rank" <<EOF
-echo "\${PMIX_NAMESPACE:-}" >>"$tmp/nspaces"
-exec "\$@"
-EOF
-chmod +x "$tmp/rank"
 echo "simulated hosts: $h1 $h2 (192.0.2.1-2), bmpirun in $NETNS_HEAD"
 
 # run_hosts SLOTS PROGRAM [ARG]: bmpirun --host h1:SLOTS,h2:SLOTS.
@@ -73,11 +42,11 @@ run_hosts() {
     "$top_srcdir/test/with-timeout" -p "$NETNS_PIDS_COMMAND" "$timeout_s" \
         ip netns exec "$NETNS_HEAD" env TMPDIR="$tmp/jobtmp/head" \
         "$BMPIRUN" --launch-agent "$tmp/agent" --host "$h1:$1,$h2:$1" \
-        sh "$tmp/rank" "$top_builddir/test/rma/$2" ${3:+"$3"} >"$tmp/out" 2>&1 </dev/null &
-    runpid=$!
-    wait "$runpid"
+        "$tmp/rank" "$top_builddir/test/rma/$2" ${3:+"$3"} >"$tmp/out" 2>&1 </dev/null &
+    NETNS_JOB_PID=$!
+    wait "$NETNS_JOB_PID"
     rc=$?
-    runpid=
+    NETNS_JOB_PID=
     if [ $rc -ne 0 ]; then
         tail -n 30 "$tmp/out"
         [ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)"

@@ -32,7 +32,7 @@ static MPI_Group group_of(const int *ranks, int n)
 static int ranks_where(int (*pick)(int, int), int arg, int *out)
 {
     int n = 0;
-    for (int r = 0; r < rt.size; r++)
+    for (int r = 0; r < tu_size; r++)
         if (pick(r, arg))
             out[n++] = r;
     return n;
@@ -55,12 +55,12 @@ static int not_third(int r, int round)
 
 static void ring(MPI_Win win, int *mem)
 {
-    int left = (rt.rank - 1 + rt.size) % rt.size, right = (rt.rank + 1) % rt.size;
+    int left = (tu_rank - 1 + tu_size) % tu_size, right = (tu_rank + 1) % tu_size;
     MPI_Group lg = group_of(&left, 1), rg = group_of(&right, 1);
     for (int round = 0; round < ROUNDS; round++) {
         int v[4], got[4];
         for (int i = 0; i < 4; i++) {
-            v[i] = 1000 * round + 10 * rt.rank + i;
+            v[i] = 1000 * round + 10 * tu_rank + i;
             got[i] = -1;
         }
         MPICHK(MPI_Win_post(lg, 0, win));
@@ -79,7 +79,7 @@ static void ring(MPI_Win win, int *mem)
         /* The next round's values for my left neighbour's Get. Outside
          * any exposure epoch now; the barrier orders it before the post. */
         for (int i = 0; i < 4; i++)
-            mem[4 + i] = 1000 * (round + 1) + rt.rank + i;
+            mem[4 + i] = 1000 * (round + 1) + tu_rank + i;
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     }
     MPICHK(MPI_Group_free(&lg));
@@ -90,15 +90,15 @@ static void ring(MPI_Win win, int *mem)
  * target (rank % 2 != from). */
 static void parity_round(MPI_Win win, int *mem, int from, int nocheck)
 {
-    int origins[rt.size], targets[rt.size];
+    int origins[tu_size], targets[tu_size];
     int no = ranks_where(is_parity, from, origins), nt = ranks_where(is_parity, 1 - from, targets);
     int assert_ = nocheck ? MPI_MODE_NOCHECK : 0;
     if (nt == 0) /* one rank: nobody to access */
         return;
-    for (int i = 0; i < rt.size; i++)
+    for (int i = 0; i < tu_size; i++)
         mem[i] = -1;
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rt.rank % 2 != from) {
+    if (tu_rank % 2 != from) {
         MPI_Group g = group_of(origins, no);
         int flag = 0;
         long polls = 0;
@@ -110,19 +110,19 @@ static void parity_round(MPI_Win win, int *mem, int from, int nocheck)
             polls++;
         }
         MPICHK(MPI_Group_free(&g));
-        for (int i = 0; i < rt.size; i++) {
+        for (int i = 0; i < tu_size; i++) {
             int want = i % 2 == from ? i + 1 : -1;
             CHECK(mem[i] == want, "origins %s, %s: slot %d is %d, expected %d (after %ld MPI_Win_test)",
                   from ? "odd" : "even", nocheck ? "MPI_MODE_NOCHECK" : "checked", i, mem[i], want, polls);
         }
     } else {
         MPI_Group g = group_of(targets, nt);
-        int v = rt.rank + 1;
+        int v = tu_rank + 1;
         if (nocheck)
             MPICHK(MPI_Barrier(MPI_COMM_WORLD));
         MPICHK(MPI_Win_start(g, assert_, win));
         for (int i = 0; i < nt; i++)
-            MPICHK(MPI_Put(&v, 1, MPI_INT, targets[i], rt.rank, 1, MPI_INT, win));
+            MPICHK(MPI_Put(&v, 1, MPI_INT, targets[i], tu_rank, 1, MPI_INT, win));
         MPICHK(MPI_Win_complete(win));
         MPICHK(MPI_Group_free(&g));
     }
@@ -134,16 +134,16 @@ static void parity_round(MPI_Win win, int *mem, int from, int nocheck)
 static void third_rounds(MPI_Win win, int *mem)
 {
     for (int round = 0; round < ROUNDS; round++) {
-        int origins[rt.size], targets[rt.size];
+        int origins[tu_size], targets[tu_size];
         int no = ranks_where(is_third, round, origins), nt = ranks_where(not_third, round, targets);
         if (no == 0 || nt == 0)
             continue;
         mem[0] = 0;
-        mem[1] = 7 * rt.rank;
+        mem[1] = 7 * tu_rank;
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-        if (is_third(rt.rank, round)) {
+        if (is_third(tu_rank, round)) {
             MPI_Group g = group_of(targets, nt);
-            int v = (rt.rank + 1) * (round + 1), got[rt.size];
+            int v = (tu_rank + 1) * (round + 1), got[tu_size];
             MPICHK(MPI_Win_start(g, 0, win));
             for (int i = 0; i < nt; i++) {
                 MPICHK(MPI_Accumulate(&v, 1, MPI_INT, targets[i], 0, 1, MPI_INT, MPI_SUM, win));
@@ -163,7 +163,7 @@ static void third_rounds(MPI_Win win, int *mem)
             MPICHK(MPI_Win_post(g, 0, win));
             MPICHK(MPI_Win_wait(win));
             CHECK(mem[0] == want, "round %d: %d origins accumulated %d, expected %d", round, no, mem[0], want);
-            CHECK(mem[1] == 7 * rt.rank, "round %d: MPI_NO_OP changed element 1 to %d", round, mem[1]);
+            CHECK(mem[1] == 7 * tu_rank, "round %d: MPI_NO_OP changed element 1 to %d", round, mem[1]);
             MPICHK(MPI_Group_free(&g));
         }
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
@@ -174,12 +174,12 @@ int main(int argc, char **argv)
 {
     int *mem;
     MPI_Win win;
-    rt_init(&argc, &argv, "rma_pscw");
-    int n = rt.size > 8 ? rt.size : 8;
+    tu_init(&argc, &argv, "rma_pscw");
+    int n = tu_size > 8 ? tu_size : 8;
     MPICHK(MPI_Win_allocate((MPI_Aint)(n * sizeof(int)), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     rt_win_errors_return(win);
     for (int i = 0; i < 8; i++)
-        mem[i] = i < 4 ? -1 : 1000 * 0 + rt.rank + (i - 4);
+        mem[i] = i < 4 ? -1 : 1000 * 0 + tu_rank + (i - 4);
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     ring(win, mem);
     parity_round(win, mem, 0, 0);
@@ -188,5 +188,6 @@ int main(int argc, char **argv)
     parity_round(win, mem, 0, 1);
     third_rounds(win, mem);
     MPICHK(MPI_Win_free(&win));
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

@@ -169,7 +169,7 @@ static void rma_then_load(const struct shared *sh)
 int main(int argc, char **argv)
 {
     MPI_Comm node;
-    rt_init(&argc, &argv, "rma_shared");
+    tu_init(&argc, &argv, "rma_shared");
     MPICHK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     for (int noncontig = 0; noncontig < 2; noncontig++) {
         struct shared sh;
@@ -181,5 +181,6 @@ int main(int argc, char **argv)
         shared_close(&sh);
     }
     MPICHK(MPI_Comm_free(&node));
-    return rt_finish();
+    tu_finish();
+    return 0;
 }

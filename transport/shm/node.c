@@ -14,6 +14,17 @@
 #include "transport/shm/node.h"
 #include "transport/shm/shm.h"
 
+/* r's name: the job's and node's part, then suffix; notes where the suffix
+ * begins, so that bmpi_node_region_suffix() need not format the name again. */
+static int node_region_name(const char *suffix, struct bmpi_node_region *r)
+{
+    int err = bmpi_shm_name(r->name, sizeof r->name, bmpi_world.nspace, bmpi_world.nodeid, suffix);
+    if (err)
+        return err;
+    r->suffix_at = strlen(r->name) - strlen(suffix);
+    return BMPI_OK;
+}
+
 int bmpi_node_region_create(const char *kind, size_t len, struct bmpi_node_region *r)
 {
     char tag[SHM_TAG_LEN + 1], suffix[64 + SHM_TAG_LEN];
@@ -21,7 +32,7 @@ int bmpi_node_region_create(const char *kind, size_t len, struct bmpi_node_regio
     if (err)
         return err;
     snprintf(suffix, sizeof suffix, ".%s.%s", kind, tag);
-    if ((err = bmpi_shm_name(r->name, sizeof r->name, bmpi_world.nspace, bmpi_world.nodeid, suffix)))
+    if ((err = node_region_name(suffix, r)))
         return err;
     if ((err = bmpi_shm_create(r->name, len, &r->addr)))
         return err;
@@ -29,24 +40,16 @@ int bmpi_node_region_create(const char *kind, size_t len, struct bmpi_node_regio
     return BMPI_OK;
 }
 
-/* Bytes of every region name before its suffix. */
-static size_t prefix_len(void)
-{
-    char prefix[256];
-    return bmpi_shm_name(prefix, sizeof prefix, bmpi_world.nspace, bmpi_world.nodeid, "") ? 0 : strlen(prefix);
-}
-
 const char *bmpi_node_region_suffix(const struct bmpi_node_region *r)
 {
-    size_t n = prefix_len();
+    size_t n = r->suffix_at;
     return n && strlen(r->name) - n < BMPI_NODE_SUFFIX_MAX ? r->name + n : NULL;
 }
 
 int bmpi_node_region_attach_suffix(const char *suffix, struct bmpi_node_region *r)
 {
-    char name[256];
-    int err = bmpi_shm_name(name, sizeof name, bmpi_world.nspace, bmpi_world.nodeid, suffix);
-    return err ? err : bmpi_node_region_attach(name, r);
+    int err = node_region_name(suffix, r);
+    return err ? err : bmpi_shm_attach(r->name, &r->addr, &r->len);
 }
 
 int bmpi_node_region_attach(const char *name, struct bmpi_node_region *r)
@@ -54,6 +57,7 @@ int bmpi_node_region_attach(const char *name, struct bmpi_node_region *r)
     if (strlen(name) >= sizeof r->name)
         return bmpi_err_set(MPI_ERR_INTERN, "shm: region name too long");
     strcpy(r->name, name);
+    r->suffix_at = 0;
     return bmpi_shm_attach(name, &r->addr, &r->len);
 }
 

@@ -23,11 +23,14 @@
 #include <stdint.h>
 
 /* A region as this process maps it. name is what other ranks attach by
- * (at most 255 bytes, the final NUL included). */
+ * (at most 255 bytes, the final NUL included); suffix_at is where its end
+ * after the job's and node's part begins, set when the name is made from
+ * a suffix (create, attach_suffix), 0 when attached by full name. */
 struct bmpi_node_region {
     void *addr;
     size_t len;
     char name[256];
+    size_t suffix_at;
 };
 
 /* Create a region of len bytes, its memory reserved (a full /dev/shm
@@ -38,7 +41,8 @@ int bmpi_node_region_create(const char *kind, size_t len, struct bmpi_node_regio
 int bmpi_node_region_attach(const char *name, struct bmpi_node_region *r);
 /* The end of a region's name after the job's and node's part, which every
  * rank of the node knows: what a short message carries instead of the
- * name (at most BMPI_NODE_SUFFIX_MAX bytes, the final NUL included). */
+ * name (at most BMPI_NODE_SUFFIX_MAX bytes, the final NUL included); NULL
+ * for a region attached by full name or whose suffix is longer. */
 #define BMPI_NODE_SUFFIX_MAX 64
 const char *bmpi_node_region_suffix(const struct bmpi_node_region *r);
 int bmpi_node_region_attach_suffix(const char *suffix, struct bmpi_node_region *r);
