@@ -126,10 +126,13 @@ struct layout {
     int nlocal;
     int *members;     /* ranks in the window, ascending */
     int my_index;     /* mine among them */
-    size_t pscw_off;  /* the PSCW cells: posts, then completes, n x n each */
+    size_t pscw_off;  /* the PSCW cells: n rows of posts, then n rows of completes */
     size_t *data_off; /* by index: offset of the member's memory */
     size_t len;
 };
+
+/* Bytes of one row of PSCW cells (n counters), whole cache lines. */
+static size_t pscw_row(int n) { return ((size_t)n * sizeof(uint64_t) + 63) & ~(size_t)63; }
 
 static bool same_node(const struct bmpi_win *w, int r)
 {
@@ -153,7 +156,7 @@ static int layout_node(struct bmpi_win *w, const struct card_a *a, bool with_dat
         }
     size_t off = REGION_HDR + (size_t)l->nlocal * CTL_STRIDE;
     l->pscw_off = off;
-    off += 2 * (size_t)l->nlocal * (size_t)l->nlocal * sizeof(uint64_t);
+    off += 2 * (size_t)l->nlocal * pscw_row(l->nlocal);
     off = (off + PAGE - 1) & ~(size_t)(PAGE - 1);
     bool contiguous = w->flavor == MPI_WIN_FLAVOR_SHARED && !w->alloc_shared_noncontig;
     size_t align = w->flavor == MPI_WIN_FLAVOR_SHARED ? PAGE : DATA_ALIGN;
@@ -310,17 +313,26 @@ static void set_target(struct bmpi_win *w, const struct layout *l, const struct 
 }
 
 /* PSCW between members of one region: cell (receiver, sender) counts the
- * posts (completes) sender gave receiver, written by sender only. */
+ * posts (completes) sender gave receiver, written by sender only. Each
+ * receiver's row starts a cache line of its own: a rank spinning on its
+ * row must not pull away the line another pair is signalling in. */
+static uint64_t *pscw_cell(const struct bmpi_win *w, const struct layout *l, bool completes, int receiver,
+                           int sender)
+{
+    size_t row = pscw_row(l->nlocal);
+    char *rows = (char *)w->region.addr + l->pscw_off + (completes ? (size_t)l->nlocal * row : 0);
+    return (uint64_t *)(rows + (size_t)receiver * row) + sender;
+}
+
 static void link_pscw_cells(struct bmpi_win *w, const struct layout *l)
 {
-    int n = l->nlocal, me = l->my_index;
-    uint64_t *posts = (uint64_t *)((char *)w->region.addr + l->pscw_off), *completes = posts + n * n;
-    for (int i = 0; i < n; i++) {
+    int me = l->my_index;
+    for (int i = 0; i < l->nlocal; i++) {
         struct bmpi_win_target *t = &w->t[l->members[i]];
-        t->posts_in = &posts[me * n + i];
-        t->completes_in = &completes[me * n + i];
-        t->posts_out = &posts[i * n + me];
-        t->completes_out = &completes[i * n + me];
+        t->posts_in = pscw_cell(w, l, false, me, i);
+        t->completes_in = pscw_cell(w, l, true, me, i);
+        t->posts_out = pscw_cell(w, l, false, i, me);
+        t->completes_out = pscw_cell(w, l, true, i, me);
     }
 }
 
