@@ -72,8 +72,6 @@ int main(int argc, char **argv)
     MPICHK(MPI_Type_free(&strided));
     MPICHK(MPI_Win_free(&win));
     MPICHK(MPI_Free_mem(base));
-    if (tu_rank == 0)
-        printf("ok: rma_acc_order at %d ranks\n", tu_size);
-    MPICHK(MPI_Finalize());
+    tu_finish();
     return 0;
 }

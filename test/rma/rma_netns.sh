@@ -64,4 +64,14 @@ for slots in 1 2; do
         run_hosts $slots "$p"
     done
 done
+# Over tcp;ofi_rxm (whose atomics the target's CPU applies; the default
+# provider, net, has none) accumulates to the other host take the
+# transport's atomics, while ranks on the target's host update the same
+# counters with CPU atomics: the storms of rma_atomic must still add up,
+# and one origin's accumulates must stay in order across both paths.
+rma_launcher="ip netns exec $NETNS_HEAD env TMPDIR=$tmp/jobtmp/head $BMPIRUN --launch-agent $tmp/agent
+    --host $h1:2,$h2:2 $tmp/rank env BMPI_OFI_PROVIDER=tcp"
+for p in rma_atomic rma_acc_order; do
+    rma_check_net_atomics "ofi/tcp across two hosts" 4 "$p"
+done
 echo "ok: rma across simulated hosts"
