@@ -18,8 +18,9 @@
  * Accumulates from one origin to one target keep their order (the
  * accumulate_ordering hint, "rar,raw,war,waw" by default): when a target's
  * accumulates switch between amo() and active messages, or when amo()s
- * themselves are not ordered by the transport, the new one waits until
- * everything issued to that target has been answered.
+ * themselves are not ordered by the transport (BMPI_TL_RMA_ORDERED or
+ * BMPI_TL_RMA_AMO_ORDERED), the new one waits until everything issued to
+ * that target has been answered.
  */
 #include "config.h"
 
@@ -127,7 +128,8 @@ static bool ordered(const struct bmpi_win *w) { return strcmp(w->accumulate_orde
 void bmpi_rma_acc_order(struct bmpi_win *w, int target, enum bmpi_rma_acc_via via)
 {
     struct bmpi_win_target *t = &w->t[target];
-    bool unordered_amo = via == BMPI_ACC_AMO && !(t->tl->caps.flags & BMPI_TL_RMA_ORDERED);
+    bool unordered_amo =
+        via == BMPI_ACC_AMO && !(t->tl->caps.flags & (BMPI_TL_RMA_ORDERED | BMPI_TL_RMA_AMO_ORDERED));
     if (ordered(w) && t->acked != t->issued && (t->acc_via != via || unordered_amo))
         bmpi_rma_wait_answered(w, target);
     t->acc_via = via;

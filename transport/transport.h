@@ -86,6 +86,11 @@ const char *bmpi_env_string(const char *name);
  * then may the runtime route accumulates to amo(): without it, a NIC's
  * atomics and the node's CPU atomics on one element would race. */
 #define BMPI_TL_RMA_AMO_CPU 0x200u
+/* amo()s to one peer take effect in the order they were issued (each
+ * reads after the earlier ones wrote), though puts need not be ordered
+ * (BMPI_TL_RMA_ORDERED implies it). Without it the runtime waits for one
+ * amo() to complete before issuing the next where order matters. */
+#define BMPI_TL_RMA_AMO_ORDERED 0x400u
 
 /* Exclusivity: when several transports reach a peer, the highest wins. */
 enum bmpi_tl_exclusivity {

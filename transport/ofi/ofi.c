@@ -355,7 +355,10 @@ static void report_sizes(const struct ofi_state *s, const struct bmpi_tl_caps *c
             (caps->flags & BMPI_TL_RMA_AMO_CPU)   ? " with atomics (on the target's CPU)"
             : (caps->flags & BMPI_TL_RMA_AMO) ? " with atomics"
                                               : "",
-            (caps->flags & BMPI_TL_RMA_ORDERED) ? ", ordered" : "", caps->rma_limit,
+            (caps->flags & BMPI_TL_RMA_ORDERED)       ? ", ordered"
+            : (caps->flags & BMPI_TL_RMA_AMO_ORDERED) ? ", atomics ordered"
+                                                      : "",
+            caps->rma_limit,
             size_text(s->rma_piece, piece, sizeof(piece)), size_text(s->rma_bytes_max, inflight, sizeof(inflight)),
             s->rx.n, s->rx.size, s->multi_recv ? " (FI_MULTI_RECV)" : "");
 }
@@ -391,6 +394,16 @@ static bool amo_on_target_cpu(const char *prov_name)
         if (!strcmp(outer, software[i]))
             return true;
     return false;
+}
+
+/* amo()s to a peer take effect in issue order (BMPI_TL_RMA_AMO_ORDERED):
+ * each atomic reads after the earlier ones wrote and writes after them
+ * (FI_ORDER_ATOMIC_RAW, FI_ORDER_ATOMIC_WAW); an atomic's own read comes
+ * before its write, so write-after-read follows. */
+static bool amo_ordered(const struct fi_info *info)
+{
+    const uint64_t need = FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAW;
+    return (info->tx_attr->msg_order & need) == need && (info->rx_attr->msg_order & need) == need;
 }
 
 static int ofi_open(struct bmpi_tl *tl)
@@ -600,7 +613,8 @@ static int ofi_open(struct bmpi_tl *tl)
     if (s->rma)
         tl->caps.flags |= BMPI_TL_RMA_REMOTE_DONE;
     if (s->rma && ofi_amo_init(s))
-        tl->caps.flags |= BMPI_TL_RMA_AMO | (amo_on_target_cpu(s->prov) ? BMPI_TL_RMA_AMO_CPU : 0);
+        tl->caps.flags |= BMPI_TL_RMA_AMO | (amo_on_target_cpu(s->prov) ? BMPI_TL_RMA_AMO_CPU : 0) |
+                          (amo_ordered(info) ? BMPI_TL_RMA_AMO_ORDERED : 0);
     if (s->rma && rma_ordered(info, rma_limit))
         tl->caps.flags |= BMPI_TL_RMA_ORDERED;
     if (verbose_here())
