@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,12 +451,50 @@ static int rma_request(struct bmpi_win *w, const struct rma_args *a, struct bmpi
     return MPI_SUCCESS;
 }
 
+/* Put or Get of a contiguous run of one datatype, the same on both sides,
+ * to a mapped target in an open epoch: what latency loops, halo exchanges
+ * of rows and most one-sided codes issue. Checked and copied here without
+ * the general path's per-side datatype walk; anything else (and every
+ * error, so that it is reported the usual way) returns false for
+ * check_call and issue(). */
+static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
+{
+    bool put = a->kind == BMPI_RMA_PUT;
+    MPI_Datatype otype = put ? a->otype : a->rtype; /* a Get's origin is its result */
+    MPI_Count ocount = put ? a->ocount : a->rcount;
+    if (a->kind > BMPI_RMA_GET || a->request_form || otype != a->ttype || ocount != a->tcount ||
+        a->tcount <= 0 || a->disp < 0 || (unsigned)a->target >= (unsigned)w->comm->size ||
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return false;
+    const struct bmpi_win_target *t = &w->t[a->target];
+    const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
+    if (t->path != BMPI_RMA_DIRECT || !dt || !(dt->flags & BMPI_DT_COMMITTED) || !bmpi_dt_is_contig(dt))
+        return false;
+    /* each factor below 2^31 (or 2^40 for the count), so no product wraps */
+    if ((uint64_t)a->tcount > (1ull << 40) || bmpi_dt_size(dt) > (1u << 20) || a->disp > INT32_MAX)
+        return false;
+    uint64_t bytes = (uint64_t)a->tcount * bmpi_dt_size(dt);
+    uint64_t off = (uint64_t)a->disp * (uint64_t)t->disp_unit + (uint64_t)bmpi_dt_true_lb(dt);
+    if (bmpi_dt_true_lb(dt) < 0 || t->disp_unit <= 0 || off + bytes > t->size ||
+        !bmpi_rma_access_ok(w, a->target, false))
+        return false;
+    const char *buf_lb = (const char *)(put ? a->origin : a->result) + bmpi_dt_true_lb(dt);
+    if (put)
+        memcpy(t->map + off, buf_lb, bytes);
+    else
+        memcpy((char *)buf_lb, t->map + off, bytes);
+    w->epoch_ops++;
+    return true;
+}
+
 static int rma_entry(const struct rma_args *a)
 {
     struct bmpi_win *w;
     int err = bmpi_win_check(a->win, a->fn, &w);
     if (err)
         return err;
+    if (direct_contig(w, a))
+        return MPI_SUCCESS;
     if (a->request_form && !a->request)
         return bmpi_err_win_obj(w, MPI_ERR_ARG, a->fn, "request is NULL");
     struct bmpi_rma_call c;
