@@ -487,13 +487,37 @@ static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
     return true;
 }
 
+/* Fetch_and_op (and a one-element Get_accumulate of one predefined type)
+ * on a mapped target: one CPU atomic, as a counter or a lock word wants
+ * it; like direct_contig(), anything else goes the general way. */
+static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
+{
+    if (a->kind != BMPI_RMA_GACC || a->request_form || a->tcount != 1 || a->ocount != 1 || a->rcount != 1 ||
+        a->otype != a->ttype || a->rtype != a->ttype || !a->origin || a->disp < 0 || a->disp > INT32_MAX ||
+        (unsigned)a->target >= (unsigned)w->comm->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return false;
+    struct bmpi_win_target *t = &w->t[a->target];
+    const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
+    struct bmpi_op *op = bmpi_op_get(a->op);
+    if (t->path != BMPI_RMA_DIRECT || !dt || !bmpi_dt_is_predefined(dt) || !op || t->disp_unit <= 0)
+        return false;
+    uint64_t off = (uint64_t)a->disp * (uint64_t)t->disp_unit;
+    if (off + bmpi_dt_size(dt) > t->size || !bmpi_rma_access_ok(w, a->target, false) ||
+        bmpi_rma_atomic_check(op, a->ttype))
+        return false;
+    bmpi_rma_atomic_apply(op, a->ttype, a->origin, t->map + off, a->result, 1, t->ctl->stripes);
+    w->epoch_ops++;
+    w->acc_count[BMPI_ACC_DIRECT]++;
+    return true;
+}
+
 static int rma_entry(const struct rma_args *a)
 {
     struct bmpi_win *w;
     int err = bmpi_win_check(a->win, a->fn, &w);
     if (err)
         return err;
-    if (direct_contig(w, a))
+    if (direct_contig(w, a) || direct_fetch_op(w, a))
         return MPI_SUCCESS;
     if (a->request_form && !a->request)
         return bmpi_err_win_obj(w, MPI_ERR_ARG, a->fn, "request is NULL");
