@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/api.h"
@@ -177,6 +178,23 @@ static void layout_free(struct layout *l)
     free(l->data_off);
 }
 
+/* Bytes at the start of a node region each member maps in at creation:
+ * the control blocks, the PSCW cells and the first of the data. */
+#define PREFAULT_MAX (256u << 10)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault the region's first pages in now, writable, so that the first
+ * epoch does not take a page fault in every member for every page it
+ * touches (a few microseconds each); creation is collective and slow
+ * anyway. A kernel without MADV_POPULATE_WRITE leaves them to fault. */
+static void prefault_region(const struct bmpi_win *w, const struct layout *l)
+{
+    size_t len = l->len < PREFAULT_MAX ? l->len : PREFAULT_MAX;
+    (void)madvise(w->region.addr, len, MADV_POPULATE_WRITE);
+}
+
 static bool needs_region(const struct bmpi_win *w, const struct layout *l)
 {
     return l->nlocal > 1 || w->flavor == MPI_WIN_FLAVOR_SHARED;
@@ -190,6 +208,7 @@ static int place_memory(struct bmpi_win *w, const struct layout *l, MPI_Aint siz
         int err = bmpi_node_region_create("win", l->len, &w->region);
         if (err)
             return err;
+        prefault_region(w, l);
         w->ctl = (struct bmpi_win_ctl *)((char *)w->region.addr + REGION_HDR);
         if (with_data)
             w->base = (char *)w->region.addr + l->data_off[0];
@@ -345,6 +364,7 @@ static int build_targets(struct bmpi_win *w, const struct layout *l, const struc
         int err = bmpi_node_region_attach_suffix(b[l->members[0]].region, &w->region);
         if (err)
             return err;
+        prefault_region(w, l);
         w->ctl = (struct bmpi_win_ctl *)((char *)w->region.addr + REGION_HDR + (size_t)l->my_index * CTL_STRIDE);
         if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED)
             w->base = (char *)w->region.addr + l->data_off[l->my_index];
