@@ -451,6 +451,28 @@ static int rma_request(struct bmpi_win *w, const struct rma_args *a, struct bmpi
     return MPI_SUCCESS;
 }
 
+/* The short paths below: where bytes [disp * disp_unit + lb, + len) of
+ * the call's target lie in this process, when the target is mapped here
+ * (DIRECT, not a dynamic window), an epoch is open to it and the bytes
+ * lie inside its window; NULL sends the call the general way, which
+ * reports whatever is wrong. lb and len below 2^61, disp below 2^31 and
+ * disp_unit an int: no sum or product wraps. */
+static char *direct_range(struct bmpi_win *w, const struct rma_args *a, uint64_t lb, uint64_t len,
+                          struct bmpi_win_target **target)
+{
+    if (a->request_form || a->disp < 0 || a->disp > INT32_MAX || (unsigned)a->target >= (unsigned)w->comm->size ||
+        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return NULL;
+    struct bmpi_win_target *t = &w->t[a->target];
+    if (t->path != BMPI_RMA_DIRECT || t->disp_unit <= 0)
+        return NULL;
+    uint64_t off = (uint64_t)a->disp * (uint64_t)t->disp_unit + lb;
+    if (off + len > t->size || !bmpi_rma_access_ok(w, a->target, false))
+        return NULL;
+    *target = t;
+    return t->map + off;
+}
+
 /* Put or Get of a contiguous run of one datatype, the same on both sides,
  * to a mapped target in an open epoch: what latency loops, halo exchanges
  * of rows and most one-sided codes issue. Checked and copied here without
@@ -462,27 +484,23 @@ static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
     bool put = a->kind == BMPI_RMA_PUT;
     MPI_Datatype otype = put ? a->otype : a->rtype; /* a Get's origin is its result */
     MPI_Count ocount = put ? a->ocount : a->rcount;
-    if (a->kind > BMPI_RMA_GET || a->request_form || otype != a->ttype || ocount != a->tcount ||
-        a->tcount <= 0 || a->disp < 0 || (unsigned)a->target >= (unsigned)w->comm->size ||
-        w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+    if (a->kind > BMPI_RMA_GET || otype != a->ttype || ocount != a->tcount || a->tcount <= 0 ||
+        (uint64_t)a->tcount > (1ull << 40))
         return false;
-    const struct bmpi_win_target *t = &w->t[a->target];
     const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
-    if (t->path != BMPI_RMA_DIRECT || !dt || !(dt->flags & BMPI_DT_COMMITTED) || !bmpi_dt_is_contig(dt))
-        return false;
-    /* each factor below 2^31 (or 2^40 for the count), so no product wraps */
-    if ((uint64_t)a->tcount > (1ull << 40) || bmpi_dt_size(dt) > (1u << 20) || a->disp > INT32_MAX)
+    if (!dt || !(dt->flags & BMPI_DT_COMMITTED) || !bmpi_dt_is_contig(dt) || bmpi_dt_size(dt) > (1u << 20) ||
+        bmpi_dt_true_lb(dt) < 0 || bmpi_dt_true_lb(dt) > INT32_MAX)
         return false;
     uint64_t bytes = (uint64_t)a->tcount * bmpi_dt_size(dt);
-    uint64_t off = (uint64_t)a->disp * (uint64_t)t->disp_unit + (uint64_t)bmpi_dt_true_lb(dt);
-    if (bmpi_dt_true_lb(dt) < 0 || t->disp_unit <= 0 || off + bytes > t->size ||
-        !bmpi_rma_access_ok(w, a->target, false))
+    struct bmpi_win_target *t;
+    char *at = direct_range(w, a, (uint64_t)bmpi_dt_true_lb(dt), bytes, &t);
+    if (!at)
         return false;
     const char *buf_lb = (const char *)(put ? a->origin : a->result) + bmpi_dt_true_lb(dt);
     if (put)
-        memcpy(t->map + off, buf_lb, bytes);
+        memcpy(at, buf_lb, bytes);
     else
-        memcpy((char *)buf_lb, t->map + off, bytes);
+        memcpy((char *)buf_lb, at, bytes);
     w->epoch_ops++;
     return true;
 }
@@ -492,20 +510,18 @@ static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
  * it; like direct_contig(), anything else goes the general way. */
 static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
 {
-    if (a->kind != BMPI_RMA_GACC || a->request_form || a->tcount != 1 || a->ocount != 1 || a->rcount != 1 ||
-        a->otype != a->ttype || a->rtype != a->ttype || !a->origin || a->disp < 0 || a->disp > INT32_MAX ||
-        (unsigned)a->target >= (unsigned)w->comm->size || w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+    if (a->kind != BMPI_RMA_GACC || a->tcount != 1 || a->ocount != 1 || a->rcount != 1 || a->otype != a->ttype ||
+        a->rtype != a->ttype || !a->origin)
         return false;
-    struct bmpi_win_target *t = &w->t[a->target];
     const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
     struct bmpi_op *op = bmpi_op_get(a->op);
-    if (t->path != BMPI_RMA_DIRECT || !dt || !bmpi_dt_is_predefined(dt) || !op || t->disp_unit <= 0)
+    if (!dt || !bmpi_dt_is_predefined(dt) || !op)
         return false;
-    uint64_t off = (uint64_t)a->disp * (uint64_t)t->disp_unit;
-    if (off + bmpi_dt_size(dt) > t->size || !bmpi_rma_access_ok(w, a->target, false) ||
-        bmpi_rma_atomic_check(op, a->ttype))
+    struct bmpi_win_target *t;
+    char *at = direct_range(w, a, 0, bmpi_dt_size(dt), &t);
+    if (!at || bmpi_rma_atomic_check(op, a->ttype))
         return false;
-    bmpi_rma_atomic_apply(op, a->ttype, a->origin, t->map + off, a->result, 1, t->ctl->stripes);
+    bmpi_rma_atomic_apply(op, a->ttype, a->origin, at, a->result, 1, t->ctl->stripes);
     w->epoch_ops++;
     w->acc_count[BMPI_ACC_DIRECT]++;
     return true;
