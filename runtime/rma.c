@@ -268,6 +268,19 @@ static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
             bmpi_request_complete(c->req);
         return BMPI_OK;
     }
+    if (bmpi_rma_batch_fits(w, c)) {
+        bool taken;
+        if (c->kind == BMPI_RMA_ACC)
+            bmpi_rma_acc_order(w, c->target, BMPI_ACC_AM);
+        int err = bmpi_rma_batch_add(w, c, &taken);
+        if (err || taken) {
+            w->acc_count[BMPI_ACC_AM] += taken && !data_only;
+            return err;
+        }
+    }
+    int err = bmpi_rma_batch_send(w, c->target); /* what is gathered goes first */
+    if (err)
+        return err;
     if (t->path == BMPI_RMA_NET && data_only)
         return net_issue(w, c);
     if (!data_only) {

@@ -8,4 +8,5 @@ libbmpi_core_la_SOURCES += \
 	runtime/rma_sync.c \
 	runtime/rma_am.c \
 	runtime/rma_amo.c \
+	runtime/rma_batch.c \
 	runtime/rma_atomic.h

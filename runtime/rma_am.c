@@ -93,7 +93,7 @@ static int queue_copy(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, 
     return BMPI_OK;
 }
 
-static int am_send(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov, int iovcnt)
+int bmpi_rma_am_send(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov, int iovcnt)
 {
     if (!rma_am.head) {
         struct bmpi_tl *tl = bmpi_world.peers[peer].tl;
@@ -131,7 +131,7 @@ int bmpi_rma_am_ctl(struct bmpi_win *w, int target, uint8_t am_id, int lock_type
     const struct bmpi_win_target *t = &w->t[target];
     struct bmpi_rma_ctl ctl = {.win = t->handle, .from = w->comm->rank, .lock_type = lock_type,
                                .sender_win = w->handle};
-    return am_send(t->world, am_id, &ctl, sizeof ctl, NULL, 0);
+    return bmpi_rma_am_send(t->world, am_id, &ctl, sizeof ctl, NULL, 0);
 }
 
 /* ---- origin: cutting an operation into messages ---------------------------------- */
@@ -183,7 +183,7 @@ static int send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct 
     track->refs++;
     t->issued++;
     w->ops_pending++;
-    int err = am_send(t->world, am_id_of(c->kind), &h, sizeof h, payload, cnt);
+    int err = bmpi_rma_am_send(t->world, am_id_of(c->kind), &h, sizeof h, payload, cnt);
     if (err) {
         track->refs--;
         t->issued--;
@@ -242,14 +242,12 @@ static void answer(int peer, const struct bmpi_rma_op_hdr *h, int me, int status
                                 .track = h->track, .offset = h->offset};
     struct iovec iov = {(void *)data, len};
     uint8_t id = data || status ? BMPI_AM_RMA_RESP : BMPI_AM_RMA_ACK;
-    int rc = am_send(peer, id, &a, sizeof a, &iov, len ? 1 : 0);
+    int rc = bmpi_rma_am_send(peer, id, &a, sizeof a, &iov, len ? 1 : 0);
     if (rc)
         bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "cannot answer an RMA operation of peer %d", peer);
 }
 
-/* Where segment s lies in this process, or NULL when it is outside the
- * window (or outside what a dynamic window has attached). */
-static char *segment_at(const struct bmpi_win *w, const struct bmpi_rma_seg *s)
+char *bmpi_rma_am_segment(const struct bmpi_win *w, const struct bmpi_rma_seg *s)
 {
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return bmpi_win_attached(w, s->disp, s->len) ? (char *)(uintptr_t)s->disp : NULL;
@@ -261,7 +259,7 @@ static char *segment_at(const struct bmpi_win *w, const struct bmpi_rma_seg *s)
 static int check_segments(const struct bmpi_win *w, const struct bmpi_rma_seg *segs, uint32_t n, char **at)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (!(at[i] = segment_at(w, &segs[i])))
+        if (!(at[i] = bmpi_rma_am_segment(w, &segs[i])))
             return bmpi_err_set(MPI_ERR_RMA_RANGE, "bytes [%llu, +%llu) are outside the window",
                                 (unsigned long long)segs[i].disp, (unsigned long long)segs[i].len);
     return BMPI_OK;
@@ -311,7 +309,7 @@ static void serve_op(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, c
     if (!w) {
         struct bmpi_rma_answer a = {.origin_win = h->origin_win, .target = -1, .status = MPI_ERR_WIN,
                                     .track = h->track};
-        am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
+        bmpi_rma_am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
         return;
     }
     const struct bmpi_rma_seg *segs = (const void *)payload;
@@ -338,7 +336,7 @@ static void serve_answer(const struct bmpi_rma_answer *a, const void *data, size
 static void grant(int peer, const struct bmpi_rma_ctl *req, int me)
 {
     struct bmpi_rma_ctl g = {.win = req->sender_win, .from = me};
-    int rc = am_send(peer, BMPI_AM_RMA_GRANT, &g, sizeof g, NULL, 0);
+    int rc = bmpi_rma_am_send(peer, BMPI_AM_RMA_GRANT, &g, sizeof g, NULL, 0);
     if (rc)
         bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "cannot grant a lock to peer %d", peer);
 }
@@ -432,6 +430,12 @@ void bmpi_rma_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, 
     case BMPI_AM_RMA_ACK:
     case BMPI_AM_RMA_RESP:
         serve_answer(hdr, payload, len);
+        break;
+    case BMPI_AM_RMA_BATCH:
+        bmpi_rma_batch_serve(peer, hdr, payload, len);
+        break;
+    case BMPI_AM_RMA_BATCH_ACK:
+        bmpi_rma_batch_answered(hdr);
         break;
     default:
         serve_ctl(am_id, peer, hdr);

@@ -2,8 +2,9 @@
  * Accumulates by the transport's atomics (docs/rma.md, "Atomics over the
  * network").
  *
- * An accumulate-family call to a NET target may go to the transport's
- * amo() instead of an active message when four things hold:
+ * A fetching accumulate (Get_accumulate, Fetch_and_op, Compare_and_swap)
+ * to a NET target may go to the transport's amo() instead of an active
+ * message when four things hold:
  *  - the transport's atomics are applied by the target's CPU with atomic
  *    instructions (BMPI_TL_RMA_AMO_CPU), so they are atomic with respect
  *    to the CPU atomics (rma_atomic.c) that the target, its node's ranks
@@ -15,6 +16,10 @@
  *  - every side is one contiguous run, and the target's elements sit at
  *    their natural alignment (as CPU atomics need them);
  *  - BMPI_RMA_NET_ATOMICS is not off.
+ * MPI_Accumulate itself goes as active messages, gathered when small
+ * (rma_batch.c): where amo() may carry it the target's CPU applies both
+ * forms, and one message carries many Accumulates where amo() carries
+ * one (docs/performance.md, "Across two simulated hosts").
  * Accumulates from one origin to one target keep their order (the
  * accumulate_ordering hint, "rar,raw,war,waw" by default): when a target's
  * accumulates switch between amo() and active messages, or when amo()s
@@ -97,7 +102,8 @@ bool bmpi_rma_amo_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c, 
 {
     const struct bmpi_win_target *t = &w->t[c->target];
     const unsigned need = BMPI_TL_RMA_AMO | BMPI_TL_RMA_AMO_CPU;
-    if (!w->net_atomics || t->path != BMPI_RMA_NET || (t->tl->caps.flags & need) != need || !c->bytes)
+    if (!w->net_atomics || c->kind == BMPI_RMA_ACC || t->path != BMPI_RMA_NET || (t->tl->caps.flags & need) != need ||
+        !c->bytes)
         return false;
     int type = amo_type_of(c->basic), op = amo_op_of(c);
     if (type < 0 || op < 0 || !contiguous(c->tdt) || !contiguous(c->odt) || !contiguous(c->rdt))

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <mpi.h>
 
 #include "runtime/datatype.h"
@@ -87,7 +88,32 @@ int bmpi_rma_amo_issue(struct bmpi_win *w, const struct bmpi_rma_call *c, const 
  * order across paths (waits where needed). */
 void bmpi_rma_acc_order(struct bmpi_win *w, int target, enum bmpi_rma_acc_via via);
 
+/* rma_batch.c */
+/* BMPI_RMA_BATCH: the largest Put/Accumulate gathered (0: none). */
+size_t bmpi_rma_batch_limit(void);
+/* Whether c may be gathered with others to its target. */
+bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c);
+/* Gather c (*taken), or leave it to be sent alone (a record too large
+ * for one message); an error of sending the earlier ones. */
+int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *taken);
+/* Send what is gathered for target (nothing: BMPI_OK). On error the
+ * operations count as answered with it. */
+int bmpi_rma_batch_send(struct bmpi_win *w, int target);
+void bmpi_rma_batch_free(struct bmpi_win_target *t);
+struct bmpi_rma_batch_hdr;
+struct bmpi_rma_batch_answer;
+void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const void *payload, size_t len);
+void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a);
+
 /* rma_am.c */
+/* An active message to peer, queued in order when the transport cannot
+ * take it now. */
+int bmpi_rma_am_send(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const struct iovec *iov,
+                     int iovcnt);
+struct bmpi_rma_seg;
+/* Where segment s lies in this process, or NULL when it is outside the
+ * window (or outside what a dynamic window has attached). */
+char *bmpi_rma_am_segment(const struct bmpi_win *w, const struct bmpi_rma_seg *s);
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
 int bmpi_rma_am_ctl(struct bmpi_win *w, int target, uint8_t am_id, int lock_type);
 /* A window goes: drop lock requests still waiting for it. */

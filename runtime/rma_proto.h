@@ -12,6 +12,8 @@
  *   UNLOCK      the origin's operations are all answered: release
  *   POST        PSCW: the target opened its exposure epoch to the origin
  *   COMPLETE    PSCW: the origin's access epoch to the target is over
+ *   BATCH       small PUTs and ACCs gathered at the origin (rma_batch.c),
+ *               applied in order; the target answers BATCH_ACK once
  *
  * A segment is (displacement, length) in bytes at the target: from the
  * window's base, or an absolute address in a dynamic window. One message
@@ -37,7 +39,9 @@ enum bmpi_rma_am_id {
     BMPI_AM_RMA_UNLOCK,
     BMPI_AM_RMA_POST,
     BMPI_AM_RMA_COMPLETE,
-    BMPI_AM_RMA_LAST = BMPI_AM_RMA_COMPLETE
+    BMPI_AM_RMA_BATCH,
+    BMPI_AM_RMA_BATCH_ACK,
+    BMPI_AM_RMA_LAST = BMPI_AM_RMA_BATCH_ACK
 };
 
 #define RMA_AM_MAX_SEGS 16
@@ -74,6 +78,32 @@ struct bmpi_rma_ctl {
     int32_t from;        /* the sender's rank in the window */
     int32_t lock_type;   /* LOCK, UNLOCK: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
     int32_t sender_win;  /* LOCK: the window's handle at the sender, for GRANT */
+};
+
+/* BATCH: nops records, each a struct bmpi_rma_batch_rec, its nseg
+ * segments, then its data, padded to 8 bytes. */
+struct bmpi_rma_batch_hdr {
+    int32_t win;         /* the window's handle at the target */
+    int32_t origin_win;  /* ... and at the origin, for the answer */
+    int32_t origin;      /* the origin's rank in the window */
+    uint32_t nops;
+};
+
+struct bmpi_rma_batch_rec {
+    uint32_t am_id;      /* BMPI_AM_RMA_PUT or BMPI_AM_RMA_ACC */
+    int32_t op;          /* ACC: MPI_Op */
+    int32_t basic;       /* ACC: MPI_Datatype of the elements */
+    uint32_t nseg;
+    uint64_t bytes;      /* of data */
+};
+
+/* BATCH_ACK: every operation of a batch applied (status: the first
+ * error, whose operation was skipped). */
+struct bmpi_rma_batch_answer {
+    int32_t origin_win;
+    int32_t target;      /* the target's rank in the window */
+    int32_t status;
+    uint32_t nops;
 };
 
 #endif

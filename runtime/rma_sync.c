@@ -115,6 +115,7 @@ static void flushed(void *ctx, int status)
 void bmpi_rma_wait_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
+    bmpi_rma_batch_send(w, target); /* an error counts them answered */
     PROGRESS_UNTIL(t->acked == t->issued);
 }
 

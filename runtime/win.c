@@ -72,6 +72,7 @@ static void hints_default(struct bmpi_win *w)
     snprintf(w->accumulate_ordering, sizeof w->accumulate_ordering, "rar,raw,war,waw");
     snprintf(w->accumulate_ops, sizeof w->accumulate_ops, "same_op_no_op");
     w->net_atomics = bmpi_env_switch("BMPI_RMA_NET_ATOMICS") != 0;
+    w->batch_max = bmpi_rma_batch_limit();
 }
 
 /* Take the hints of info bmpi knows; the others are ignored, as the
@@ -485,6 +486,8 @@ static void win_release(struct bmpi_win *w)
     bmpi_rma_am_forget(w);
     bmpi_rma_forget_group(&w->start_group, &w->start_ranks);
     bmpi_rma_forget_group(&w->post_group, &w->post_ranks);
+    for (int r = 0; w->t && w->comm && r < w->comm->size; r++)
+        bmpi_rma_batch_free(&w->t[r]);
     free(w->t);
     free(w->ranges);
     if (w->handle)

@@ -96,6 +96,7 @@ struct bmpi_win_target {
     volatile uint64_t acked; /* ... and answered */
     bool net_unflushed;     /* NET puts since the last transport flush (no REMOTE_DONE) */
     enum bmpi_rma_acc_via acc_via; /* how the last accumulate went (ordering, rma_amo.c) */
+    struct bmpi_rma_batch *batch; /* small operations gathered for one message (rma_batch.c) */
     /* PSCW: the posts and completes it sent this rank are counted in
      * *posts_in and *completes_in (a cell of the node region the target
      * writes, or posts_am/completes_am below, counted as active messages
@@ -137,6 +138,7 @@ struct bmpi_win {
     char accumulate_ordering[64]; /* "rar,raw,war,waw" by default, or "none" */
     char accumulate_ops[32];      /* "same_op_no_op" or "same_op" */
     bool net_atomics;             /* the transport's atomics may carry accumulates (BMPI_RMA_NET_ATOMICS) */
+    size_t batch_max;             /* largest Put/Accumulate gathered (BMPI_RMA_BATCH, rma_batch.c) */
 
     struct bmpi_win_target *t; /* by rank in comm */
     struct bmpi_win_ctl *ctl;  /* mine */

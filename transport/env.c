@@ -84,6 +84,7 @@ static const struct env_var vars[] = {
     ALGO("BMPI_COLL_SCAN", "recursive_doubling"),
     /* one-sided communication */
     SWITCH("BMPI_RMA_NET_ATOMICS"),
+    SIZE("BMPI_RMA_BATCH", 0, KIB(32)),
     /* ofi */
     {"BMPI_OFI_PROVIDER", ENV_NAME, 0, 0, {NULL}},
     SWITCH("BMPI_OFI_RMA"),

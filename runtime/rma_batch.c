@@ -1,0 +1,241 @@
+/*
+ * Small Puts and Accumulates to targets reached by message, gathered into
+ * one active message per target (runtime/rma_proto.h, BATCH).
+ *
+ * Over a network each operation the transport carries alone costs about
+ * a message and its acknowledgement; 64 Puts of 8 bytes then take as long
+ * as 64 round trips. The standard lets an origin hold a Put or Accumulate
+ * back until the next synchronization that completes it, so, as Open
+ * MPI's osc/pt2pt does, small ones to a NET or AM target are copied into
+ * a per-target buffer and go as one message when:
+ *  - the next one does not fit;
+ *  - any other operation to that target is issued (it must not overtake
+ *    them: accumulates are ordered, and the transport orders messages
+ *    per peer);
+ *  - something waits for the target's answers (flush, unlock, fence,
+ *    complete, an accumulate that changes path: bmpi_rma_wait_answered).
+ * The target applies them in order (Accumulates element by element with
+ * the same CPU atomics as every other path) and answers once.
+ *
+ * Gathered: MPI_Put and MPI_Accumulate (and their request forms, whose
+ * request completes at once: the data is copied) of at most
+ * BMPI_RMA_BATCH bytes (0: none) whose target datatype fits a message.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/comm.h"
+#include "runtime/op.h"
+#include "runtime/request.h"
+#include "runtime/rma_atomic.h"
+#include "runtime/rma_impl.h"
+#include "runtime/rma_proto.h"
+#include "runtime/world.h"
+#include "transport/transport.h"
+
+/* Default bound on one gathered operation's data. */
+#define BATCH_OP_MAX 4096u
+/* Bytes of records one message carries at most. */
+#define BATCH_BYTES_MAX (32u * 1024u)
+/* Target segments looked at per step while a record is built. */
+#define SEG_STEP 16
+
+struct bmpi_rma_batch {
+    size_t len, cap; /* bytes of records */
+    uint32_t nops;
+    uint64_t recs[]; /* struct bmpi_rma_batch_rec ..., 8-byte aligned */
+};
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+size_t bmpi_rma_batch_limit(void) { return bmpi_env_uint("BMPI_RMA_BATCH", BATCH_OP_MAX); }
+
+static struct bmpi_tl *tl_of(const struct bmpi_win_target *t) { return bmpi_world.peers[t->world].tl; }
+
+static struct bmpi_rma_batch *batch_of(struct bmpi_win_target *t)
+{
+    if (t->batch)
+        return t->batch;
+    size_t max_am = tl_of(t)->caps.max_am;
+    size_t room = max_am > sizeof(struct bmpi_rma_batch_hdr) ? max_am - sizeof(struct bmpi_rma_batch_hdr) : 0;
+    size_t cap = room < BATCH_BYTES_MAX ? room & ~(size_t)7 : BATCH_BYTES_MAX;
+    if (cap < sizeof(struct bmpi_rma_batch_rec) + sizeof(struct bmpi_rma_seg) + 8)
+        return NULL;
+    struct bmpi_rma_batch *b = malloc(sizeof *b + cap);
+    if (b)
+        *b = (struct bmpi_rma_batch){.cap = cap};
+    return t->batch = b;
+}
+
+void bmpi_rma_batch_free(struct bmpi_win_target *t)
+{
+    free(t->batch);
+    t->batch = NULL;
+}
+
+/* ---- origin -------------------------------------------------------------------- */
+
+int bmpi_rma_batch_send(struct bmpi_win *w, int target)
+{
+    struct bmpi_win_target *t = &w->t[target];
+    struct bmpi_rma_batch *b = t->batch;
+    if (!b || !b->nops)
+        return BMPI_OK;
+    struct bmpi_rma_batch_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
+                                   .nops = b->nops};
+    struct iovec iov = {b->recs, b->len};
+    int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, &iov, 1);
+    uint32_t nops = b->nops;
+    b->len = 0;
+    b->nops = 0;
+    if (err) /* answered now, with the error, so that nobody waits for them */
+        for (uint32_t i = 0; i < nops; i++)
+            bmpi_rma_answered(w, target, err);
+    return err;
+}
+
+/* Appends c's target segments to the record at rec: false when they do
+ * not fit in the room left (nothing kept then). */
+static bool append_segments(struct bmpi_rma_batch *b, struct bmpi_rma_batch_rec *rec,
+                            const struct bmpi_rma_call *c)
+{
+    struct bmpi_dt_cursor tc;
+    /* displacements from the target's base (dynamic windows: addresses) */
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    struct bmpi_rma_seg *seg = (struct bmpi_rma_seg *)(rec + 1);
+    size_t room = b->cap - b->len - sizeof *rec - pad8(c->bytes);
+    struct iovec iov[SEG_STEP];
+    size_t bytes;
+    int n;
+    rec->nseg = 0;
+    while ((n = bmpi_dt_iov(&tc, iov, SEG_STEP, SIZE_MAX, &bytes)) > 0) {
+        if ((rec->nseg + (size_t)n) * sizeof *seg > room)
+            return false;
+        for (int i = 0; i < n; i++)
+            seg[rec->nseg++] = (struct bmpi_rma_seg){(uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len};
+    }
+    return true;
+}
+
+/* Builds c's record at the end of b: false when it does not fit. */
+static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c)
+{
+    if (b->len + sizeof(struct bmpi_rma_batch_rec) + pad8(c->bytes) > b->cap)
+        return false;
+    struct bmpi_rma_batch_rec *rec = (struct bmpi_rma_batch_rec *)((char *)b->recs + b->len);
+    if (!append_segments(b, rec, c))
+        return false;
+    rec->am_id = c->kind == BMPI_RMA_PUT ? BMPI_AM_RMA_PUT : BMPI_AM_RMA_ACC;
+    rec->op = c->op ? c->op->handle : MPI_OP_NULL;
+    rec->basic = c->basic;
+    rec->bytes = c->bytes;
+    char *data = (char *)((struct bmpi_rma_seg *)(rec + 1) + rec->nseg);
+    if (bmpi_dt_is_contig(c->odt))
+        memcpy(data, (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
+    else
+        bmpi_dt_pack_all(c->origin, c->ocount, c->odt, data);
+    b->len += (size_t)(data - (char *)rec) + pad8(c->bytes);
+    b->nops++;
+    return true;
+}
+
+bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    const struct bmpi_win_target *t = &w->t[c->target];
+    return (c->kind == BMPI_RMA_PUT || (c->kind == BMPI_RMA_ACC && c->origin)) && c->bytes &&
+           c->bytes <= w->batch_max && (t->path == BMPI_RMA_NET || t->path == BMPI_RMA_AM);
+}
+
+int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *taken)
+{
+    struct bmpi_win_target *t = &w->t[c->target];
+    struct bmpi_rma_batch *b = batch_of(t);
+    *taken = false;
+    if (!b)
+        return BMPI_OK;
+    if (!append_record(b, c)) {
+        int err = bmpi_rma_batch_send(w, c->target);
+        if (err || !append_record(b, c))
+            return err; /* too large for one message: the caller sends it alone */
+    }
+    *taken = true;
+    t->issued++;
+    w->ops_pending++;
+    if (c->req && c->req->pending_ops == 0)
+        bmpi_request_complete(c->req); /* the data is copied: locally complete */
+    return BMPI_OK;
+}
+
+void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
+{
+    struct bmpi_win *w = bmpi_win_get(a->origin_win);
+    if (!w || a->target < 0 || a->target >= w->comm->size)
+        return;
+    for (uint32_t i = 0; i < a->nops; i++)
+        bmpi_rma_answered(w, a->target, i == 0 ? a->status : 0);
+}
+
+/* ---- target -------------------------------------------------------------------- */
+
+/* Whether every segment of a record lies in the window. */
+static bool segments_in_window(const struct bmpi_win *w, const struct bmpi_rma_seg *seg, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!bmpi_rma_am_segment(w, &seg[i]))
+            return false;
+    return true;
+}
+
+static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_seg *seg,
+                         const char *data)
+{
+    const struct bmpi_op *op = rec->am_id == BMPI_AM_RMA_ACC ? bmpi_op_get(rec->op) : NULL;
+    size_t elem = op ? (size_t)bmpi_dt_size(bmpi_dt_get(rec->basic)) : 1;
+    for (uint32_t i = 0; i < rec->nseg; data += seg[i].len, i++) {
+        char *at = bmpi_rma_am_segment(w, &seg[i]);
+        if (op)
+            bmpi_rma_atomic_apply(op, rec->basic, data, at, NULL, seg[i].len / elem, w->ctl->stripes);
+        else
+            memcpy(at, data, seg[i].len);
+    }
+}
+
+/* The record at p, if the bytes left hold all of it: its length. */
+static size_t record_len(const char *p, size_t left)
+{
+    const struct bmpi_rma_batch_rec *rec = (const void *)p;
+    if (left < sizeof *rec || rec->nseg > left / sizeof(struct bmpi_rma_seg))
+        return 0;
+    size_t head = sizeof *rec + (size_t)rec->nseg * sizeof(struct bmpi_rma_seg);
+    if (head > left || rec->bytes > left - head || pad8(head + rec->bytes) > left)
+        return 0;
+    return pad8(head + rec->bytes);
+}
+
+void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const void *payload, size_t len)
+{
+    struct bmpi_win *w = bmpi_win_get(h->win);
+    struct bmpi_rma_batch_answer a = {.origin_win = h->origin_win, .target = w ? w->comm->rank : -1,
+                                      .status = w ? 0 : MPI_ERR_WIN, .nops = h->nops};
+    const char *p = payload;
+    for (uint32_t i = 0; w && i < h->nops; i++) {
+        size_t n = record_len(p, len);
+        if (!n) {
+            a.status = MPI_ERR_INTERN;
+            break;
+        }
+        const struct bmpi_rma_batch_rec *rec = (const void *)p;
+        const struct bmpi_rma_seg *seg = (const void *)(rec + 1);
+        if (segments_in_window(w, seg, rec->nseg))
+            apply_record(w, rec, seg, (const char *)(seg + rec->nseg));
+        else if (!a.status)
+            a.status = MPI_ERR_RMA_RANGE;
+        p += n;
+        len -= n;
+    }
+    int rc = bmpi_rma_am_send(peer, BMPI_AM_RMA_BATCH_ACK, &a, sizeof a, NULL, 0);
+    if (rc)
+        bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "cannot answer the RMA operations of peer %d", peer);
+}
