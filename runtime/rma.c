@@ -78,6 +78,7 @@ void bmpi_rma_track_piece(struct bmpi_rma_track *t, uint64_t offset, const void 
     }
     if (status && t->req && !t->req->status.MPI_ERROR)
         t->req->status.MPI_ERROR = status;
+    t->win->t[t->target].ordered_acked += t->ordered;
     bmpi_rma_answered(t->win, t->target, status);
     bmpi_rma_track_drop(t);
 }

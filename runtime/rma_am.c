@@ -169,7 +169,8 @@ static int send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct 
     struct bmpi_win_target *t = &w->t[c->target];
     struct bmpi_rma_op_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
                                 .op = c->op ? c->op->handle : MPI_OP_NULL, .basic = c->basic,
-                                .nseg = (uint32_t)n, .track = (uint64_t)(uintptr_t)track, .offset = off};
+                                .nseg = (uint32_t)n, .track = (uint64_t)(uintptr_t)track, .offset = off,
+                                .fences = (uint32_t)w->fences};
     struct bmpi_rma_seg segs[RMA_AM_MAX_SEGS];
     for (int i = 0; i < n; i++)
         segs[i] = (struct bmpi_rma_seg){(uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len};
@@ -182,11 +183,13 @@ static int send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct 
         payload[cnt++] = (struct iovec){(void *)data, bytes};
     track->refs++;
     t->issued++;
+    t->ordered_issued += track->ordered;
     w->ops_pending++;
     int err = bmpi_rma_am_send(t->world, am_id_of(c->kind), &h, sizeof h, payload, cnt);
     if (err) {
         track->refs--;
         t->issued--;
+        t->ordered_issued -= track->ordered;
         w->ops_pending--;
     }
     return err;
@@ -212,6 +215,7 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
         free(stage);
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
     }
+    track->ordered = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_ACC;
     size_t elem = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET
                       ? 1
                       : (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
@@ -312,6 +316,8 @@ static void serve_op(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, c
         bmpi_rma_am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
         return;
     }
+    /* counted applied even when refused: a fence waits for the count */
+    w->ordered_applied[h->fences & 1] += am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_ACC;
     const struct bmpi_rma_seg *segs = (const void *)payload;
     size_t seg_bytes = (size_t)h->nseg * sizeof *segs;
     size_t bytes = 0;

@@ -84,15 +84,17 @@ int bmpi_rma_batch_send(struct bmpi_win *w, int target)
     if (!b || !b->nops)
         return BMPI_OK;
     struct bmpi_rma_batch_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
-                                   .nops = b->nops};
+                                   .nops = b->nops, .fences = (uint32_t)w->fences};
     struct iovec iov = {b->recs, b->len};
     int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, &iov, 1);
     uint32_t nops = b->nops;
     b->len = 0;
     b->nops = 0;
-    if (err) /* answered now, with the error, so that nobody waits for them */
+    if (err) { /* answered now, with the error, so that nobody waits for them */
+        t->ordered_acked += nops;
         for (uint32_t i = 0; i < nops; i++)
             bmpi_rma_answered(w, target, err);
+    }
     return err;
 }
 
@@ -162,6 +164,7 @@ int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *
     }
     *taken = true;
     t->issued++;
+    t->ordered_issued++;
     w->ops_pending++;
     if (c->req && c->req->pending_ops == 0)
         bmpi_request_complete(c->req); /* the data is copied: locally complete */
@@ -173,6 +176,7 @@ void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
     struct bmpi_win *w = bmpi_win_get(a->origin_win);
     if (!w || a->target < 0 || a->target >= w->comm->size)
         return;
+    w->t[a->target].ordered_acked += a->nops;
     for (uint32_t i = 0; i < a->nops; i++)
         bmpi_rma_answered(w, a->target, i == 0 ? a->status : 0);
 }
@@ -220,6 +224,8 @@ void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const vo
     struct bmpi_rma_batch_answer a = {.origin_win = h->origin_win, .target = w ? w->comm->rank : -1,
                                       .status = w ? 0 : MPI_ERR_WIN, .nops = h->nops};
     const char *p = payload;
+    if (w) /* counted applied even when refused: a fence waits for the count */
+        w->ordered_applied[h->fences & 1] += h->nops;
     for (uint32_t i = 0; w && i < h->nops; i++) {
         size_t n = record_len(p, len);
         if (!n) {

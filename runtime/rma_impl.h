@@ -52,6 +52,7 @@ struct bmpi_rma_track {
     size_t count;
     struct bmpi_datatype *dt; /* retained */
     int refs;
+    bool ordered;             /* PUT or ACC by active messages (win.h, ordered_issued) */
     void *bounce;             /* NET: packed data, freed at the end */
     bool unpack_at_end;       /* NET get: bounce goes into buf once all pieces are in */
 };
@@ -79,6 +80,9 @@ void bmpi_rma_track_drop(struct bmpi_rma_track *t);
 
 /* Wait until every operation issued to target has been answered. */
 void bmpi_rma_wait_answered(struct bmpi_win *w, int target);
+/* ... to every target: answers the epochs' ends did not wait for
+ * (rma_sync.c) must not come to a window that is gone. */
+void bmpi_rma_wait_all_answered(struct bmpi_win *w);
 
 /* rma_amo.c */
 /* Whether the transport's atomics may carry c; if so *amo describes it. */

@@ -60,6 +60,8 @@ struct bmpi_rma_op_hdr {
     uint32_t nseg;
     uint64_t track;      /* the origin's tracking record, comes back */
     uint64_t offset;     /* GET, GACC, CAS: where the answer goes in the origin's stream */
+    uint32_t fences;     /* PUT, ACC: fences the origin had entered (rma_sync.c, counted_fence) */
+    uint32_t pad;
 };
 
 /* ACK and RESP (RESP: followed by the data). */
@@ -87,6 +89,8 @@ struct bmpi_rma_batch_hdr {
     int32_t origin_win;  /* ... and at the origin, for the answer */
     int32_t origin;      /* the origin's rank in the window */
     uint32_t nops;
+    uint32_t fences;     /* fences the origin had entered (rma_sync.c, counted_fence) */
+    uint32_t pad;
 };
 
 struct bmpi_rma_batch_rec {

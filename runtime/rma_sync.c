@@ -119,11 +119,21 @@ void bmpi_rma_wait_answered(struct bmpi_win *w, int target)
     PROGRESS_UNTIL(t->acked == t->issued);
 }
 
-/* Every operation to target complete at the target. */
-static int complete_target(struct bmpi_win *w, int target)
+void bmpi_rma_wait_all_answered(struct bmpi_win *w) { PROGRESS_UNTIL(w->ops_pending == 0); }
+
+/* The operations to target whose answers nothing else stands in for:
+ * all but the PUT and ACC active messages (win.h, ordered_issued). */
+static void wait_unordered_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
-    bmpi_rma_wait_answered(w, target);
+    bmpi_rma_batch_send(w, target);
+    PROGRESS_UNTIL(t->issued - t->acked == t->ordered_issued - t->ordered_acked);
+}
+
+/* Puts of a transport whose completions are local only: its flush. */
+static int flush_transport(struct bmpi_win *w, int target)
+{
+    struct bmpi_win_target *t = &w->t[target];
     if (t->net_unflushed) {
         int state = 0;
         int err = t->tl->ops->flush(t->tl, t->world, flushed, &state);
@@ -134,6 +144,23 @@ static int complete_target(struct bmpi_win *w, int target)
             return err ? err : state;
     }
     return BMPI_OK;
+}
+
+/* Every operation to target complete at the target. */
+static int complete_target(struct bmpi_win *w, int target)
+{
+    bmpi_rma_wait_answered(w, target);
+    return flush_transport(w, target);
+}
+
+/* Every operation to target complete here and at the target, except PUT
+ * and ACC active messages still on their way: applied there before any
+ * active message this rank sends target next (the transport delivers in
+ * order per peer), so that message can tell target the epoch is over. */
+static int complete_before_message(struct bmpi_win *w, int target)
+{
+    wait_unordered_answered(w, target);
+    return flush_transport(w, target);
 }
 
 static int complete_all(struct bmpi_win *w)
@@ -175,6 +202,38 @@ static void node_fence_barrier(struct bmpi_win *w)
         wait_above(&w->t[r].ctl->fences, n - 1);
 }
 
+/* The fence of a window across nodes: every rank completes its
+ * operations but the PUT and ACC active messages, tells each target how
+ * many of those it sent it since the last fence (a reduce-scatter, which
+ * is the fence's barrier too), and waits until it has applied as many as
+ * it is told: one collective, not a wait for answers and then a barrier,
+ * as Open MPI's osc/pt2pt does it. */
+static int counted_fence(struct bmpi_win *w)
+{
+    int n = w->comm->size, err = BMPI_OK;
+    uint64_t *sent = malloc((size_t)n * sizeof *sent), incoming = 0;
+    if (!sent)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    for (int r = 0; r < n && !err; r++) {
+        struct bmpi_win_target *t = &w->t[r];
+        err = complete_before_message(w, r);
+        sent[r] = t->ordered_issued - t->ordered_fenced;
+        t->ordered_fenced = t->ordered_issued;
+    }
+    if (!err)
+        err = PMPI_Reduce_scatter_block(sent, &incoming, 1, MPI_UINT64_T, MPI_SUM, w->comm->handle);
+    free(sent);
+    if (err)
+        return err;
+    /* What was announced left its origins before they entered this fence;
+     * what they send after it, before this rank's next fence, counts in
+     * the other parity. */
+    int parity = (int)(w->fences++ & 1);
+    w->ordered_expected[parity] += incoming;
+    PROGRESS_UNTIL(w->ordered_applied[parity] >= w->ordered_expected[parity]);
+    return BMPI_OK;
+}
+
 #define FENCE_ASSERTS (MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
 
 BMPI_API(MPI_Win_fence)
@@ -189,13 +248,14 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         return bmpi_err_win_obj(w, MPI_ERR_ASSERT, fn, "invalid assertion 0x%x", (unsigned)assert);
     if ((w->access != BMPI_EPOCH_NONE && w->access != BMPI_EPOCH_FENCE) || w->post_open)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "a PSCW or passive target epoch is open");
-    if ((err = complete_all(w)))
-        return bmpi_err_win_obj(w, err, fn, NULL);
     /* the barrier ends every rank's accesses of the epoch, remote and local */
-    if (w->node_fence)
+    if (w->node_fence) {
+        if ((err = complete_all(w)))
+            return bmpi_err_win_obj(w, err, fn, NULL);
         node_fence_barrier(w);
-    else if ((err = PMPI_Barrier(w->comm->handle)))
+    } else if ((err = counted_fence(w))) {
         return bmpi_err_win_obj(w, err, fn, NULL);
+    }
     w->access = assert & MPI_MODE_NOSUCCEED ? BMPI_EPOCH_NONE : BMPI_EPOCH_FENCE;
     w->epoch_ops = 0;
     return take_op_error(w, fn);
@@ -323,8 +383,11 @@ int PMPI_Win_complete(MPI_Win win)
         return err;
     if (w->access != BMPI_EPOCH_PSCW)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no access epoch was started with MPI_Win_start");
-    for (int i = 0; i < w->start_group->size && !err; i++)
-        err = complete_target(w, w->start_ranks[i]);
+    /* a complete sent by active message follows the epoch's operations */
+    for (int i = 0; i < w->start_group->size && !err; i++) {
+        int r = w->start_ranks[i];
+        err = w->t[r].completes_out ? complete_target(w, r) : complete_before_message(w, r);
+    }
     for (int i = 0; i < w->start_group->size && !err; i++)
         err = signal_rank(w, w->start_ranks[i], BMPI_AM_RMA_COMPLETE);
     w->access = BMPI_EPOCH_NONE;

@@ -681,6 +681,7 @@ int PMPI_Win_free(MPI_Win *win)
     if ((err = bmpi_attr_win_delete_all(w)))
         return bmpi_err_win_obj(w, err, fn, NULL);
     /* every rank's operations on my memory are over once all are here */
+    bmpi_rma_wait_all_answered(w);
     if ((err = PMPI_Barrier(w->comm->handle)))
         return bmpi_err_win_obj(w, err, fn, NULL);
     win_release(w);

@@ -94,6 +94,13 @@ struct bmpi_win_target {
     volatile bool lock_granted; /* an AM lock request was answered */
     uint64_t issued;        /* operations issued as active messages or NET */
     volatile uint64_t acked; /* ... and answered */
+    /* The part of them that went as PUT or ACC active messages (gathered
+     * or not): applied at the target before any later active message of
+     * this origin is delivered, so a signal sent by active message may
+     * overtake their answers (rma_sync.c). */
+    uint64_t ordered_issued;
+    volatile uint64_t ordered_acked;
+    uint64_t ordered_fenced; /* ordered_issued at the last fence */
     bool net_unflushed;     /* NET puts since the last transport flush (no REMOTE_DONE) */
     enum bmpi_rma_acc_via acc_via; /* how the last accumulate went (ordering, rma_amo.c) */
     struct bmpi_rma_batch *batch; /* small operations gathered for one message (rma_batch.c) */
@@ -170,6 +177,12 @@ struct bmpi_win {
 
     /* completion */
     uint64_t ops_pending;      /* operations issued and not answered, all targets */
+    /* PUT and ACC active messages of every origin applied here, and how
+     * many the fences so far announced (windows across nodes), by the
+     * parity of the fences their origin had entered when it sent them:
+     * an origin is never more than one fence ahead (rma_sync.c) */
+    volatile uint64_t ordered_applied[2];
+    uint64_t ordered_expected[2];
     int op_error;              /* first error an answer reported, for the next sync call */
     uint64_t acc_count[BMPI_ACC_NVIA]; /* accumulates issued, by path (BMPI_VERBOSE=2 at free) */
 
