@@ -115,7 +115,8 @@ static void flushed(void *ctx, int status)
 void bmpi_rma_wait_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
-    bmpi_rma_batch_send(w, target); /* an error counts them answered */
+    if (t->batch)
+        bmpi_rma_batch_send(w, target); /* an error counts them answered */
     PROGRESS_UNTIL(t->acked == t->issued);
 }
 
@@ -126,7 +127,8 @@ void bmpi_rma_wait_all_answered(struct bmpi_win *w) { PROGRESS_UNTIL(w->ops_pend
 static void wait_unordered_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
-    bmpi_rma_batch_send(w, target);
+    if (t->batch)
+        bmpi_rma_batch_send(w, target); /* an error counts them answered */
     PROGRESS_UNTIL(t->issued - t->acked == t->ordered_issued - t->ordered_acked);
 }
 
