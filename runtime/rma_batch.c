@@ -37,13 +37,16 @@
 
 /* Default bound on one gathered operation's data. */
 #define BATCH_OP_MAX 4096u
-/* Bytes of records one message carries at most. */
+/* Bytes of records one message carries at most, and the buffer's first
+ * size (it doubles as needed: a window keeps one per target it wrote). */
 #define BATCH_BYTES_MAX (32u * 1024u)
+#define BATCH_BYTES_FIRST 1024u
 /* Target segments looked at per step while a record is built. */
 #define SEG_STEP 16
 
 struct bmpi_rma_batch {
     size_t len, cap; /* bytes of records */
+    size_t max;      /* what cap may grow to */
     uint32_t nops;
     uint64_t recs[]; /* struct bmpi_rma_batch_rec ..., 8-byte aligned */
 };
@@ -60,13 +63,33 @@ static struct bmpi_rma_batch *batch_of(struct bmpi_win_target *t)
         return t->batch;
     size_t max_am = tl_of(t)->caps.max_am;
     size_t room = max_am > sizeof(struct bmpi_rma_batch_hdr) ? max_am - sizeof(struct bmpi_rma_batch_hdr) : 0;
-    size_t cap = room < BATCH_BYTES_MAX ? room & ~(size_t)7 : BATCH_BYTES_MAX;
-    if (cap < sizeof(struct bmpi_rma_batch_rec) + sizeof(struct bmpi_rma_seg) + 8)
+    size_t max = room < BATCH_BYTES_MAX ? room & ~(size_t)7 : BATCH_BYTES_MAX;
+    if (max < sizeof(struct bmpi_rma_batch_rec) + sizeof(struct bmpi_rma_seg) + 8)
         return NULL;
+    size_t cap = max < BATCH_BYTES_FIRST ? max : BATCH_BYTES_FIRST;
     struct bmpi_rma_batch *b = malloc(sizeof *b + cap);
     if (b)
-        *b = (struct bmpi_rma_batch){.cap = cap};
+        *b = (struct bmpi_rma_batch){.cap = cap, .max = max};
     return t->batch = b;
+}
+
+/* Room for need bytes of records in all, up to max: false when not. */
+static bool batch_grow(struct bmpi_win_target *t, size_t need)
+{
+    struct bmpi_rma_batch *b = t->batch;
+    if (need <= b->cap)
+        return true;
+    if (need > b->max)
+        return false;
+    size_t cap = b->cap;
+    while (cap < need)
+        cap = cap * 2 < b->max ? cap * 2 : b->max;
+    struct bmpi_rma_batch *g = realloc(b, sizeof *g + cap);
+    if (!g)
+        return false;
+    g->cap = cap;
+    t->batch = g;
+    return true;
 }
 
 void bmpi_rma_batch_free(struct bmpi_win_target *t)
@@ -84,7 +107,7 @@ int bmpi_rma_batch_send(struct bmpi_win *w, int target)
     if (!b || !b->nops)
         return BMPI_OK;
     struct bmpi_rma_batch_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
-                                   .nops = b->nops, .fences = (uint32_t)w->fences};
+                                   .nops = b->nops, .fences = (uint32_t)w->fences, .target = target};
     struct iovec iov = {b->recs, b->len};
     int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, &iov, 1);
     uint32_t nops = b->nops;
@@ -150,16 +173,24 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
            c->bytes <= w->batch_max && (t->path == BMPI_RMA_NET || t->path == BMPI_RMA_AM);
 }
 
+/* Appends c's record, growing the buffer as far as it may. */
+static bool append_growing(struct bmpi_win_target *t, const struct bmpi_rma_call *c)
+{
+    while (!append_record(t->batch, c))
+        if (t->batch->cap == t->batch->max || !batch_grow(t, t->batch->cap * 2))
+            return false;
+    return true;
+}
+
 int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *taken)
 {
     struct bmpi_win_target *t = &w->t[c->target];
-    struct bmpi_rma_batch *b = batch_of(t);
     *taken = false;
-    if (!b)
+    if (!batch_of(t))
         return BMPI_OK;
-    if (!append_record(b, c)) {
+    if (!append_growing(t, c)) {
         int err = bmpi_rma_batch_send(w, c->target);
-        if (err || !append_record(b, c))
+        if (err || !append_record(t->batch, c))
             return err; /* too large for one message: the caller sends it alone */
     }
     *taken = true;
@@ -221,7 +252,7 @@ static size_t record_len(const char *p, size_t left)
 void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const void *payload, size_t len)
 {
     struct bmpi_win *w = bmpi_win_get(h->win);
-    struct bmpi_rma_batch_answer a = {.origin_win = h->origin_win, .target = w ? w->comm->rank : -1,
+    struct bmpi_rma_batch_answer a = {.origin_win = h->origin_win, .target = h->target,
                                       .status = w ? 0 : MPI_ERR_WIN, .nops = h->nops};
     const char *p = payload;
     if (w) /* counted applied even when refused: a fence waits for the count */

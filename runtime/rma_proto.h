@@ -90,7 +90,7 @@ struct bmpi_rma_batch_hdr {
     int32_t origin;      /* the origin's rank in the window */
     uint32_t nops;
     uint32_t fences;     /* fences the origin had entered (rma_sync.c, counted_fence) */
-    uint32_t pad;
+    int32_t target;      /* the target's rank in the window, comes back */
 };
 
 struct bmpi_rma_batch_rec {
