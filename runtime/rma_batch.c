@@ -12,10 +12,15 @@
  *  - any other operation to that target is issued (it must not overtake
  *    them: accumulates are ordered, and the transport orders messages
  *    per peer);
- *  - something waits for the target's answers (flush, unlock, fence,
- *    complete, an accumulate that changes path: bmpi_rma_wait_answered).
+ *  - something waits for the target's answers (flush, unlock, an
+ *    accumulate that changes path: bmpi_rma_wait_answered);
+ *  - an active target epoch ends (fence, complete: rma_sync.c).
  * The target applies them in order (Accumulates element by element with
- * the same CPU atomics as every other path) and answers once.
+ * the same CPU atomics as every other path) and answers once, except at
+ * the end of an active target epoch: the fence's count or the PSCW
+ * complete, which rides in the same message, tells the target the
+ * epoch is over, so only an error is answered, and the origin counts
+ * them answered when sent.
  *
  * Gathered: MPI_Put and MPI_Accumulate (and their request forms, whose
  * request completes at once: the data is copied) of at most
@@ -100,25 +105,44 @@ void bmpi_rma_batch_free(struct bmpi_win_target *t)
 
 /* ---- origin -------------------------------------------------------------------- */
 
-int bmpi_rma_batch_send(struct bmpi_win *w, int target)
+bool bmpi_rma_batch_pending(const struct bmpi_win_target *t) { return t->batch && t->batch->nops; }
+
+/* Counts the operations of a batch answered (with status). */
+static void count_answered(struct bmpi_win *w, int target, uint32_t nops, int status)
+{
+    w->t[target].ordered_acked += nops;
+    for (uint32_t i = 0; i < nops; i++)
+        bmpi_rma_answered(w, target, status);
+}
+
+static int send_flagged(struct bmpi_win *w, int target, uint32_t flags)
 {
     struct bmpi_win_target *t = &w->t[target];
     struct bmpi_rma_batch *b = t->batch;
     if (!b || !b->nops)
         return BMPI_OK;
     struct bmpi_rma_batch_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
-                                   .nops = b->nops, .fences = (uint32_t)w->fences, .target = target};
+                                   .nops = b->nops, .fences = (uint32_t)w->fences, .target = target,
+                                   .flags = flags};
     struct iovec iov = {b->recs, b->len};
     int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, &iov, 1);
     uint32_t nops = b->nops;
     b->len = 0;
     b->nops = 0;
-    if (err) { /* answered now, with the error, so that nobody waits for them */
-        t->ordered_acked += nops;
-        for (uint32_t i = 0; i < nops; i++)
-            bmpi_rma_answered(w, target, err);
-    }
+    /* on error answered now, so that nobody waits for them */
+    if (err || !(flags & BMPI_RMA_BATCH_ANSWER))
+        count_answered(w, target, nops, err);
     return err;
+}
+
+int bmpi_rma_batch_send(struct bmpi_win *w, int target)
+{
+    return send_flagged(w, target, BMPI_RMA_BATCH_ANSWER);
+}
+
+int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete)
+{
+    return send_flagged(w, target, complete ? BMPI_RMA_BATCH_COMPLETE : 0);
 }
 
 /* Appends c's target segments to the record at rec: false when they do
@@ -207,9 +231,9 @@ void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
     struct bmpi_win *w = bmpi_win_get(a->origin_win);
     if (!w || a->target < 0 || a->target >= w->comm->size)
         return;
-    w->t[a->target].ordered_acked += a->nops;
-    for (uint32_t i = 0; i < a->nops; i++)
-        bmpi_rma_answered(w, a->target, i == 0 ? a->status : 0);
+    if (a->status && !w->op_error)
+        w->op_error = a->status;
+    count_answered(w, a->target, a->nops, 0);
 }
 
 /* ---- target -------------------------------------------------------------------- */
@@ -271,6 +295,13 @@ void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const vo
             a.status = MPI_ERR_RMA_RANGE;
         p += n;
         len -= n;
+    }
+    if (w && (h->flags & BMPI_RMA_BATCH_COMPLETE) && h->origin >= 0 && h->origin < w->comm->size)
+        w->t[h->origin].completes_am++;
+    if (!(h->flags & BMPI_RMA_BATCH_ANSWER)) {
+        if (!a.status)
+            return;
+        a.nops = 0; /* counted answered when sent */
     }
     int rc = bmpi_rma_am_send(peer, BMPI_AM_RMA_BATCH_ACK, &a, sizeof a, NULL, 0);
     if (rc)

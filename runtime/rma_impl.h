@@ -103,6 +103,11 @@ int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *
 /* Send what is gathered for target (nothing: BMPI_OK). On error the
  * operations count as answered with it. */
 int bmpi_rma_batch_send(struct bmpi_win *w, int target);
+/* The same at the end of an active target epoch: answered only on error
+ * (counted answered now), with complete carrying the PSCW complete. */
+int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete);
+/* Whether operations are gathered for t. */
+bool bmpi_rma_batch_pending(const struct bmpi_win_target *t);
 void bmpi_rma_batch_free(struct bmpi_win_target *t);
 struct bmpi_rma_batch_hdr;
 struct bmpi_rma_batch_answer;

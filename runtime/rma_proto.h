@@ -91,7 +91,16 @@ struct bmpi_rma_batch_hdr {
     uint32_t nops;
     uint32_t fences;     /* fences the origin had entered (rma_sync.c, counted_fence) */
     int32_t target;      /* the target's rank in the window, comes back */
+    uint32_t flags;      /* BMPI_RMA_BATCH_* */
+    uint32_t pad;
 };
+
+/* BATCH flags. Without ANSWER the target answers only an error (a
+ * BATCH_ACK of 0 operations): the batch ends an active target epoch,
+ * whose end the target learns otherwise (rma_sync.c). COMPLETE: a PSCW
+ * complete of the origin follows the operations. */
+#define BMPI_RMA_BATCH_ANSWER 0x1u
+#define BMPI_RMA_BATCH_COMPLETE 0x2u
 
 struct bmpi_rma_batch_rec {
     uint32_t am_id;      /* BMPI_AM_RMA_PUT or BMPI_AM_RMA_ACC */
@@ -101,7 +110,7 @@ struct bmpi_rma_batch_rec {
     uint64_t bytes;      /* of data */
 };
 
-/* BATCH_ACK: every operation of a batch applied (status: the first
+/* BATCH_ACK: nops operations of a batch applied (status: the first
  * error, whose operation was skipped). */
 struct bmpi_rma_batch_answer {
     int32_t origin_win;

@@ -123,12 +123,11 @@ void bmpi_rma_wait_answered(struct bmpi_win *w, int target)
 void bmpi_rma_wait_all_answered(struct bmpi_win *w) { PROGRESS_UNTIL(w->ops_pending == 0); }
 
 /* The operations to target whose answers nothing else stands in for:
- * all but the PUT and ACC active messages (win.h, ordered_issued). */
+ * all but the PUT and ACC active messages (win.h, ordered_issued), the
+ * gathered ones among them, which stay gathered. */
 static void wait_unordered_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
-    if (t->batch)
-        bmpi_rma_batch_send(w, target); /* an error counts them answered */
     PROGRESS_UNTIL(t->issued - t->acked == t->ordered_issued - t->ordered_acked);
 }
 
@@ -161,8 +160,10 @@ static int complete_target(struct bmpi_win *w, int target)
  * order per peer), so that message can tell target the epoch is over. */
 static int complete_before_message(struct bmpi_win *w, int target)
 {
+    int err = bmpi_rma_batch_end_epoch(w, target, false);
     wait_unordered_answered(w, target);
-    return flush_transport(w, target);
+    int flushed_err = flush_transport(w, target);
+    return err ? err : flushed_err;
 }
 
 static int complete_all(struct bmpi_win *w)
@@ -324,6 +325,17 @@ static int signal_rank(struct bmpi_win *w, int r, uint8_t am_id)
     return BMPI_OK;
 }
 
+/* A complete to rank r: in the message that carries the operations
+ * gathered for r, if any, else as signal_rank sends it. */
+static int signal_complete(struct bmpi_win *w, int r)
+{
+    struct bmpi_win_target *t = &w->t[r];
+    if (t->completes_out || r == w->comm->rank || !bmpi_rma_batch_pending(t))
+        return signal_rank(w, r, BMPI_AM_RMA_COMPLETE);
+    t->completes_sent++;
+    return bmpi_rma_batch_end_epoch(w, r, true);
+}
+
 BMPI_API(MPI_Win_post)
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
@@ -385,13 +397,19 @@ int PMPI_Win_complete(MPI_Win win)
         return err;
     if (w->access != BMPI_EPOCH_PSCW)
         return bmpi_err_win_obj(w, MPI_ERR_RMA_SYNC, fn, "no access epoch was started with MPI_Win_start");
-    /* a complete sent by active message follows the epoch's operations */
+    /* a complete sent by active message follows the epoch's operations:
+     * it need not wait for their answers */
     for (int i = 0; i < w->start_group->size && !err; i++) {
         int r = w->start_ranks[i];
-        err = w->t[r].completes_out ? complete_target(w, r) : complete_before_message(w, r);
+        if (w->t[r].completes_out) {
+            err = complete_target(w, r);
+        } else {
+            wait_unordered_answered(w, r);
+            err = flush_transport(w, r);
+        }
     }
     for (int i = 0; i < w->start_group->size && !err; i++)
-        err = signal_rank(w, w->start_ranks[i], BMPI_AM_RMA_COMPLETE);
+        err = signal_complete(w, w->start_ranks[i]);
     w->access = BMPI_EPOCH_NONE;
     if (err)
         return bmpi_err_win_obj(w, err, fn, NULL);

@@ -1073,6 +1073,8 @@ static void check_stray(const struct window *w, const struct params *p, const lo
     int origin = (tu_rank + tu_size - 1) % tu_size;
     long landed[2];
     memcpy(landed, w->mem + READ_ZONE + (size_t)origin * p->region, sizeof landed);
+    /* the next epoch of the origin writes there again */
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     CHECK(landed[0] == good[0] && landed[1] == good[1],
           "%s: the good Puts around it from origin %d left {%ld, %ld}, not {%ld, %ld}", what, origin, landed[0],
           landed[1], good[0], good[1]);
