@@ -183,40 +183,6 @@ void *bmpi_sched_tmpbuf(struct bmpi_sched *s, size_t count, MPI_Datatype type)
     return p ? bmpi_coll_origin(p, lo) : NULL;
 }
 
-/* The first n bytes of the packed stream of (sbuf, scount, sdt) into
- * (dbuf, dcount, ddt). */
-static void copy_bytes(const void *sbuf, size_t scount, const struct bmpi_datatype *sdt,
-                       void *dbuf, size_t dcount, const struct bmpi_datatype *ddt, size_t n)
-{
-    bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
-    const char *src = bmpi_coll_addr(sbuf, sc ? bmpi_dt_true_lb(sdt) : 0);
-    char *dst = bmpi_coll_addr(dbuf, dc ? bmpi_dt_true_lb(ddt) : 0);
-    if (sc && dc) {
-        memmove(dst, src, n);
-    } else if (dc) {
-        struct bmpi_dt_cursor c;
-        bmpi_dt_cursor_init(&c, (void *)(uintptr_t)sbuf, scount, sdt);
-        bmpi_dt_pack(&c, dst, n);
-    } else if (sc) {
-        struct bmpi_dt_cursor c;
-        bmpi_dt_cursor_init(&c, dbuf, dcount, ddt);
-        bmpi_dt_unpack(&c, src, n);
-    } else {
-        /* Both scattered: through a bounded bounce buffer. */
-        char bounce[4096];
-        struct bmpi_dt_cursor cs, cd;
-        bmpi_dt_cursor_init(&cs, (void *)(uintptr_t)sbuf, scount, sdt);
-        bmpi_dt_cursor_init(&cd, dbuf, dcount, ddt);
-        while (n > 0) {
-            size_t k = bmpi_dt_pack(&cs, bounce, n < sizeof(bounce) ? n : sizeof(bounce));
-            if (k == 0)
-                break;
-            bmpi_dt_unpack(&cd, bounce, k);
-            n -= k;
-        }
-    }
-}
-
 int bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *dbuf,
                    size_t dcount, MPI_Datatype dtype)
 {
@@ -224,7 +190,7 @@ int bmpi_coll_copy(const void *sbuf, size_t scount, MPI_Datatype stype, void *db
     size_t sbytes = scount * bmpi_dt_size(sdt), dbytes = dcount * bmpi_dt_size(ddt);
     size_t n = sbytes < dbytes ? sbytes : dbytes;
     if (n)
-        copy_bytes(sbuf, scount, sdt, dbuf, dcount, ddt, n);
+        bmpi_dt_copy(sbuf, scount, sdt, dbuf, dcount, ddt, n);
     if (sbytes > dbytes)
         return bmpi_err_set(MPI_ERR_TRUNCATE, "collective: %zu bytes into a buffer of %zu",
                             sbytes, dbytes);

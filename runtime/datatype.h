@@ -222,6 +222,13 @@ size_t bmpi_dt_unpack(struct bmpi_dt_cursor *c, const void *src, size_t bytes);
 int bmpi_dt_iov(struct bmpi_dt_cursor *c, struct iovec *iov, int max_iov, size_t max_bytes,
                 size_t *bytes);
 
+/* The first n bytes of the packed stream of (src, scount, sdt) into
+ * (dst, dcount, ddt): one walk of each side when the other is one run
+ * (memmove then, so in-place copies are safe), else through a bounded
+ * staging buffer, so that each walk copies whole runs of blocks. */
+void bmpi_dt_copy(const void *src, size_t scount, const struct bmpi_datatype *sdt, void *dst, size_t dcount,
+                  const struct bmpi_datatype *ddt, size_t n);
+
 /* Whole-buffer conveniences: pack/unpack count elements at once. */
 void bmpi_dt_pack_all(const void *buf, size_t count, const struct bmpi_datatype *dt, void *dst);
 void bmpi_dt_unpack_all(const void *src, void *buf, size_t count, const struct bmpi_datatype *dt);

@@ -313,6 +313,35 @@ int bmpi_dt_iov(struct bmpi_dt_cursor *c, struct iovec *iov, int max_iov, size_t
     return niov;
 }
 
+void bmpi_dt_copy(const void *src, size_t scount, const struct bmpi_datatype *sdt, void *dst, size_t dcount,
+                  const struct bmpi_datatype *ddt, size_t n)
+{
+    bool sc = bmpi_dt_is_contig(sdt), dc = bmpi_dt_is_contig(ddt);
+    uintptr_t s = (uintptr_t)src + (uintptr_t)(sc ? sdt->true_lb : 0);
+    uintptr_t d = (uintptr_t)dst + (uintptr_t)(dc ? ddt->true_lb : 0);
+    struct bmpi_dt_cursor cs, cd;
+    if (sc && dc) {
+        memmove((void *)d, (const void *)s, n);
+    } else if (dc) {
+        bmpi_dt_cursor_init(&cs, (void *)src, scount, sdt);
+        bmpi_dt_pack(&cs, (void *)d, n);
+    } else if (sc) {
+        bmpi_dt_cursor_init(&cd, dst, dcount, ddt);
+        bmpi_dt_unpack(&cd, (const void *)s, n);
+    } else {
+        char stage[4096] __attribute__((aligned(16)));
+        bmpi_dt_cursor_init(&cs, (void *)src, scount, sdt);
+        bmpi_dt_cursor_init(&cd, dst, dcount, ddt);
+        while (n > 0) {
+            size_t k = bmpi_dt_pack(&cs, stage, n < sizeof stage ? n : sizeof stage);
+            if (k == 0)
+                break;
+            bmpi_dt_unpack(&cd, stage, k);
+            n -= k;
+        }
+    }
+}
+
 void bmpi_dt_pack_all(const void *buf, size_t count, const struct bmpi_datatype *dt, void *dst)
 {
     struct bmpi_dt_cursor c;

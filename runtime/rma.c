@@ -93,42 +93,14 @@ static char *direct_at(const struct bmpi_win *w, const struct bmpi_rma_call *c)
     return t->map + c->offset;
 }
 
-/* Copy the data of (src, scount, sdt) into (dst, dcount, ddt), the same
- * number of bytes: one walk of each side when the other is one run, else
- * through a staging chunk, so that each walk copies whole runs of blocks
- * (a column of a matrix) rather than one block per call. */
-static void copy_typed(void *dst, size_t dcount, const struct bmpi_datatype *ddt, const void *src, size_t scount,
-                       const struct bmpi_datatype *sdt, size_t bytes)
-{
-    if (bmpi_dt_is_contig(sdt) && bmpi_dt_is_contig(ddt)) {
-        memcpy((char *)dst + bmpi_dt_true_lb(ddt), (const char *)src + bmpi_dt_true_lb(sdt), bytes);
-        return;
-    }
-    if (bmpi_dt_is_contig(sdt)) {
-        bmpi_dt_unpack_all((const char *)src + bmpi_dt_true_lb(sdt), dst, dcount, ddt);
-        return;
-    }
-    if (bmpi_dt_is_contig(ddt)) {
-        bmpi_dt_pack_all(src, scount, sdt, (char *)dst + bmpi_dt_true_lb(ddt));
-        return;
-    }
-    char stage[STAGE] __attribute__((aligned(16)));
-    struct bmpi_dt_cursor sc, dc;
-    bmpi_dt_cursor_init(&sc, (void *)src, scount, sdt);
-    bmpi_dt_cursor_init(&dc, dst, dcount, ddt);
-    size_t n;
-    while ((n = bmpi_dt_pack(&sc, stage, sizeof stage)) > 0)
-        bmpi_dt_unpack(&dc, stage, n);
-}
-
 static void direct_put(char *at, const struct bmpi_rma_call *c)
 {
-    copy_typed(at, c->tcount, c->tdt, c->origin, c->ocount, c->odt, c->bytes);
+    bmpi_dt_copy(c->origin, c->ocount, c->odt, at, c->tcount, c->tdt, c->bytes);
 }
 
 static void direct_get(char *at, const struct bmpi_rma_call *c)
 {
-    copy_typed(c->result, c->rcount, c->rdt, at, c->tcount, c->tdt, c->bytes);
+    bmpi_dt_copy(at, c->tcount, c->tdt, c->result, c->rcount, c->rdt, c->bytes);
 }
 
 /* Accumulate, with or without fetching, one staging chunk of target
