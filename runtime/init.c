@@ -12,6 +12,7 @@
 
 #include <pmix.h>
 
+#include "io/io.h"
 #include "runtime/api.h"
 #include "runtime/api_status.h"
 #include "runtime/attr.h"
@@ -124,6 +125,8 @@ int PMPI_Finalize(void)
     /* The standard deletes MPI_COMM_SELF's attributes first, while MPI is
      * still fully usable: libraries hang their cleanup on that. */
     int self_err = bmpi_attr_finalize_self();
+    /* files the program left open: their descriptors and objects */
+    bmpi_io_finalize();
     /* Every rank must be done with every other rank's memory and segments
      * before any of them tears down its transports. */
     int err = bmpi_p2p_drain();

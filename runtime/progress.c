@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "collectives/coll.h"
+#include "io/io.h"
 #include "runtime/context.h"
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
@@ -24,7 +25,7 @@
 int bmpi_progress(void)
 {
     return bmpi_tl_progress() + bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress() +
-           bmpi_rma_progress();
+           bmpi_rma_progress() + bmpi_io_progress();
 }
 
 void bmpi_progress_idle(unsigned *idle_rounds)
@@ -55,7 +56,8 @@ void bmpi_progress_wait(volatile bool *flag)
         int events = 0;
         for (int k = 0; k < TL_POLLS_PER_PASS && !events; k++)
             events = bmpi_tl_progress();
-        events += bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress() + bmpi_rma_progress();
+        events += bmpi_p2p_progress() + bmpi_coll_progress() + bmpi_ctx_progress() + bmpi_rma_progress() +
+                  bmpi_io_progress();
         if (events)
             idle = 0;
         else

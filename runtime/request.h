@@ -22,6 +22,7 @@ enum bmpi_req_kind {
     BMPI_REQ_COLL, /* nonblocking collective schedule */
     BMPI_REQ_COMPOSITE, /* done when its parts are (MPI_Isendrecv, neighbourhood collectives) */
     BMPI_REQ_RMA,       /* MPI_Rput and friends: done when every piece is answered */
+    BMPI_REQ_IO,        /* nonblocking file access: advanced by io/ (io/file.h) */
 };
 
 enum bmpi_send_mode { BMPI_SEND_STANDARD, BMPI_SEND_SYNC, BMPI_SEND_READY, BMPI_SEND_BUFFERED };

@@ -1,0 +1,16 @@
+/*
+ * What the runtime sees of the I/O layer (io/, docs/io.md): the progress of
+ * nonblocking file operations, called by the progress engine, and the
+ * teardown of files a program left open, called by MPI_Finalize.
+ */
+#ifndef BMPI_IO_IO_H
+#define BMPI_IO_IO_H
+
+/* Advance pending nonblocking file operations; returns the events handled.
+ * Costs one load when none is pending. */
+int bmpi_io_progress(void);
+/* Close what the program left open (without collective steps) and free the
+ * layer's state. */
+void bmpi_io_finalize(void);
+
+#endif
