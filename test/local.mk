@@ -30,3 +30,4 @@ check-transports:
 .PHONY: check-transports
 include test/fortran/local.mk
 include test/rma/local.mk
+include test/io/local.mk

@@ -1,0 +1,70 @@
+/*
+ * Shared by the test/io programs (plain MPI, over test/mpi/testutil.h):
+ * a scratch directory per run, made by rank 0 under $BMPI_IO_TEST_DIR
+ * (default $TMPDIR, then /tmp) and known to every rank, and the paths of
+ * files in it. iu_finish() removes the directory and everything in it;
+ * a failing check aborts the job and leaves it for inspection, named in
+ * the failure line's neighbourhood by iu_init's note on stderr.
+ */
+#ifndef BMPI_TEST_IO_UTIL_H
+#define BMPI_TEST_IO_UTIL_H
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test/mpi/testutil.h"
+
+static char iu_dir[PATH_MAX];
+
+static inline const char *iu_base_dir(void)
+{
+    const char *d = getenv("BMPI_IO_TEST_DIR");
+    if (!d || !*d)
+        d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+/* Collective over MPI_COMM_WORLD: make the scratch directory. */
+static inline void iu_init(const char *prog)
+{
+    if (tu_rank == 0) {
+        snprintf(iu_dir, sizeof(iu_dir), "%s/bmpi-io-%s.XXXXXX", iu_base_dir(), prog);
+        CHECK(mkdtemp(iu_dir) != NULL, "mkdtemp %s failed", iu_dir);
+    }
+    MPICHK(MPI_Bcast(iu_dir, sizeof(iu_dir), MPI_CHAR, 0, MPI_COMM_WORLD));
+}
+
+/* The path of file `name` in the scratch directory (a static buffer per
+ * call site is the caller's business: copy it if it must outlive the next). */
+static inline const char *iu_path(const char *name)
+{
+    static char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", iu_dir, name);
+    return path;
+}
+
+/* Collective: remove the scratch directory and its files. */
+static inline void iu_finish(void)
+{
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (tu_rank != 0)
+        return;
+    DIR *d = opendir(iu_dir);
+    CHECK(d != NULL, "opendir %s failed", iu_dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[PATH_MAX + 300];
+        snprintf(p, sizeof(p), "%s/%s", iu_dir, e->d_name);
+        CHECK(unlink(p) == 0, "unlink %s failed", p);
+    }
+    closedir(d);
+    CHECK(rmdir(iu_dir) == 0, "rmdir %s failed", iu_dir);
+}
+
+#endif
