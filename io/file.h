@@ -219,9 +219,19 @@ int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_
 
 /* --- the shared file pointer (shared.c) ---------------------------------------- */
 
-/* Collective parts of open and close. */
+/* Collective parts of open and close. Open starts the pointer at f->pos
+ * (set it first: the end of file under MPI_MODE_APPEND) and, on more than
+ * one rank, creates a window over f->comm and synchronizes the ranks;
+ * close ends an ordered split collective left open and frees the window. */
 int bmpi_io_shared_open(struct bmpi_file *f);
 void bmpi_io_shared_close(struct bmpi_file *f);
+/* Collective (MPI_File_set_view): the pointer back to 0, the ranks
+ * synchronized so that no claim under the old view lands after it. */
+int bmpi_io_shared_reset(struct bmpi_file *f);
+/* True between an ordered split collective's begin and end; coll.c's
+ * begins refuse to start while it is, as shared.c's refuse while
+ * f->split is set. */
+bool bmpi_io_shared_split_active(const struct bmpi_file *f);
 
 /* --- nonblocking independent access (nonblock.c) --------------------------------- */
 
