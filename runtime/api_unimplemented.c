@@ -458,13 +458,6 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_get_position");
 }
 
-BMPI_API(MPI_File_get_position_shared)
-int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
-{
-    (void)fh; (void)offset;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_get_position_shared");
-}
-
 BMPI_API(MPI_File_get_size)
 int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
@@ -557,22 +550,6 @@ int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Coun
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_all_c");
 }
 
-BMPI_API(MPI_File_iread_shared)
-int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                           MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_shared");
-}
-
-BMPI_API(MPI_File_iread_shared_c)
-int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_shared_c");
-}
-
 BMPI_API(MPI_File_iwrite)
 int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                      MPI_Request *request)
@@ -635,22 +612,6 @@ int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, M
 {
     (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_all_c");
-}
-
-BMPI_API(MPI_File_iwrite_shared)
-int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                            MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_shared");
-}
-
-BMPI_API(MPI_File_iwrite_shared_c)
-int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                              MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_shared_c");
 }
 
 BMPI_API(MPI_File_open)
@@ -773,71 +734,11 @@ int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_end");
 }
 
-BMPI_API(MPI_File_read_ordered)
-int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                           MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered");
-}
-
-BMPI_API(MPI_File_read_ordered_c)
-int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_c");
-}
-
-BMPI_API(MPI_File_read_ordered_begin)
-int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_begin");
-}
-
-BMPI_API(MPI_File_read_ordered_begin_c)
-int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_begin_c");
-}
-
-BMPI_API(MPI_File_read_ordered_end)
-int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_ordered_end");
-}
-
-BMPI_API(MPI_File_read_shared)
-int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                          MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_shared");
-}
-
-BMPI_API(MPI_File_read_shared_c)
-int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                            MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_shared_c");
-}
-
 BMPI_API(MPI_File_seek)
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     (void)fh; (void)offset; (void)whence;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_seek");
-}
-
-BMPI_API(MPI_File_seek_shared)
-int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
-{
-    (void)fh; (void)offset; (void)whence;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_seek_shared");
 }
 
 BMPI_API(MPI_File_set_atomicity)
@@ -983,60 +884,6 @@ int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     (void)fh; (void)buf; (void)status;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_end");
-}
-
-BMPI_API(MPI_File_write_ordered)
-int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                            MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered");
-}
-
-BMPI_API(MPI_File_write_ordered_c)
-int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                              MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_c");
-}
-
-BMPI_API(MPI_File_write_ordered_begin)
-int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_begin");
-}
-
-BMPI_API(MPI_File_write_ordered_begin_c)
-int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                    MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_begin_c");
-}
-
-BMPI_API(MPI_File_write_ordered_end)
-int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_ordered_end");
-}
-
-BMPI_API(MPI_File_write_shared)
-int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                           MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_shared");
-}
-
-BMPI_API(MPI_File_write_shared_c)
-int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_shared_c");
 }
 
 BMPI_API(MPI_Register_datarep)
@@ -1501,34 +1348,27 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
      (const char *const[]){NULL}},
     {"13. External Interfaces", 8, 0,
      (const char *const[]){NULL}},
-    {"14. I/O", 86, 86,
+    {"14. I/O", 86, 66,
      (const char *const[]){"MPI_File_close", "MPI_File_delete", "MPI_File_get_amode",
         "MPI_File_get_atomicity", "MPI_File_get_byte_offset", "MPI_File_get_group",
-        "MPI_File_get_info", "MPI_File_get_position", "MPI_File_get_position_shared",
-        "MPI_File_get_size", "MPI_File_get_type_extent", "MPI_File_get_type_extent_c",
-        "MPI_File_get_view", "MPI_File_iread", "MPI_File_iread_c", "MPI_File_iread_all",
-        "MPI_File_iread_all_c", "MPI_File_iread_at", "MPI_File_iread_at_c", "MPI_File_iread_at_all",
-        "MPI_File_iread_at_all_c", "MPI_File_iread_shared", "MPI_File_iread_shared_c",
-        "MPI_File_iwrite", "MPI_File_iwrite_c", "MPI_File_iwrite_all", "MPI_File_iwrite_all_c",
-        "MPI_File_iwrite_at", "MPI_File_iwrite_at_c", "MPI_File_iwrite_at_all",
-        "MPI_File_iwrite_at_all_c", "MPI_File_iwrite_shared", "MPI_File_iwrite_shared_c",
-        "MPI_File_open", "MPI_File_preallocate", "MPI_File_read", "MPI_File_read_c",
-        "MPI_File_read_all", "MPI_File_read_all_c", "MPI_File_read_all_begin",
-        "MPI_File_read_all_begin_c", "MPI_File_read_all_end", "MPI_File_read_at",
-        "MPI_File_read_at_c", "MPI_File_read_at_all", "MPI_File_read_at_all_c",
-        "MPI_File_read_at_all_begin", "MPI_File_read_at_all_begin_c", "MPI_File_read_at_all_end",
-        "MPI_File_read_ordered", "MPI_File_read_ordered_c", "MPI_File_read_ordered_begin",
-        "MPI_File_read_ordered_begin_c", "MPI_File_read_ordered_end", "MPI_File_read_shared",
-        "MPI_File_read_shared_c", "MPI_File_seek", "MPI_File_seek_shared", "MPI_File_set_atomicity",
-        "MPI_File_set_info", "MPI_File_set_size", "MPI_File_set_view", "MPI_File_sync",
-        "MPI_File_write", "MPI_File_write_c", "MPI_File_write_all", "MPI_File_write_all_c",
+        "MPI_File_get_info", "MPI_File_get_position", "MPI_File_get_size",
+        "MPI_File_get_type_extent", "MPI_File_get_type_extent_c", "MPI_File_get_view",
+        "MPI_File_iread", "MPI_File_iread_c", "MPI_File_iread_all", "MPI_File_iread_all_c",
+        "MPI_File_iread_at", "MPI_File_iread_at_c", "MPI_File_iread_at_all",
+        "MPI_File_iread_at_all_c", "MPI_File_iwrite", "MPI_File_iwrite_c", "MPI_File_iwrite_all",
+        "MPI_File_iwrite_all_c", "MPI_File_iwrite_at", "MPI_File_iwrite_at_c",
+        "MPI_File_iwrite_at_all", "MPI_File_iwrite_at_all_c", "MPI_File_open",
+        "MPI_File_preallocate", "MPI_File_read", "MPI_File_read_c", "MPI_File_read_all",
+        "MPI_File_read_all_c", "MPI_File_read_all_begin", "MPI_File_read_all_begin_c",
+        "MPI_File_read_all_end", "MPI_File_read_at", "MPI_File_read_at_c", "MPI_File_read_at_all",
+        "MPI_File_read_at_all_c", "MPI_File_read_at_all_begin", "MPI_File_read_at_all_begin_c",
+        "MPI_File_read_at_all_end", "MPI_File_seek", "MPI_File_set_atomicity", "MPI_File_set_info",
+        "MPI_File_set_size", "MPI_File_set_view", "MPI_File_sync", "MPI_File_write",
+        "MPI_File_write_c", "MPI_File_write_all", "MPI_File_write_all_c",
         "MPI_File_write_all_begin", "MPI_File_write_all_begin_c", "MPI_File_write_all_end",
         "MPI_File_write_at", "MPI_File_write_at_c", "MPI_File_write_at_all",
         "MPI_File_write_at_all_c", "MPI_File_write_at_all_begin", "MPI_File_write_at_all_begin_c",
-        "MPI_File_write_at_all_end", "MPI_File_write_ordered", "MPI_File_write_ordered_c",
-        "MPI_File_write_ordered_begin", "MPI_File_write_ordered_begin_c",
-        "MPI_File_write_ordered_end", "MPI_File_write_shared", "MPI_File_write_shared_c",
-        "MPI_Register_datarep", "MPI_Register_datarep_c", NULL}},
+        "MPI_File_write_at_all_end", "MPI_Register_datarep", "MPI_Register_datarep_c", NULL}},
     {"15. Tool Support", 52, 51,
      (const char *const[]){"MPI_T_category_changed", "MPI_T_category_get_categories",
         "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index",
