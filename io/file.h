@@ -228,11 +228,15 @@ int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_
 /* Collective parts of open and close. Open starts the pointer at f->pos
  * (set it first: the end of file under MPI_MODE_APPEND) and, on more than
  * one rank, creates a window over f->comm and synchronizes the ranks;
- * close ends an ordered split collective left open and frees the window. */
+ * close frees the window (no ordered split may be active). */
 int bmpi_io_shared_open(struct bmpi_file *f);
 void bmpi_io_shared_close(struct bmpi_file *f);
-/* Collective (MPI_File_set_view): the pointer back to 0, the ranks
- * synchronized so that no claim under the old view lands after it. */
+/* Without collective steps (MPI_Finalize, a failed open): free what
+ * shared.c holds; the runtime frees the window itself. */
+void bmpi_io_shared_release(struct bmpi_file *f);
+/* Collective (MPI_File_set_view), once every rank has entered the call
+ * (set_view's agreement): the pointer back to 0, no rank leaving before
+ * it is. */
 int bmpi_io_shared_reset(struct bmpi_file *f);
 /* True between an ordered split collective's begin and end; coll.c's
  * begins refuse to start while it is, as shared.c's refuse while

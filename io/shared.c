@@ -145,17 +145,16 @@ int bmpi_io_shared_open(struct bmpi_file *f)
 void bmpi_io_shared_close(struct bmpi_file *f)
 {
     struct bmpi_io_shared *s = f->shared;
-    if (!s)
-        return;
-    /* An ordered split left open: every rank closes, so every rank's
-     * part of the collective is under way and it completes. */
-    if (s->split)
-        bmpi_request_wait(s->split, MPI_STATUS_IGNORE);
-    if (s->win != MPI_WIN_NULL) {
+    if (s && s->win != MPI_WIN_NULL) {
         PMPI_Win_unlock_all(s->win);
         PMPI_Win_free(&s->win);
     }
-    free(s);
+    bmpi_io_shared_release(f);
+}
+
+void bmpi_io_shared_release(struct bmpi_file *f)
+{
+    free(f->shared);
     f->shared = NULL;
 }
 
@@ -166,19 +165,16 @@ int bmpi_io_shared_reset(struct bmpi_file *f)
         s->local = 0;
         return BMPI_OK;
     }
-    /* Every rank's claims under the old view are done before the store,
-     * and nobody claims under the new one before it: a barrier, then the
-     * holder's result, which the others wait for. */
-    int rc = PMPI_Barrier(f->comm);
-    if (rc != MPI_SUCCESS)
-        return mpi_status(f, rc);
+    /* Every rank has entered set_view, so every claim under the old view
+     * is done; the others wait for the holder's store before they leave,
+     * so none falls under the new view before it. */
     int err = BMPI_OK;
     if (f->rank == HOLDER) {
         MPI_Offset old;
         err = pointer_op(f, MPI_REPLACE, 0, &old);
     }
     int holder_err = err;
-    rc = PMPI_Bcast(&holder_err, 1, MPI_INT, HOLDER, f->comm);
+    int rc = PMPI_Bcast(&holder_err, 1, MPI_INT, HOLDER, f->comm);
     if (rc != MPI_SUCCESS)
         return mpi_status(f, rc);
     if (f->rank != HOLDER && holder_err)
@@ -191,39 +187,14 @@ bool bmpi_io_shared_split_active(const struct bmpi_file *f) { return f->shared &
 
 /* ---- seek_shared, get_position_shared ------------------------------------- */
 
-/* Stream bytes of view v that lie below file offset end: the first stream
- * byte at or past end, found by bisection over bmpi_io_map_byte (a
- * filetype's displacements never decrease, so the map is monotonic). */
-static MPI_Offset stream_bytes_below(const struct bmpi_file_view *v, MPI_Offset end)
-{
-    MPI_Offset lo = 0, hi = (MPI_Offset)v->fsize;
-    while (bmpi_io_map_byte(v, hi) < end) {
-        lo = hi;
-        hi *= 2;
-    }
-    /* map(lo) < end <= map(hi), or lo == 0 */
-    while (lo < hi) {
-        MPI_Offset mid = lo + (hi - lo) / 2;
-        if (bmpi_io_map_byte(v, mid) < end)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The end of the view in etypes: the position after the last whole etype
  * that lies in the file (MPI 4.1 14.4.3, MPI_File_seek). */
 static int view_end(const struct bmpi_file *f, MPI_Offset *end)
 {
     struct stat st;
     if (fstat(f->fd, &st) != 0)
-        return bmpi_io_errno(errno, "fstat", f->path);
-    const struct bmpi_file_view *v = &f->view;
-    MPI_Offset size = (MPI_Offset)st.st_size, bytes = 0;
-    if (size > v->disp && v->fsize > 0)
-        bytes = v->contig ? size - v->disp : stream_bytes_below(v, size);
-    *end = bytes / (MPI_Offset)v->esize;
+        return bmpi_io_errno(errno, "cannot stat", f->path);
+    *end = bmpi_io_map_stream_end(&f->view, st.st_size) / (MPI_Offset)f->view.esize;
     return BMPI_OK;
 }
 
