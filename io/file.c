@@ -282,6 +282,7 @@ static void file_free(struct bmpi_file *f)
     if (f->fhandle)
         files.objs[f->fhandle - 1] = NULL;
     bmpi_view_release(&f->view);
+    bmpi_io_shared_release(f);
     if (f->info)
         bmpi_info_destroy(f->info);
     bmpi_errhandler_release(f->errhandler);
@@ -348,7 +349,7 @@ static int open_collective(MPI_Comm comm, struct bmpi_file *f, MPI_Info info)
         return bmpi_err_set(err, "cannot agree on the result of the open");
     if (worst && !mine)
         return bmpi_err_set(worst, "another rank could not open %s", f->path);
-    return mine;
+    return mine ? mine : bmpi_io_shared_open(f);
 }
 
 BMPI_API(MPI_File_open)
@@ -394,13 +395,14 @@ int PMPI_File_close(MPI_File *fh)
     int err = bmpi_file_check(*fh, fn, &f);
     if (err)
         return err;
-    if (f->split)
+    if (f->split || bmpi_io_shared_split_active(f))
         return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "a split collective is still open on %s", f->path);
     /* what a program freed with MPI_Request_free still completes here */
     unsigned idle = 0;
     while (f->pending_ops)
         if (!bmpi_progress())
             bmpi_progress_idle(&idle);
+    bmpi_io_shared_close(f);
     int mine = BMPI_OK;
     if (close(f->fd) < 0)
         mine = bmpi_io_errno(errno, "cannot close", f->path);
