@@ -246,14 +246,14 @@ static int seek_agree(struct bmpi_file *f, const char *fn, MPI_Offset offset, in
     int rc = PMPI_Allreduce(mine, all, 5, MPI_OFFSET, MPI_MAX, f->comm);
     if (rc != MPI_SUCCESS)
         return bmpi_err_file_obj(f, mpi_status(f, rc), fn, NULL);
-    if (all[0] != ~all[1] || all[2] != ~all[3])
-        return bmpi_err_file_obj(f, MPI_ERR_ARG, fn,
-                                 "offset %lld and whence %s are not the same on every rank of %s", (long long)offset,
-                                 whence_name(whence), f->path);
     if (bad_whence)
         return bmpi_err_file_obj(f, MPI_ERR_ARG, fn, "invalid whence %d", whence);
     if (bad_offset)
         return bmpi_err_file_obj(f, MPI_ERR_ARG, fn, "negative offset %lld with MPI_SEEK_SET", (long long)offset);
+    if (all[0] != ~all[1] || all[2] != ~all[3])
+        return bmpi_err_file_obj(f, MPI_ERR_ARG, fn,
+                                 "offset %lld and whence %s are not the same on every rank of %s", (long long)offset,
+                                 whence_name(whence), f->path);
     if (all[4])
         return bmpi_err_file_obj(f, MPI_ERR_ARG, fn, "another rank gave an invalid offset or whence");
     return MPI_SUCCESS;
