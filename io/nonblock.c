@@ -50,7 +50,7 @@ struct nb_op {
     unsigned char *conv;            /* non-native: the access in file representation */
     unsigned char *bounce;          /* non-contiguous native memory: one step */
     struct bmpi_dt_cursor cursor;   /* over the user's buffer, with bounce */
-    MPI_Offset lock_lo, lock_hi;    /* atomic mode: the file bytes locked */
+    MPI_Offset lock_lo, lock_hi;    /* atomic mode at start: the file bytes to lock */
 };
 
 static struct nb_op *nb_of(struct bmpi_io_op *op) { return (struct nb_op *)op; }
@@ -139,7 +139,7 @@ static int atomic_access(struct nb_op *nb)
 static int nb_advance(struct bmpi_io_op *op)
 {
     struct nb_op *nb = nb_of(op);
-    int rc = op->file->atomic && nb->lock_hi > nb->lock_lo ? atomic_access(nb) : step(nb);
+    int rc = nb->lock_hi > nb->lock_lo ? atomic_access(nb) : step(nb);
     if (!rc && !io_over(nb))
         return 1;
     if (!rc && nb->conv && nb->a.dir == BMPI_IO_READ)
