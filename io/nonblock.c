@@ -234,6 +234,9 @@ static int start(const char *fn, MPI_File fh, enum bmpi_io_dir dir, const MPI_Of
     struct bmpi_io_access a;
     if ((rc = bmpi_io_access_check(f, fn, dir, offset, buf, count, datatype, &a)))
         return rc;
+    if (!offset && (f->amode & MPI_MODE_SEQUENTIAL))
+        return bmpi_err_file_obj(f, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                                 "the individual file pointer of %s, opened with MPI_MODE_SEQUENTIAL", f->path);
     struct bmpi_request *req;
     if ((rc = bmpi_io_nonblocking_start(f, &a, offset ? *offset : f->pos, &req)))
         return bmpi_err_file_obj(f, rc, fn, NULL);
