@@ -20,6 +20,7 @@
  * Every rank writes its own part of one shared file; reads of other ranks'
  * parts come after a barrier and an MPI_File_sync on both sides.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -473,6 +474,13 @@ static void test_error(void)
     int cls = -1;
     MPICHK(MPI_Error_class(rc, &cls));
     CHECK(cls == MPI_ERR_NO_SPACE || cls == MPI_ERR_IO, "a write past RLIMIT_FSIZE returned %s", tu_errstr(rc));
+#ifdef BMPI
+    /* the text names the file and the system's reason */
+    char text[MPI_MAX_ERROR_STRING];
+    int len;
+    MPICHK(MPI_Error_string(rc, text, &len));
+    CHECK(strstr(text, name) && strstr(text, strerror(EFBIG)), "error text \"%s\"", text);
+#endif
     CHECK(handler_calls == 1 && handler_code == rc, "the file's handler ran %d times, code %d (returned %d)",
           handler_calls, handler_code, rc);
     MPICHK(MPI_File_close(&fh));
