@@ -13,6 +13,7 @@
  *     the data are written;
  *   - MPI_Request_free of a pending iwrite, then MPI_File_close: the data
  *     are in the file after it is reopened;
+ *   - atomic mode: strided memory through a vector view, read back;
  *   - a write past RLIMIT_FSIZE fails: the error reaches the file's error
  *     handler and the returned class is MPI_ERR_NO_SPACE or MPI_ERR_IO,
  *     from the iwrite call or, in bmpi, from MPI_Wait.
@@ -377,6 +378,9 @@ static void test_cancel(void)
     int cancelled = -1;
     MPICHK(MPI_Test_cancelled(&st, &cancelled));
     MPICHK(MPI_File_sync(fh));
+#ifdef BMPI
+    CHECK(!cancelled, "bmpi cannot recall a file access, yet MPI_Test_cancelled says it did");
+#endif
     if (!cancelled) {
         check_count(&st, MPI_INT, n);
         MPICHK(MPI_File_iread_at(fh, (MPI_Offset)tu_rank * n * 4, r, n, MPI_INT, &req));
@@ -420,6 +424,46 @@ static void test_free_then_close(void)
 #endif
     CHECK(bad < 0, "byte %ld of the freed write is wrong after close", bad);
     MPICHK(MPI_File_close(&fh));
+    free(w);
+    free(r);
+}
+
+/* --- atomic mode ------------------------------------------------------------------------------- */
+
+/* Under MPI_File_set_atomicity the access is done whole under a lock:
+ * strided memory, a vector view shared by the ranks, and reads back. */
+static void test_atomic(void)
+{
+    const int B = 3, nblocks = 500, n = B * nblocks;
+    MPI_File fh = open_rw("atomic");
+    MPICHK(MPI_File_set_atomicity(fh, 1));
+    MPI_Datatype tile, filetype, mem;
+    MPICHK(MPI_Type_vector(1, B, B * tu_size, MPI_INT, &tile));
+    MPICHK(MPI_Type_create_resized(tile, 0, (MPI_Aint)B * tu_size * 4, &filetype));
+    MPICHK(MPI_Type_commit(&filetype));
+    MPICHK(MPI_Type_vector(n, 1, 2, MPI_INT, &mem));
+    MPICHK(MPI_Type_commit(&mem));
+    MPICHK(MPI_File_set_view(fh, (MPI_Offset)tu_rank * B * 4, MPI_INT, filetype, "native", MPI_INFO_NULL));
+    int *w = malloc(2 * n * sizeof(int)), *r = malloc(2 * n * sizeof(int));
+    CHECK(w && r, "out of memory");
+    for (int i = 0; i < 2 * n; i++) {
+        w[i] = i % 2 ? -1 : value(tu_rank, i / 2);
+        r[i] = -7;
+    }
+    MPI_Request req;
+    MPICHK(MPI_File_iwrite_at(fh, 0, w, 1, mem, &req));
+    MPICHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD)); /* atomic mode: no sync needed */
+    MPICHK(MPI_File_iread_at(fh, 0, r, 1, mem, &req));
+    MPICHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 2 * n; i++) {
+        int want = i % 2 ? -7 : value(tu_rank, i / 2);
+        CHECK(r[i] == want, "int %d read in atomic mode is %d, expected %d", i, r[i], want);
+    }
+    MPICHK(MPI_File_close(&fh));
+    MPICHK(MPI_Type_free(&tile));
+    MPICHK(MPI_Type_free(&filetype));
+    MPICHK(MPI_Type_free(&mem));
     free(w);
     free(r);
 }
@@ -499,6 +543,7 @@ int main(int argc, char **argv)
     test_overlap();
     test_cancel();
     test_free_then_close();
+    test_atomic();
     test_error();
     iu_finish();
     tu_finish();
