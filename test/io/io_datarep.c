@@ -10,7 +10,9 @@
  *     bmpi "internal" is "native");
  *   - a representation registered with MPI_Register_datarep whose
  *     conversion functions byte-swap 4-byte integers and count their
- *     calls and items; its extent function is asked for the file extents;
+ *     calls and items (registered by MPI_Register_datarep and by
+ *     MPI_Register_datarep_c); its extent function is asked for the file
+ *     extents;
  *     and one registered with MPI_CONVERSION_FN_NULL, which stores the
  *     data as they are in memory;
  *   - MPI_ERR_DUP_DATAREP for a name registered twice (and for
@@ -308,6 +310,19 @@ static int swap_read(void *userbuf, MPI_Datatype type, int count, void *filebuf,
     return MPI_SUCCESS;
 }
 
+/* The large-count forms (MPI_Register_datarep_c), over the same state. */
+static int swap_write_c(void *userbuf, MPI_Datatype type, MPI_Count count, void *filebuf, MPI_Offset position,
+                        void *extra)
+{
+    return swap_write(userbuf, type, (int)count, filebuf, position, extra);
+}
+
+static int swap_read_c(void *userbuf, MPI_Datatype type, MPI_Count count, void *filebuf, MPI_Offset position,
+                       void *extra)
+{
+    return swap_read(userbuf, type, (int)count, filebuf, position, extra);
+}
+
 static int swap_extent(MPI_Datatype type, MPI_Aint *extent, void *extra)
 {
     struct swap_state *s = extra;
@@ -368,27 +383,37 @@ static void registered_plain(void)
     MPICHK(MPI_File_close(&fh));
 }
 
-static void registered(void)
+/* Registered with conversion functions, by MPI_Register_datarep or (large)
+ * MPI_Register_datarep_c. */
+static int register_swap(const char *name, bool large, struct swap_state *s)
 {
-    static struct swap_state s;
-    int rc = MPI_Register_datarep("io_datarep_swap32", swap_read, swap_write, swap_extent, &s);
+    if (large)
+        return MPI_Register_datarep_c(name, swap_read_c, swap_write_c, swap_extent, s);
+    return MPI_Register_datarep(name, swap_read, swap_write, swap_extent, s);
+}
+
+static void registered(bool large)
+{
+    static struct swap_state states[2]; /* the registry keeps them until MPI_Finalize */
+    struct swap_state *st = &states[large];
+    const char *name = large ? "io_datarep_swap32_c" : "io_datarep_swap32";
+    int rc = register_swap(name, large, st);
 #ifndef BMPI
     int cls = -1;
     MPI_Error_class(rc, &cls);
     if (cls == MPI_ERR_CONVERSION) { /* ROMIO: "currently not supported" */
         if (tu_rank == 0)
-            printf("NOTE io_datarep: representations with conversion functions are refused here; "
-                   "only one without them is checked\n");
+            printf("NOTE io_datarep: representations with conversion functions are refused here "
+                   "(MPI_Register_datarep%s); only one without them is checked\n", large ? "_c" : "");
         return;
     }
 #endif
     MPICHK(rc);
-    EXPECT_CLASS(MPI_Register_datarep("io_datarep_swap32", swap_read, swap_write, swap_extent, &s),
-                 MPI_ERR_DUP_DATAREP);
+    EXPECT_CLASS(register_swap(name, !large, st), MPI_ERR_DUP_DATAREP);
 
-    MPI_File fh = open_rw("registered");
+    MPI_File fh = open_rw(name);
     MPI_Offset base = (MPI_Offset)tu_rank * N * 4;
-    MPICHK(MPI_File_set_view(fh, base, MPI_INT, MPI_INT, "io_datarep_swap32", MPI_INFO_NULL));
+    MPICHK(MPI_File_set_view(fh, base, MPI_INT, MPI_INT, name, MPI_INFO_NULL));
     MPI_Aint ext = 0;
     MPICHK(MPI_File_get_type_extent(fh, MPI_INT, &ext));
     CHECK(ext == 4, "get_type_extent of MPI_INT under the registered representation is %ld", (long)ext);
@@ -401,29 +426,29 @@ static void registered(void)
     MPICHK(MPI_File_write_at(fh, N / 2, w + N / 2, N - N / 2, MPI_INT, MPI_STATUS_IGNORE));
     sync_barrier(fh);
     unsigned char raw[N * 4];
-    raw_read("registered", (off_t)base, raw, sizeof raw);
+    raw_read(name, (off_t)base, raw, sizeof raw);
     bool converted = (int32_t)be(raw, 4) == w[0];
 #ifndef BMPI
     if (!converted) {
         if (tu_rank == 0)
             printf("NOTE io_datarep: the conversion functions of a registered representation were not "
-                   "called here (%d write calls); its conversions are not checked\n", s.write_calls);
+                   "called here (%d write calls); its conversions are not checked\n", st->write_calls);
         MPICHK(MPI_File_close(&fh));
         return;
     }
 #endif
-    CHECK(converted && s.write_calls >= 2 && s.write_items == N, "write conversion: %d calls, %ld items",
-          s.write_calls, s.write_items);
+    CHECK(converted && st->write_calls >= 2 && st->write_items == N, "write conversion: %d calls, %ld items",
+          st->write_calls, st->write_items);
     for (int i = 0; i < N; i++)
         CHECK((int32_t)be(raw + 4 * i, 4) == w[i], "file int %d is not byte-swapped", i);
     MPICHK(MPI_File_read_at(fh, 0, r, N / 4, MPI_INT, MPI_STATUS_IGNORE));
     MPICHK(MPI_File_iread_at(fh, N / 4, r + N / 4, N - N / 4, MPI_INT, &req));
     MPICHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    CHECK(s.read_calls >= 2 && s.read_items == N, "read conversion: %d calls, %ld items", s.read_calls,
-          s.read_items);
+    CHECK(st->read_calls >= 2 && st->read_items == N, "read conversion: %d calls, %ld items", st->read_calls,
+          st->read_items);
     for (int i = 0; i < N; i++)
         CHECK(r[i] == w[i], "int %d read back through the registered representation is %d", i, r[i]);
-    CHECK(s.extent_calls > 0, "the extent function was never called");
+    CHECK(st->extent_calls > 0, "the extent function was never called");
     MPICHK(MPI_File_close(&fh));
 }
 
@@ -478,7 +503,8 @@ int main(int argc, char **argv)
     ext32_struct();
     internal_rep();
     registered_plain();
-    registered();
+    registered(false);
+    registered(true);
     errors_and_extents();
     iu_finish();
     tu_finish();
