@@ -81,11 +81,14 @@ static int pointer_op(const struct bmpi_file *f, MPI_Op op, MPI_Offset operand, 
     return mpi_status(f, rc);
 }
 
-/* Take n etypes at the pointer: *at is where they start. */
+/* Take n etypes at the pointer: *at is where they start (anywhere for
+ * none: an access of nothing goes nowhere). */
 static int claim(const struct bmpi_file *f, MPI_Offset n, MPI_Offset *at)
 {
-    if (n == 0)
-        return pointer_op(f, MPI_NO_OP, 0, at);
+    if (n == 0) {
+        *at = 0;
+        return BMPI_OK;
+    }
     return pointer_op(f, MPI_SUM, n, at);
 }
 

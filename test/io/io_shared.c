@@ -679,6 +679,7 @@ static void two_files(void)
     MPICHK(MPI_File_write_shared(a, buf, tu_rank + 1, MPI_BYTE, MPI_STATUS_IGNORE));
     MPICHK(MPI_File_write_shared(b, buf, 2 * tu_rank + 3, MPI_BYTE, MPI_STATUS_IGNORE));
     MPICHK(MPI_File_write_shared(a, buf, 1, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPICHK(MPI_File_write_shared(b, buf, 0, MPI_BYTE, MPI_STATUS_IGNORE)); /* moves nothing */
     long n = tu_size;
     EXPECT_POS(a, n * (n + 1) / 2 + n, "file a");
     EXPECT_POS(b, n * (n + 2), "file b");
