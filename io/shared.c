@@ -44,6 +44,7 @@ struct bmpi_io_shared {
     MPI_Offset local;           /* the pointer when there is no window */
     struct bmpi_request *split; /* an ordered split collective between begin and end */
     enum bmpi_io_dir split_dir;
+    const void *split_buf; /* its buffer, which its end must name again */
 };
 
 /* ---- the pointer ---------------------------------------------------------- */
@@ -322,6 +323,8 @@ static int shared_access(MPI_File fh, const char *fn, enum bmpi_io_dir dir, cons
     int err = bmpi_file_check(fh, fn, &f);
     if (err)
         return err;
+    if (!status)
+        return bmpi_err_file_obj(f, MPI_ERR_ARG, fn, "status is NULL");
     err = bmpi_io_access_check(f, fn, dir, NULL, buf, count, datatype, &a);
     if (err)
         return err;
@@ -475,14 +478,18 @@ static int ordered_access(MPI_File fh, const char *fn, enum bmpi_io_dir dir, con
     struct bmpi_file *f;
     struct bmpi_request *req;
     int err = bmpi_file_check(fh, fn, &f);
-    if (!err)
-        err = ordered_start(f, fn, dir, buf, count, datatype, &req);
+    if (err)
+        return err;
+    if (!status)
+        return bmpi_err_file_obj(f, MPI_ERR_ARG, fn, "status is NULL");
+    err = ordered_start(f, fn, dir, buf, count, datatype, &req);
     return err ? err : ordered_wait(f, fn, req, status);
 }
 
-/* The split forms follow the rule of every split collective: one at a
- * time per file, and an end only for the begin of its kind (MPICH's
- * ROMIO answers MPI_ERR_IO to both). */
+/* The split forms follow coll.c's rules for every split collective: one
+ * at a time per file, an end only for the begin of its kind
+ * (MPI_ERR_OTHER; MPICH's ROMIO answers MPI_ERR_IO), with the begin's
+ * buffer (MPI_ERR_BUFFER). */
 static int ordered_begin(MPI_File fh, const char *fn, enum bmpi_io_dir dir, const void *buf, MPI_Count count,
                          MPI_Datatype datatype)
 {
@@ -491,26 +498,32 @@ static int ordered_begin(MPI_File fh, const char *fn, enum bmpi_io_dir dir, cons
     if (err)
         return err;
     if (f->split || f->shared->split)
-        return bmpi_err_file_obj(f, MPI_ERR_IO, fn, "a split collective is already active on %s", f->path);
+        return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "a split collective is already active on %s", f->path);
     struct bmpi_request *req;
     err = ordered_start(f, fn, dir, buf, count, datatype, &req);
     if (err)
         return err;
     f->shared->split = req;
     f->shared->split_dir = dir;
+    f->shared->split_buf = buf;
     return MPI_SUCCESS;
 }
 
-static int ordered_end(MPI_File fh, const char *fn, enum bmpi_io_dir dir, MPI_Status *status)
+static int ordered_end(MPI_File fh, const char *fn, enum bmpi_io_dir dir, const void *buf, MPI_Status *status)
 {
     struct bmpi_file *f;
     int err = bmpi_file_check(fh, fn, &f);
     if (err)
         return err;
+    if (!status)
+        return bmpi_err_file_obj(f, MPI_ERR_ARG, fn, "status is NULL");
     struct bmpi_io_shared *s = f->shared;
+    const char *begin = dir == BMPI_IO_READ ? "MPI_File_read_ordered_begin" : "MPI_File_write_ordered_begin";
     if (!s->split || s->split_dir != dir)
-        return bmpi_err_file_obj(f, MPI_ERR_IO, fn, "no %s_ordered_begin is active on %s",
-                                 dir == BMPI_IO_READ ? "MPI_File_read" : "MPI_File_write", f->path);
+        return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "no %s is active on %s", begin, f->path);
+    if (buf != s->split_buf)
+        return bmpi_err_file_obj(f, MPI_ERR_BUFFER, fn, "buf %p is not the buffer %p given to %s", buf,
+                                 s->split_buf, begin);
     struct bmpi_request *req = s->split;
     s->split = NULL;
     return ordered_wait(f, fn, req, status);
@@ -553,13 +566,10 @@ int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_
     return ordered_begin(fh, "MPI_File_read_ordered_begin_c", BMPI_IO_READ, buf, count, datatype);
 }
 
-/* buf is the begin's (the standard requires it); not compared, as a
- * Fortran binding may pass a copy. */
 BMPI_API(MPI_File_read_ordered_end)
 int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    (void)buf;
-    return ordered_end(fh, "MPI_File_read_ordered_end", BMPI_IO_READ, status);
+    return ordered_end(fh, "MPI_File_read_ordered_end", BMPI_IO_READ, buf, status);
 }
 
 BMPI_API(MPI_File_write_ordered_begin)
@@ -577,6 +587,5 @@ int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count coun
 BMPI_API(MPI_File_write_ordered_end)
 int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    (void)buf;
-    return ordered_end(fh, "MPI_File_write_ordered_end", BMPI_IO_WRITE, status);
+    return ordered_end(fh, "MPI_File_write_ordered_end", BMPI_IO_WRITE, buf, status);
 }
