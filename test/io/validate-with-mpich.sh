@@ -9,8 +9,10 @@
 #   test/io/validate-with-mpich.sh                 # MPICH (Debian: mpich)
 #   IMPL=ompi test/io/validate-with-mpich.sh       # Open MPI
 #   COUNTS="2 4" test/io/validate-with-mpich.sh io_views io_file
-# PROGRAMS (or the arguments) lists the programs; by default every
-# test/io/*.c, so programs added later are covered without an edit here.
+# PROGRAMS (or the arguments) lists the programs; by default those that
+# test/io/local.mk adds to check_PROGRAMS, so programs added later are
+# covered without an edit here (hdf5.sh, which builds its client with
+# h5pcc against MPICH anyway, is not one of them).
 # A program without a .sh of its own (a helper another script drives)
 # is built, not run. COUNTS runs the program through run-ranks at those
 # counts instead of its .sh. Prints one line per program, ends with those
@@ -49,7 +51,8 @@ command -v "$cc" >/dev/null 2>&1 || {
 if [ $# -gt 0 ]; then
     programs=$*
 else
-    programs=${PROGRAMS:-$(cd "$here" && ls -- *.c | sed 's/\.c$//')}
+    programs=${PROGRAMS:-$(sed -n 's/^check_PROGRAMS *+= *//p' "$here/local.mk" | tr ' \t' '\n\n' |
+        sed -n 's|^test/io/||p')}
 fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/io-validate.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
