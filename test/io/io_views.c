@@ -465,7 +465,13 @@ static void check_read(struct view_case *c, struct memory *m, long from, long ni
         unsigned char want[sizeof(int)];
         for (long k = 0; k < (long)sizeof(int); k++)
             want[k] = ref->bytes[lay_map(&c->lay, base + i * (long)sizeof(int) + k)];
-        CHECK(memcmp(mem_int(m, i), want, sizeof(int)) == 0, "%s: int %ld of the stream differs", what, i);
+        if (memcmp(mem_int(m, i), want, sizeof(int)) != 0) {
+            unsigned char *got = (unsigned char *)mem_int(m, i);
+            CHECK(0, "%s view, %s memory, %s: int %ld of the stream (file offset %lld) is %02x%02x%02x%02x, "
+                  "expected %02x%02x%02x%02x", c->name, m->strided ? "strided" : "contiguous", what, i,
+                  (long long)lay_map(&c->lay, base + i * (long)sizeof(int)), got[0], got[1], got[2], got[3],
+                  want[0], want[1], want[2], want[3]);
+        }
     }
     mem_check_gaps(m, what);
 }
