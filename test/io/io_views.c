@@ -5,7 +5,9 @@
  * get_position, get_byte_offset), under views whose filetypes are a
  * vector, a subarray, a 2-D block-cyclic darray, a struct with holes (and
  * a lower bound above 0) and a resized type over a derived etype, with
- * displacements; memory contiguous or strided (a vector with gaps).
+ * displacements; memory contiguous or strided (a vector with gaps); with
+ * the library's default data sieving, without, and with 64-byte sieving
+ * buffers (ROMIO's hints, which bmpi honours).
  *
  * Each rank writes its part of a file, in three pieces by three access
  * flavours; rank 0 then checks the whole file byte for byte, with plain
@@ -43,6 +45,7 @@ struct view_case {
     int eints;                    /* ints per etype */
     long n;                       /* etypes this rank writes */
     struct layout lay;
+    char label[128];              /* the case in failure messages */
 };
 
 static void lay_add(struct layout *l, long off, long len)
@@ -263,13 +266,13 @@ static int *mem_int(struct memory *m, long i)
 }
 
 /* The gaps of a strided memory still hold GAP_BYTE. */
-static void mem_check_gaps(struct memory *m, const char *what)
+static void mem_check_gaps(const struct view_case *c, struct memory *m, const char *what)
 {
     if (!m->strided)
         return;
     for (long i = 0; i < m->nints; i++) {
         long bad = tu_verify_byte(m->buf + 2 * i + 1, sizeof(int), GAP_BYTE);
-        CHECK(bad < 0, "%s: the gap after int %ld of strided memory was written", what, i);
+        CHECK(bad < 0, "%s, %s: the gap after int %ld of strided memory was written", c->label, what, i);
     }
 }
 
@@ -366,11 +369,11 @@ static void check_file_posix(const char *path, const struct reference *ref, cons
 
 /* --- the accesses --------------------------------------------------------------------- */
 
-static void check_position(MPI_File fh, MPI_Offset want, const char *what)
+static void check_position(const struct view_case *c, MPI_File fh, MPI_Offset want, const char *what)
 {
     MPI_Offset pos;
     MPICHK(MPI_File_get_position(fh, &pos));
-    CHECK(pos == want, "%s: position %lld, expected %lld", what, (long long)pos, (long long)want);
+    CHECK(pos == want, "%s, %s: position %lld, expected %lld", c->label, what, (long long)pos, (long long)want);
 }
 
 /* Write etypes [lo, hi) of the stream from memory m, which holds the whole
@@ -400,7 +403,8 @@ static void piece_done(struct memory *pm)
         MPICHK(MPI_Type_free(&pm->type));
 }
 
-static void check_status_ints(MPI_Status *st, struct memory *m, long want, const char *what)
+static void check_status_ints(const struct view_case *c, MPI_Status *st, struct memory *m, long want,
+                              const char *what)
 {
     int got;
     if (m->strided)
@@ -413,7 +417,7 @@ static void check_status_ints(MPI_Status *st, struct memory *m, long want, const
             printf("NOTE io_views: %s through a view: the status says %d ints, not %ld (eof-count)\n", what,
                    got, want);
     } else
-        CHECK(got == want, "%s: the status says %d ints, expected %ld", what, got, want);
+        CHECK(got == want, "%s, %s: the status says %d ints, expected %ld", c->label, what, got, want);
 }
 
 /* This rank's part: etypes [0, a) by write_at at offset 0; [b, n) after
@@ -426,24 +430,24 @@ static void write_part(MPI_File fh, struct view_case *c, struct memory *m)
 
     piece(c, m, 0, a, &pm);
     MPICHK(MPI_File_write_at(fh, 0, pm.buf, pm.count, pm.type, &st));
-    check_status_ints(&st, &pm, a * c->eints, "write_at");
+    check_status_ints(c, &st, &pm, a * c->eints, "write_at");
     piece_done(&pm);
-    check_position(fh, 0, "after write_at"); /* explicit offsets leave the pointer */
+    check_position(c, fh, 0, "after write_at"); /* explicit offsets leave the pointer */
 
     MPICHK(MPI_File_seek(fh, b, MPI_SEEK_SET));
-    check_position(fh, b, "after seek SET");
+    check_position(c, fh, b, "after seek SET");
     piece(c, m, b, n, &pm);
     MPICHK(MPI_File_write(fh, pm.buf, pm.count, pm.type, &st));
-    check_status_ints(&st, &pm, (n - b) * c->eints, "write [b, n)");
+    check_status_ints(c, &st, &pm, (n - b) * c->eints, "write [b, n)");
     piece_done(&pm);
-    check_position(fh, n, "after write [b, n)");
+    check_position(c, fh, n, "after write [b, n)");
 
     MPICHK(MPI_File_seek(fh, a - n, MPI_SEEK_CUR));
-    check_position(fh, a, "after seek CUR");
+    check_position(c, fh, a, "after seek CUR");
     piece(c, m, a, b, &pm);
     MPICHK(MPI_File_write(fh, pm.buf, pm.count, pm.type, &st));
     piece_done(&pm);
-    check_position(fh, b, "after write [a, b)");
+    check_position(c, fh, b, "after write [a, b)");
 }
 
 /* The view's stream bytes that lie before end of file (ROMIO's and the
@@ -467,13 +471,13 @@ static void check_read(struct view_case *c, struct memory *m, long from, long ni
             want[k] = ref->bytes[lay_map(&c->lay, base + i * (long)sizeof(int) + k)];
         if (memcmp(mem_int(m, i), want, sizeof(int)) != 0) {
             unsigned char *got = (unsigned char *)mem_int(m, i);
-            CHECK(0, "%s view, %s memory, %s: int %ld of the stream (file offset %lld) is %02x%02x%02x%02x, "
-                  "expected %02x%02x%02x%02x", c->name, m->strided ? "strided" : "contiguous", what, i,
+            CHECK(0, "%s, %s: int %ld of the stream (file offset %lld) is %02x%02x%02x%02x, "
+                  "expected %02x%02x%02x%02x", c->label, what, i,
                   (long long)lay_map(&c->lay, base + i * (long)sizeof(int)), got[0], got[1], got[2], got[3],
                   want[0], want[1], want[2], want[3]);
         }
     }
-    mem_check_gaps(m, what);
+    mem_check_gaps(c, m, what);
 }
 
 static void read_part(MPI_File fh, struct view_case *c, int strided, const struct reference *ref)
@@ -485,7 +489,7 @@ static void read_part(MPI_File fh, struct view_case *c, int strided, const struc
     /* all of it at explicit offset 0 */
     mem_make(&m, strided, nints);
     MPICHK(MPI_File_read_at(fh, 0, m.buf, m.count, m.type, &st));
-    check_status_ints(&st, &m, nints, "read_at");
+    check_status_ints(c, &st, &m, nints, "read_at");
     check_read(c, &m, 0, nints, ref, "read_at");
     mem_free(&m);
 
@@ -495,21 +499,21 @@ static void read_part(MPI_File fh, struct view_case *c, int strided, const struc
     MPICHK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
     MPICHK(MPI_File_read(fh, m.buf, m.count, m.type, &st));
     long want = eof < 2 * c->n ? eof : 2 * c->n;
-    check_status_ints(&st, &m, want * c->eints, "read past the end of file");
+    check_status_ints(c, &st, &m, want * c->eints, "read past the end of file");
     check_read(c, &m, 0, want * c->eints, ref, "read past the end of file");
     mem_free(&m);
 
     /* SEEK_END: the pointer after the last etype before end of file */
     MPICHK(MPI_File_seek(fh, 0, MPI_SEEK_END));
-    check_position(fh, eof, "after seek END 0");
+    check_position(c, fh, eof, "after seek END 0");
     long k = eof < 2 ? eof : 2;
     MPICHK(MPI_File_seek(fh, -k, MPI_SEEK_END));
-    check_position(fh, eof - k, "after seek END -k");
+    check_position(c, fh, eof - k, "after seek END -k");
     mem_make(&m, strided, k * c->eints);
     MPICHK(MPI_File_read(fh, m.buf, m.count, m.type, &st));
-    check_status_ints(&st, &m, k * c->eints, "read the last etypes");
+    check_status_ints(c, &st, &m, k * c->eints, "read the last etypes");
     check_read(c, &m, eof - k, k * c->eints, ref, "read the last etypes");
-    check_position(fh, eof, "after reading the last etypes");
+    check_position(c, fh, eof, "after reading the last etypes");
     mem_free(&m);
 }
 
@@ -521,7 +525,7 @@ static void check_byte_offsets(MPI_File fh, struct view_case *c)
         MPI_Offset got;
         MPICHK(MPI_File_get_byte_offset(fh, probes[i], &got));
         MPI_Offset want = lay_map(&c->lay, probes[i] * esize);
-        CHECK(got == want, "%s: get_byte_offset(%ld) = %lld, expected %lld", c->name, probes[i], (long long)got,
+        CHECK(got == want, "%s: get_byte_offset(%ld) = %lld, expected %lld", c->label, probes[i], (long long)got,
               (long long)want);
     }
 }
@@ -541,21 +545,21 @@ static void check_view(MPI_File fh, struct view_case *c)
     MPI_Datatype et, ft;
     char rep[MPI_MAX_DATAREP_STRING + 1];
     MPICHK(MPI_File_get_view(fh, &disp, &et, &ft, rep));
-    CHECK(disp == c->lay.disp, "%s: get_view disp %lld, expected %lld", c->name, (long long)disp,
+    CHECK(disp == c->lay.disp, "%s: get_view disp %lld, expected %lld", c->label, (long long)disp,
           (long long)c->lay.disp);
-    CHECK(strcmp(rep, "native") == 0, "%s: get_view datarep \"%s\"", c->name, rep);
+    CHECK(strcmp(rep, "native") == 0, "%s: get_view datarep \"%s\"", c->label, rep);
     int esize, fsize;
     MPI_Aint lb, ext;
     MPICHK(MPI_Type_size(et, &esize));
-    CHECK(esize == c->eints * (int)sizeof(int), "%s: etype size %d", c->name, esize);
+    CHECK(esize == c->eints * (int)sizeof(int), "%s: etype size %d", c->label, esize);
     if (c->eints == 1)
-        CHECK(et == MPI_INT, "%s: get_view etype is not MPI_INT", c->name);
+        CHECK(et == MPI_INT, "%s: get_view etype is not MPI_INT", c->label);
     else
-        CHECK(!is_predefined(et), "%s: derived etype came back predefined", c->name);
+        CHECK(!is_predefined(et), "%s: derived etype came back predefined", c->label);
     MPICHK(MPI_Type_size(ft, &fsize));
     MPICHK(MPI_Type_get_extent(ft, &lb, &ext));
     CHECK(fsize == c->lay.tile_bytes && ext == c->lay.extent && !is_predefined(ft),
-          "%s: get_view filetype size %d extent %ld, expected %ld and %ld", c->name, fsize, (long)ext,
+          "%s: get_view filetype size %d extent %ld, expected %ld and %ld", c->label, fsize, (long)ext,
           c->lay.tile_bytes, c->lay.extent);
     if (!is_predefined(et))
         MPICHK(MPI_Type_free(&et));
@@ -604,23 +608,50 @@ static void check_file_default_view(const char *path, const struct reference *re
     free(buf);
 }
 
-static void run_case(int which, int strided)
+/* How independent access may move the data: the library's default (data
+ * sieving, in ROMIO and bmpi), no sieving, and sieving buffers of 64
+ * bytes, so that an access mixes sieved groups and single runs. */
+enum { HINTS_DEFAULT, HINTS_NO_SIEVING, HINTS_SMALL_SIEVE, NHINTS };
+static const char *const hints_name[NHINTS] = {"default", "no-sieving", "small-sieve"};
+
+static MPI_Info hints_make(int hints)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (hints == HINTS_DEFAULT)
+        return info;
+    MPICHK(MPI_Info_create(&info));
+    if (hints == HINTS_NO_SIEVING) {
+        MPICHK(MPI_Info_set(info, "romio_ds_read", "disable"));
+        MPICHK(MPI_Info_set(info, "romio_ds_write", "disable"));
+    } else {
+        MPICHK(MPI_Info_set(info, "ind_rd_buffer_size", "64"));
+        MPICHK(MPI_Info_set(info, "ind_wr_buffer_size", "64"));
+    }
+    return info;
+}
+
+static void run_case(int which, int strided, int hints)
 {
     struct view_case c;
     case_make(which, &c, tu_rank, tu_size);
-    char name[64], what[96];
-    snprintf(name, sizeof name, "%s-%s", c.name, strided ? "strided" : "contig");
-    snprintf(what, sizeof what, "%s view, %s memory", c.name, strided ? "strided" : "contiguous");
+    char name[48];
+    snprintf(name, sizeof name, "%s-%s-%s", c.name, strided ? "strided" : "contig", hints_name[hints]);
+    snprintf(c.label, sizeof c.label, "%s view, %s memory, %s hints", c.name, strided ? "strided" : "contiguous",
+             hints_name[hints]);
+    const char *what = c.label;
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s", iu_path(name));
 
     MPI_File fh;
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Info info = hints_make(hints);
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    if (info != MPI_INFO_NULL)
+        MPICHK(MPI_Info_free(&info));
     check_default_view(fh);
     MPICHK(MPI_File_set_view(fh, c.lay.disp, c.etype, c.filetype, "native", MPI_INFO_NULL));
     MPICHK(MPI_Type_free(&c.filetype)); /* the view keeps its own */
     c.filetype = MPI_DATATYPE_NULL;
-    check_position(fh, 0, "after set_view");
+    check_position(&c, fh, 0, "after set_view");
 
     struct memory m;
     long nints = c.n * c.eints;
@@ -664,7 +695,8 @@ int main(int argc, char **argv)
     iu_init("io_views");
     for (int which = 0; which < NCASES; which++)
         for (int strided = 0; strided < 2; strided++)
-            run_case(which, strided);
+            for (int hints = 0; hints < NHINTS; hints++)
+                run_case(which, strided, hints);
     iu_finish();
     tu_finish();
     return 0;
