@@ -4,4 +4,5 @@
 # requests and progress. The runtime calls in through io/io.h only.
 libbmpi_core_la_SOURCES += \
 	io/io.h io/file.h \
-	io/pending.c
+	io/pending.c \
+	io/coll.c
