@@ -4,5 +4,10 @@
 # requests and progress. The runtime calls in through io/io.h only.
 libbmpi_core_la_SOURCES += \
 	io/io.h io/file.h \
+	io/access.c \
+	io/datarep.c \
+	io/file.c \
+	io/file_err.c \
 	io/pending.c \
+	io/view.c \
 	io/coll.c
