@@ -326,6 +326,9 @@ void bmpi_io_coll_close(struct bmpi_file *f)
 
 static void coll_finish(struct coll_op *op)
 {
+    bool two_phase = op->state != ST_RANGES && op->state != ST_INDEP;
+    if (two_phase && op->a.dir == BMPI_IO_WRITE)
+        op->done = op->a.bytes;
     if (!op->err && op->a.dir == BMPI_IO_READ && op->conv &&
         set_err(op, bmpi_datarep_from_file(op->op.file->view.rep, &op->a, op->conv, op->done)))
         op->done = 0;
@@ -376,21 +379,22 @@ static size_t gcd(size_t a, size_t b)
     return a;
 }
 
-/* One bounded step: the next elements of w, independently. Returns true
- * when the access is over. */
+/* One bounded step: the next elements of the access, independently
+ * (bmpi_io_independent converts a non-native representation itself).
+ * Returns true when the access is over. */
 static bool indep_step(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
-    size_t size = bmpi_dt_size(op->w.dt);
+    size_t size = bmpi_dt_size(op->a.dt);
     /* a step starts on an etype: whole multiples of unit elements */
     size_t unit = f->view.esize / gcd(size, f->view.esize);
     size_t n = COLL_INDEP_STEP / size / unit * unit;
     if (n < unit)
         n = unit;
-    if (n > op->w.count - op->indep_elems)
-        n = op->w.count - op->indep_elems;
-    struct bmpi_io_access sub = op->w;
-    sub.buf = (char *)op->w.buf + (MPI_Aint)op->indep_elems * bmpi_dt_extent(op->w.dt);
+    if (n > op->a.count - op->indep_elems)
+        n = op->a.count - op->indep_elems;
+    struct bmpi_io_access sub = op->a;
+    sub.buf = (char *)op->a.buf + (MPI_Aint)op->indep_elems * bmpi_dt_extent(op->a.dt);
     sub.count = n;
     sub.bytes = n * size;
     size_t moved = 0;
@@ -400,7 +404,7 @@ static bool indep_step(struct coll_op *op)
     op->indep_elems += n;
     if (set_err(op, err))
         return true;
-    return op->indep_elems == op->w.count || moved < sub.bytes; /* a short read: end of file */
+    return op->indep_elems == op->a.count || moved < sub.bytes; /* a short read: end of file */
 }
 
 /* --- the plan ------------------------------------------------------------------------ */
@@ -829,6 +833,8 @@ static void errors_complete(struct coll_op *op)
                                      op->aggr[k], bmpi_err_class_string(op->aerr[k])));
 }
 
+static int coll_data(struct coll_op *op);
+
 /* The ranges are known: finish, go independent, or plan two-phase. */
 static bool ranges_complete(struct coll_op *op)
 {
@@ -840,7 +846,7 @@ static bool ranges_complete(struct coll_op *op)
     enum bmpi_io_toggle cb = op->a.dir == BMPI_IO_WRITE ? f->hints.cb_write : f->hints.cb_read;
     if (cb == BMPI_IO_DISABLE || (cb != BMPI_IO_ENABLE && !interleaved)) {
         op->state = ST_INDEP;
-        return op->w.bytes != 0;
+        return op->a.bytes != 0;
     }
     int err = plan(op, lo, hi);
     if (!err)
@@ -851,7 +857,7 @@ static bool ranges_complete(struct coll_op *op)
         set_err(op, err);
         return false;
     }
-    if (set_err(op, build_mine(op))) {
+    if (set_err(op, coll_data(op)) || set_err(op, build_mine(op))) {
         /* take part with no data, so that nobody waits for this rank */
         op->mine.n = 0;
         memset(op->mine_count, 0, (size_t)op->naggr * sizeof(int64_t));
@@ -915,8 +921,9 @@ static int coll_advance(struct bmpi_io_op *o)
 
 /* --- starting ------------------------------------------------------------------------------ */
 
-/* The data as it travels: a's own buffer, or for a non-native
- * representation its file representation in a packed buffer. */
+/* The data as it travels between ranks and aggregators: a's own buffer,
+ * or for a non-native representation its file representation in a packed
+ * buffer (converted now for a write, at the end for a read). */
 static int coll_data(struct coll_op *op)
 {
     const struct bmpi_datarep *rep = op->op.file->view.rep;
@@ -955,13 +962,12 @@ int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_
     op->start = offset * (MPI_Offset)f->view.esize;
     op->tag = COLL_TAG_BASE + (int)(c->seq++ % COLL_TAG_SPAN);
     op->state = ST_RANGES;
-    if ((err = coll_data(op)) || !(op->ranges = malloc(2 * (size_t)f->size * sizeof(MPI_Offset))) ||
-        !bmpi_io_request_new(&op->op)) {
-        err = err ? err : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a collective access of %s", f->path);
+    if (!(op->ranges = malloc(2 * (size_t)f->size * sizeof(MPI_Offset))) || !bmpi_io_request_new(&op->op)) {
+        err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a collective access of %s", f->path);
         coll_destroy(&op->op);
         return err;
     }
-    bmpi_io_map_bounds(&f->view, op->start, op->w.bytes, &op->range[0], &op->range[1]);
+    bmpi_io_map_bounds(&f->view, op->start, op->a.bytes, &op->range[0], &op->range[1]);
     MPI_Request *r = new_req(op);
     if (!r || PMPI_Iallgather(op->range, 2, MPI_OFFSET, op->ranges, 2, MPI_OFFSET, f->comm, r) != MPI_SUCCESS) {
         bmpi_request_free(op->op.req);

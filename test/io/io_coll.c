@@ -279,8 +279,11 @@ static void do_access(MPI_File fh, int write, enum form form, void *buf, int n, 
         }
         break;
     }
-    check_count(&st[0], mtype, h1, form_name[form]);
-    check_count(&st[1], mtype, h2, form_name[form]);
+    char what[64];
+    snprintf(what, sizeof(what), "%s%s, first half", write ? "write" : "read", form_name[form]);
+    check_count(&st[0], mtype, h1, what);
+    snprintf(what, sizeof(what), "%s%s, second half", write ? "write" : "read", form_name[form]);
+    check_count(&st[1], mtype, h2, what);
     if (form == F_IND || form == F_NB_IND || form == F_SPLIT_IND) {
         MPI_Offset pos;
         MPICHK(MPI_File_get_position(fh, &pos));

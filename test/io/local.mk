@@ -4,3 +4,9 @@
 # only (over test/mpi/testutil.h and test/io/io_util.h), so that
 # test/io/validate-with-mpich.sh builds the same sources against MPICH or
 # Open MPI (see test/io/README).
+
+check_PROGRAMS += test/io/io_coll
+test_io_io_coll_SOURCES = test/io/io_coll.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_coll_LDADD = libbmpi.la
+TESTS += test/io/io_coll.sh
+EXTRA_DIST += test/io/io_coll.sh
