@@ -152,6 +152,8 @@ struct coll_op {
     char *cbuf;                 /* the window's file bytes */
     size_t ccap;
     MPI_Offset span_lo, span_hi; /* what this round's pieces touch */
+    struct coll_pieces runs;    /* write: what the pieces cover, merged */
+    bool rmw;                   /* write: the span was read to fill holes */
     bool locked;                /* atomic mode: the span is locked */
     int errs_out;               /* the error class sent to every rank */
 };
@@ -347,6 +349,7 @@ static void coll_destroy(struct bmpi_io_op *o)
     free(op->ocount);
     free(op->ocur);
     free(op->ap.v);
+    free(op->runs.v);
     free(op->asize);
     free(op->abuf);
     free(op->cbuf);
@@ -651,23 +654,27 @@ static int round_post_mine(struct coll_op *op)
     return 0;
 }
 
-/* Whether the pieces of this round leave holes in [span_lo, span_hi). */
-static int pieces_have_holes(const struct coll_pieces *ap, bool *holes)
+/* The contiguous runs that this round's pieces cover, in file order, in
+ * op->runs: one run when they leave no hole in [span_lo, span_hi). */
+static int merge_pieces(struct coll_op *op)
 {
-    struct coll_piece *s = malloc(ap->n * sizeof(*s));
-    if (!s)
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for %zu pieces", ap->n);
-    memcpy(s, ap->v, ap->n * sizeof(*s));
-    qsort(s, ap->n, sizeof(*s), cmp_piece);
-    MPI_Offset end = s[0].off;
-    *holes = false;
-    for (size_t i = 0; i < ap->n && !*holes; i++) {
-        if (s[i].off > end)
-            *holes = true;
-        if (s[i].off + (MPI_Offset)s[i].len > end)
-            end = s[i].off + (MPI_Offset)s[i].len;
+    struct coll_pieces *r = &op->runs;
+    int err = grow((void **)&r->v, &r->cap, op->ap.n, sizeof(*r->v));
+    if (err)
+        return err;
+    memcpy(r->v, op->ap.v, op->ap.n * sizeof(*r->v));
+    qsort(r->v, op->ap.n, sizeof(*r->v), cmp_piece);
+    r->n = 0;
+    for (size_t i = 0; i < op->ap.n; i++) {
+        struct coll_piece p = r->v[i];
+        struct coll_piece *last = r->n ? &r->v[r->n - 1] : NULL;
+        if (last && p.off <= last->off + (MPI_Offset)last->len) {
+            MPI_Offset end = p.off + (MPI_Offset)p.len;
+            if (end > last->off + (MPI_Offset)last->len)
+                last->len = (size_t)(end - last->off);
+        } else
+            r->v[r->n++] = p;
     }
-    free(s);
     return 0;
 }
 
@@ -713,9 +720,10 @@ static int round_post_aggr(struct coll_op *op)
         return err;
     bool write = op->a.dir == BMPI_IO_WRITE;
     if (write) {
-        bool holes = false;
-        if ((err = pieces_have_holes(&op->ap, &holes)))
+        op->rmw = false;
+        if ((err = merge_pieces(op)))
             return err;
+        bool holes = op->runs.n > 1;
         size_t at = 0;
         for (int i = 0; i < f->size; at += op->asize[i], i++)
             if (op->asize[i])
@@ -729,8 +737,9 @@ static int round_post_aggr(struct coll_op *op)
             op->locked = true;
         }
         /* read-modify-write over holes: the file's bytes come in while
-         * the pieces travel */
-        return holes ? read_span(op) : 0;
+         * the pieces travel. A file we cannot read gets one write per run. */
+        op->rmw = holes && f->readable;
+        return op->rmw ? read_span(op) : 0;
     }
     if (!op->err)
         set_err(op, read_span(op));
@@ -748,10 +757,17 @@ static int round_post_aggr(struct coll_op *op)
 }
 
 /* The round's messages are done: the aggregator writes its window, the
- * ranks unpack what they read. */
+ * ranks unpack what they read. After an error the rounds go on only to
+ * keep the messages flowing: nothing more is written or unpacked. */
 static void round_complete(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
+    if (op->err) {
+        if (op->locked)
+            bmpi_io_unlock(f, op->span_lo, op->span_hi - op->span_lo);
+        op->locked = false;
+        return;
+    }
     if (op->a.dir == BMPI_IO_READ) {
         char *p = op->xbuf;
         for (size_t i = 0; i < op->xp.n; p += op->xp.v[i].len, i++)
@@ -764,8 +780,12 @@ static void round_complete(struct coll_op *op)
         struct coll_piece *p = &op->ap.v[i];
         memcpy(op->cbuf + (p->off - op->span_lo), op->abuf + p->mem, p->len);
     }
-    if (!op->err)
+    if (op->rmw || op->runs.n == 1)
         set_err(op, bmpi_io_pwrite(f, op->cbuf, (size_t)(op->span_hi - op->span_lo), op->span_lo));
+    for (size_t i = 0; !op->rmw && op->runs.n > 1 && i < op->runs.n && !op->err; i++) {
+        const struct coll_piece *r = &op->runs.v[i];
+        set_err(op, bmpi_io_pwrite(f, op->cbuf + (r->off - op->span_lo), r->len, r->off));
+    }
     if (op->locked)
         bmpi_io_unlock(f, op->span_lo, op->span_hi - op->span_lo);
     op->locked = false;
