@@ -29,6 +29,14 @@
 
 #include "test/io/io_util.h"
 
+/* The large-count (_c) calls are MPI 4.0; Open MPI 4.1 has none, so
+ * there the int calls stand in. */
+#if MPI_VERSION >= 4
+#define LARGE(fn) fn##_c
+#else
+#define LARGE(fn) fn
+#endif
+
 enum pattern_kind { PAT_VECTOR, PAT_SUBARRAY, PAT_DARRAY, PAT_COUNT };
 static const char *const pattern_name[] = {"vector", "subarray", "darray"};
 
@@ -220,35 +228,35 @@ static void do_access(MPI_File fh, int write, enum form form, void *buf, int n, 
     case F_AT:
         if (write) {
             MPICHK(MPI_File_write_at_all(fh, 0, buf, h1, mtype, &st[0]));
-            MPICHK(MPI_File_write_at_all_c(fh, h1, b2, h2, mtype, &st[1]));
+            MPICHK(LARGE(MPI_File_write_at_all)(fh, h1, b2, h2, mtype, &st[1]));
         } else {
             MPICHK(MPI_File_read_at_all(fh, 0, buf, h1, mtype, &st[0]));
-            MPICHK(MPI_File_read_at_all_c(fh, h1, b2, h2, mtype, &st[1]));
+            MPICHK(LARGE(MPI_File_read_at_all)(fh, h1, b2, h2, mtype, &st[1]));
         }
         break;
     case F_IND:
         if (write) {
             MPICHK(MPI_File_write_all(fh, buf, h1, mtype, &st[0]));
-            MPICHK(MPI_File_write_all_c(fh, b2, h2, mtype, &st[1]));
+            MPICHK(LARGE(MPI_File_write_all)(fh, b2, h2, mtype, &st[1]));
         } else {
             MPICHK(MPI_File_read_all(fh, buf, h1, mtype, &st[0]));
-            MPICHK(MPI_File_read_all_c(fh, b2, h2, mtype, &st[1]));
+            MPICHK(LARGE(MPI_File_read_all)(fh, b2, h2, mtype, &st[1]));
         }
         break;
     case F_NB_AT:
     case F_NB_IND:
         if (form == F_NB_AT && write) {
             MPICHK(MPI_File_iwrite_at_all(fh, 0, buf, h1, mtype, &rq[0]));
-            MPICHK(MPI_File_iwrite_at_all_c(fh, h1, b2, h2, mtype, &rq[1]));
+            MPICHK(LARGE(MPI_File_iwrite_at_all)(fh, h1, b2, h2, mtype, &rq[1]));
         } else if (form == F_NB_AT) {
             MPICHK(MPI_File_iread_at_all(fh, 0, buf, h1, mtype, &rq[0]));
-            MPICHK(MPI_File_iread_at_all_c(fh, h1, b2, h2, mtype, &rq[1]));
+            MPICHK(LARGE(MPI_File_iread_at_all)(fh, h1, b2, h2, mtype, &rq[1]));
         } else if (write) {
             MPICHK(MPI_File_iwrite_all(fh, buf, h1, mtype, &rq[0]));
-            MPICHK(MPI_File_iwrite_all_c(fh, b2, h2, mtype, &rq[1]));
+            MPICHK(LARGE(MPI_File_iwrite_all)(fh, b2, h2, mtype, &rq[1]));
         } else {
             MPICHK(MPI_File_iread_all(fh, buf, h1, mtype, &rq[0]));
-            MPICHK(MPI_File_iread_all_c(fh, b2, h2, mtype, &rq[1]));
+            MPICHK(LARGE(MPI_File_iread_all)(fh, b2, h2, mtype, &rq[1]));
         }
         if (tu_size == 1 || !ring_traffic(rq, 2, st))
             MPICHK(MPI_Waitall(2, rq, st));
@@ -257,12 +265,12 @@ static void do_access(MPI_File fh, int write, enum form form, void *buf, int n, 
         if (write) {
             MPICHK(MPI_File_write_at_all_begin(fh, 0, buf, h1, mtype));
             MPICHK(MPI_File_write_at_all_end(fh, buf, &st[0]));
-            MPICHK(MPI_File_write_at_all_begin_c(fh, h1, b2, h2, mtype));
+            MPICHK(LARGE(MPI_File_write_at_all_begin)(fh, h1, b2, h2, mtype));
             MPICHK(MPI_File_write_at_all_end(fh, b2, &st[1]));
         } else {
             MPICHK(MPI_File_read_at_all_begin(fh, 0, buf, h1, mtype));
             MPICHK(MPI_File_read_at_all_end(fh, buf, &st[0]));
-            MPICHK(MPI_File_read_at_all_begin_c(fh, h1, b2, h2, mtype));
+            MPICHK(LARGE(MPI_File_read_at_all_begin)(fh, h1, b2, h2, mtype));
             MPICHK(MPI_File_read_at_all_end(fh, b2, &st[1]));
         }
         break;
@@ -270,12 +278,12 @@ static void do_access(MPI_File fh, int write, enum form form, void *buf, int n, 
         if (write) {
             MPICHK(MPI_File_write_all_begin(fh, buf, h1, mtype));
             MPICHK(MPI_File_write_all_end(fh, buf, &st[0]));
-            MPICHK(MPI_File_write_all_begin_c(fh, b2, h2, mtype));
+            MPICHK(LARGE(MPI_File_write_all_begin)(fh, b2, h2, mtype));
             MPICHK(MPI_File_write_all_end(fh, b2, &st[1]));
         } else {
             MPICHK(MPI_File_read_all_begin(fh, buf, h1, mtype));
             MPICHK(MPI_File_read_all_end(fh, buf, &st[0]));
-            MPICHK(MPI_File_read_all_begin_c(fh, b2, h2, mtype));
+            MPICHK(LARGE(MPI_File_read_all_begin)(fh, b2, h2, mtype));
             MPICHK(MPI_File_read_all_end(fh, b2, &st[1]));
         }
         break;
@@ -437,12 +445,21 @@ static void expect_refused(int rc, int want, const char *call)
         CHECK(cls == want, "%s: class %d, expected %d", call, cls, want);
 }
 
+/* Breaking them is erroneous, so a library need not detect it: Open MPI
+ * 4.1 takes an end without begin. Where the first probe passes, the rest
+ * are skipped, with a note (bmpi must refuse them all). */
 static void split_rules(MPI_File fh)
 {
     int x[4] = {0}, y[4];
     MPI_Status st;
     MPICHK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
-    expect_refused(MPI_File_write_all_end(fh, x, &st), MPI_ERR_OTHER, "MPI_File_write_all_end without begin");
+    int rc = MPI_File_write_all_end(fh, x, &st);
+    if (rc == MPI_SUCCESS && !is_bmpi()) {
+        if (tu_rank == 0)
+            printf("NOTE io_coll: this library does not detect broken split collective rules; skipped\n");
+        return;
+    }
+    expect_refused(rc, MPI_ERR_OTHER, "MPI_File_write_all_end without begin");
     MPICHK(MPI_File_write_at_all_begin(fh, 4 * tu_rank, x, 4, MPI_INT));
     expect_refused(MPI_File_write_at_all_begin(fh, 4 * tu_rank, y, 4, MPI_INT), MPI_ERR_OTHER,
                    "a second MPI_File_write_at_all_begin");
