@@ -432,6 +432,41 @@ static void read_case(MPI_File fh, const char *path, const struct pattern *p, co
     MPICHK(MPI_File_sync(fh));
 }
 
+/* A collective read past the end of file: the file holds the first half
+ * of the elements. The data before the end must arrive; on bmpi the
+ * status counts the elements before the end of file too (ROMIO reports
+ * the whole request for a collective read). */
+static void short_read_case(MPI_File fh, const char *path, const struct pattern *p, unsigned salt,
+                            const char *what)
+{
+    int half = p->nglobal / 2;
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (tu_rank == 0) {
+        int *img = malloc((size_t)half * sizeof(int) + 1);
+        CHECK(img != NULL, "out of memory");
+        for (int g = 0; g < half; g++)
+            img[g] = value(g, salt);
+        posix_write(path, img, (size_t)half * sizeof(int));
+        free(img);
+    }
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPICHK(MPI_File_sync(fh));
+    int *buf = malloc((size_t)(p->n ? p->n : 1) * sizeof(int));
+    CHECK(buf != NULL, "out of memory");
+    MPI_Status st;
+    MPICHK(MPI_File_read_at_all(fh, 0, buf, p->n, MPI_INT, &st));
+    int before = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->gidx[i] < half) {
+            CHECK(buf[i] == value(p->gidx[i], salt), "%s: element %d (global %d) wrong", what, i, p->gidx[i]);
+            before++;
+        }
+    if (is_bmpi())
+        check_count(&st, MPI_INT, before, what);
+    free(buf);
+    MPICHK(MPI_File_sync(fh));
+}
+
 /* --- the split collective rules -------------------------------------------------- */
 
 /* A call that must fail; bmpi's class is checked, other libraries'
@@ -638,6 +673,11 @@ int main(int argc, char **argv)
                         read_case(fh, path, &p, &mems[mi], (enum form)form, salt++, rwhat);
                         cases += 2;
                     }
+                if (!zero) {
+                    snprintf(what, sizeof(what), "read_at_all past the end of file, %s view, hints {%s}",
+                             pattern_name[kind], hints);
+                    short_read_case(fh, path, &p, salt++, what);
+                }
                 pattern_free(&p);
             }
         if (h == 0)
