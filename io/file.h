@@ -78,6 +78,7 @@ struct bmpi_file_view {
 
 struct bmpi_io_shared;  /* shared.c */
 struct bmpi_io_split;   /* coll.c: a split collective between begin and end */
+struct bmpi_io_coll;    /* coll.c: the node map and operation count of collective access */
 
 struct bmpi_file {
     uint32_t magic;
@@ -96,6 +97,7 @@ struct bmpi_file {
     bool atomic;                    /* MPI_File_set_atomicity */
     struct bmpi_io_shared *shared;
     struct bmpi_io_split *split;
+    struct bmpi_io_coll *coll;      /* made by the first collective access */
     int pending_ops;                /* nonblocking operations not yet complete */
 };
 
@@ -224,6 +226,9 @@ void bmpi_datarep_finalize(void);
  * wait at _end. *req completes with the status of this rank's part. */
 int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_Offset offset,
                        struct bmpi_request **req);
+/* MPI_File_close: free what collective access kept for f (and a split
+ * collective left open, which is erroneous). Local. */
+void bmpi_io_coll_close(struct bmpi_file *f);
 
 /* --- the shared file pointer (shared.c) ---------------------------------------- */
 

@@ -35,3 +35,9 @@ test_io_io_datarep_LDADD = libbmpi.la
 IO_NBDR_TESTS = test/io/io_nonblock.sh test/io/io_datarep.sh
 TESTS += $(IO_NBDR_TESTS)
 EXTRA_DIST += $(IO_NBDR_TESTS)
+
+check_PROGRAMS += test/io/io_coll
+test_io_io_coll_SOURCES = test/io/io_coll.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_coll_LDADD = libbmpi.la
+TESTS += test/io/io_coll.sh
+EXTRA_DIST += test/io/io_coll.sh test/io/README
