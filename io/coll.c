@@ -730,8 +730,10 @@ static int round_post_aggr(struct coll_op *op)
                 post(op, false, op->abuf + at, op->asize[i], i);
         if (op->err)
             return 0;
-        /* atomic mode: the lock covers the read of holes and the write */
-        if (f->atomic) {
+        /* atomic mode, and any read-modify-write: the lock covers the
+         * read of holes and the write, so that an independent writer's
+         * bytes in the holes survive (as ROMIO locks there too) */
+        if (f->atomic || (holes && f->readable)) {
             if ((err = bmpi_io_lock(f, op->span_lo, op->span_hi - op->span_lo, BMPI_IO_WRITE)))
                 return err;
             op->locked = true;
