@@ -40,4 +40,8 @@ check_PROGRAMS += test/io/io_coll
 test_io_io_coll_SOURCES = test/io/io_coll.c test/io/io_util.h test/mpi/testutil.h
 test_io_io_coll_LDADD = libbmpi.la
 TESTS += test/io/io_coll.sh
-EXTRA_DIST += test/io/io_coll.sh test/io/README
+EXTRA_DIST += test/io/io_coll.sh
+
+# io_netns.sh: the programs above across two simulated hosts (root only).
+TESTS += test/io/io_netns.sh
+EXTRA_DIST += test/io/io_netns.sh
