@@ -217,27 +217,31 @@ static int write_sieved(struct io_walk *w, const struct bmpi_io_run *runs, int n
     return err;
 }
 
-/* A plain write of one run. While writes sieve, another process's
- * read-modify-write may span this run: it reads the old bytes under its
- * lock and writes them back, so this write takes the same lock or is lost
- * (test/io/io_views at 8 ranks: interleaved subarray rows). */
-static int write_locked(struct io_walk *w, const char *p, size_t len, MPI_Offset off, bool sieve)
+static bool writes_sieve(const struct bmpi_file *f)
 {
-    bool lock = sieve && !w->f->atomic;
-    int err = lock ? bmpi_io_lock(w->f, off, (MPI_Offset)len, BMPI_IO_WRITE) : BMPI_OK;
+    return f->hints.ds_write != BMPI_IO_DISABLE && f->readable;
+}
+
+/* While writes sieve, another process's read-modify-write may span this
+ * run: it reads the old bytes under its lock and writes them back, so a
+ * plain write takes the same lock or is lost (test/io/io_views at 8 ranks:
+ * interleaved subarray rows). Atomic mode's lock covers the access already. */
+int bmpi_io_pwrite_run(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset off)
+{
+    bool lock = writes_sieve(f) && !f->atomic;
+    int err = lock ? bmpi_io_lock(f, off, (MPI_Offset)len, BMPI_IO_WRITE) : BMPI_OK;
     if (!err)
-        err = bmpi_io_pwrite(w->f, p, len, off);
+        err = bmpi_io_pwrite(f, buf, len, off);
     if (lock)
-        bmpi_io_unlock(w->f, off, (MPI_Offset)len);
+        bmpi_io_unlock(f, off, (MPI_Offset)len);
     return err;
 }
 
 static bool sieving(const struct io_walk *w, enum bmpi_io_dir dir)
 {
-    const struct bmpi_file_hints *h = &w->f->hints;
     if (dir == BMPI_IO_READ)
-        return h->ds_read != BMPI_IO_DISABLE;
-    return h->ds_write != BMPI_IO_DISABLE && w->f->readable;
+        return w->f->hints.ds_read != BMPI_IO_DISABLE;
+    return writes_sieve(w->f);
 }
 
 /* The runs of one step, data at p; *got: bytes moved (short at end of file). */
@@ -252,7 +256,7 @@ static int step_runs(struct io_walk *w, const struct bmpi_io_run *runs, int n, c
         size_t want = runs_bytes(runs + i, k), moved = want;
         int err;
         if (dir == BMPI_IO_WRITE)
-            err = k > 1 ? write_sieved(w, runs + i, k, p) : write_locked(w, p, want, runs[i].off, sieve);
+            err = k > 1 ? write_sieved(w, runs + i, k, p) : bmpi_io_pwrite_run(w->f, p, want, runs[i].off);
         else
             err = k > 1 ? read_sieved(w, runs + i, k, p, &moved) : bmpi_io_pread(w->f, p, want, runs[i].off, &moved);
         *got += moved;
