@@ -158,7 +158,16 @@ void bmpi_io_shared_close(struct bmpi_file *f)
 
 void bmpi_io_shared_release(struct bmpi_file *f)
 {
-    free(f->shared);
+    struct bmpi_io_shared *s = f->shared;
+    if (s && s->split) {
+        /* an ordered split left open at MPI_Finalize: its request goes
+         * when the operation ends, as coll.c does with its own */
+        if (s->split->complete)
+            bmpi_request_free(s->split);
+        else
+            s->split->user_freed = true;
+    }
+    free(s);
     f->shared = NULL;
 }
 
