@@ -337,6 +337,9 @@ static int open_collective(MPI_Comm comm, struct bmpi_file *f, MPI_Info info)
     int err = PMPI_Comm_dup(comm, &f->comm);
     if (err)
         return bmpi_err_set(err, "cannot duplicate the communicator");
+    /* the layer's own collectives fail back to it, which reports through
+     * the file's handler, not the user communicator's */
+    PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
     PMPI_Comm_rank(f->comm, &f->rank);
     PMPI_Comm_size(f->comm, &f->size);
     int created = f->rank == 0 ? create_file(f->path, f->amode) : BMPI_OK;
