@@ -252,6 +252,9 @@ int bmpi_io_shared_reset(struct bmpi_file *f);
  * begins refuse to start while it is, as shared.c's refuse while
  * f->split is set. */
 bool bmpi_io_shared_split_active(const struct bmpi_file *f);
+/* Collective: the shared pointer once every rank's accesses before the
+ * call are done (MPI_DISPLACEMENT_CURRENT in set_view). */
+int bmpi_io_shared_position(struct bmpi_file *f, MPI_Offset *etypes);
 
 /* --- nonblocking independent access (nonblock.c) --------------------------------- */
 

@@ -322,6 +322,14 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     return err ? bmpi_err_file_obj(f, err, fn, NULL) : MPI_SUCCESS;
 }
 
+int bmpi_io_shared_position(struct bmpi_file *f, MPI_Offset *etypes)
+{
+    int rc = PMPI_Barrier(f->comm);
+    if (rc != MPI_SUCCESS)
+        return mpi_status(f, rc);
+    return pointer_op(f, MPI_NO_OP, 0, etypes);
+}
+
 /* ---- independent access ------------------------------------------------------ */
 
 static int shared_access(MPI_File fh, const char *fn, enum bmpi_io_dir dir, const void *buf, MPI_Count count,

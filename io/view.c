@@ -166,10 +166,9 @@ static int view_check(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, 
                       const char *datarep, struct bmpi_file_view *v)
 {
     int err;
-    if (disp == MPI_DISPLACEMENT_CURRENT)
-        return bmpi_err_set(f->amode & MPI_MODE_SEQUENTIAL ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_ARG,
-                            "disp MPI_DISPLACEMENT_CURRENT is %s", f->amode & MPI_MODE_SEQUENTIAL
-                                ? "not supported by bmpi" : "only for files opened with MPI_MODE_SEQUENTIAL");
+    if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
+        return bmpi_err_set(MPI_ERR_ARG, "disp MPI_DISPLACEMENT_CURRENT is only for files opened with "
+                            "MPI_MODE_SEQUENTIAL");
     if (disp < 0)
         return bmpi_err_set(MPI_ERR_ARG, "disp %lld is negative", (long long)disp);
     if ((err = bmpi_dt_check_usable(etype, &v->edt)) || (err = bmpi_dt_check_usable(filetype, &v->fdt)))
@@ -198,11 +197,26 @@ static int view_check(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, 
     return BMPI_OK;
 }
 
+/* MPI_DISPLACEMENT_CURRENT (sequential files only): the byte the shared
+ * pointer is at under the view being replaced. */
+static int current_displacement(struct bmpi_file *f, MPI_Offset *disp)
+{
+    MPI_Offset etypes = 0;
+    int err = bmpi_io_shared_position(f, &etypes);
+    if (!err)
+        *disp = bmpi_io_map_byte(&f->view, etypes * (MPI_Offset)f->view.esize);
+    return err;
+}
+
 static int view_set(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                     const char *datarep)
 {
     struct bmpi_file_view v = {0};
-    int err = view_check(f, disp, etype, filetype, datarep, &v);
+    int err = BMPI_OK;
+    if (disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL))
+        err = current_displacement(f, &disp);
+    if (!err)
+        err = view_check(f, disp, etype, filetype, datarep, &v);
     if (err)
         return err;
     if ((err = keep_type(etype, &v.etype)))

@@ -24,7 +24,8 @@
  *     through the strided view, its holes untouched.
  *  7. two files at once keep their own pointers; MPI_MODE_APPEND starts
  *     the pointer at the end of file; a file on MPI_COMM_SELF;
- *     MPI_MODE_SEQUENTIAL: shared and ordered access work, seek_shared
+ *     MPI_MODE_SEQUENTIAL: shared and ordered access work, a view at
+ *     MPI_DISPLACEMENT_CURRENT starts where the pointer is, seek_shared
  *     and get_position_shared fail with MPI_ERR_UNSUPPORTED_OPERATION.
  *
  * Some checks run only where the library is bmpi or the anchor gets them
@@ -745,6 +746,10 @@ static void sequential(void)
     unsigned char rec[FIX];
     fix_make(rec, tu_rank, 0);
     MPICHK(MPI_File_write_shared(fh, rec, FIX, MPI_BYTE, MPI_STATUS_IGNORE));
+    /* MPI_DISPLACEMENT_CURRENT: a view that starts where the pointer is */
+    MPICHK(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    int tail = 1000 + tu_rank;
+    MPICHK(MPI_File_write_ordered(fh, &tail, 1, MPI_INT, MPI_STATUS_IGNORE));
     MPI_Offset pos;
     if (romio_like()) {
         EXPECT_CLASS(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET), MPI_ERR_UNSUPPORTED_OPERATION);
@@ -758,12 +763,18 @@ static void sequential(void)
         MPI_Offset size;
         unsigned char *buf = slurp(fh, &size);
         MPI_Offset first = (MPI_Offset)ord_before(tu_size) * (MPI_Offset)sizeof(int);
-        CHECK(size == first + (MPI_Offset)tu_size * FIX, "file size %lld", (long long)size);
+        MPI_Offset records_end = first + (MPI_Offset)tu_size * FIX;
+        CHECK(size == records_end + (MPI_Offset)tu_size * (MPI_Offset)sizeof(int), "file size %lld",
+              (long long)size);
         int seen[8] = {0};
-        for (MPI_Offset at = first; at < size; at += FIX)
+        for (MPI_Offset at = first; at < records_end; at += FIX)
             fix_seen(buf + at, 1, seen);
-        for (int r = 0; r < tu_size; r++)
+        for (int r = 0; r < tu_size; r++) {
             CHECK(seen[r] == 1, "rank %d's record appears %d times", r, seen[r]);
+            int tail;
+            memcpy(&tail, buf + records_end + (MPI_Offset)r * (MPI_Offset)sizeof(int), sizeof(tail));
+            CHECK(tail == 1000 + r, "int %d after MPI_DISPLACEMENT_CURRENT is %d", r, tail);
+        }
         free(buf);
     }
     MPICHK(MPI_File_close(&fh));
