@@ -4,3 +4,9 @@
 # only (over test/mpi/testutil.h and test/io/io_util.h), so that
 # test/io/validate-with-mpich.sh builds the same sources against MPICH or
 # Open MPI (see test/io/README).
+
+# Parallel HDF5 (Debian's libhdf5-mpich-dev, built against MPICH) as a real
+# client: hdf5.sh builds hdf5_chunked.c with h5pcc at test time and runs it
+# under bmpirun through the MPICH ABI; skipped without h5pcc and h5dump.
+TESTS += test/io/hdf5.sh
+EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c
