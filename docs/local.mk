@@ -8,3 +8,4 @@ EXTRA_DIST += docs/launcher.md
 EXTRA_DIST += docs/cluster.md
 EXTRA_DIST += docs/dynamic.md
 EXTRA_DIST += docs/rma.md
+EXTRA_DIST += docs/io.md

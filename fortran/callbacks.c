@@ -228,8 +228,20 @@ void pmpi_win_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fin
 BMPI_F77_NAMES(win_create_errhandler, WIN_CREATE_ERRHANDLER)
 BMPI_F08_NAME(win_create_errhandler)
 
-/* Files and sessions have no error handlers in C yet: these call the C
- * stubs, which report MPI_ERR_UNSUPPORTED_OPERATION. */
+void pmpi_file_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror);
+void pmpi_file_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+    int rc = bmpi_lang_file_errhandler_create(fn, BMPI_LANG_FORTRAN, &h);
+    if (rc == MPI_SUCCESS)
+        *errhandler = MPI_Errhandler_c2f(h);
+    ret(ierror, rc);
+}
+BMPI_F77_NAMES(file_create_errhandler, FILE_CREATE_ERRHANDLER)
+BMPI_F08_NAME(file_create_errhandler)
+
+/* Sessions have no error handlers in C yet: this calls the C stub, which
+ * reports MPI_ERR_UNSUPPORTED_OPERATION. */
 #define BMPI_F_STUB_ERRHANDLER(lower, UPPER, Name, Fn)                                                \
     void pmpi_##lower##_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror); \
     void pmpi_##lower##_create_errhandler_(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierror)  \
@@ -243,7 +255,6 @@ BMPI_F08_NAME(win_create_errhandler)
     BMPI_F77_NAMES(lower##_create_errhandler, UPPER##_CREATE_ERRHANDLER)                               \
     BMPI_F08_NAME(lower##_create_errhandler)
 
-BMPI_F_STUB_ERRHANDLER(file, FILE, File, MPI_File_errhandler_function)
 BMPI_F_STUB_ERRHANDLER(session, SESSION, Session, MPI_Session_errhandler_function)
 
 /* --- keyvals and attributes ------------------------------------------------ */

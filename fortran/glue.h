@@ -98,7 +98,9 @@ void bmpi_f_str_out(char *s, size_t len, const char *c);
 /* The C length (with the null) of a Fortran in/out string length; 0 stays 0. */
 int bmpi_f_strlen_in(MPI_Fint flen, size_t len);
 
-/* MPI_File handles: the C pointer has no Fortran integer of its own yet. */
+/* MPI_File handles: the C handle is a pointer; its Fortran integer comes
+ * from MPI_File_c2f (io/file.c: the file table index + 1, 0 for
+ * MPI_FILE_NULL). */
 MPI_File bmpi_f_file_f2c(MPI_Fint f);
 MPI_Fint bmpi_f_file_c2f(MPI_File f);
 

@@ -80,7 +80,7 @@ extern "C" {
 #define BMPI_STUBS_TOPOLOGIES 10
 /* 9. MPI Environmental Management */
 #define BMPI_HAVE_ENVIRONMENT 0
-#define BMPI_STUBS_ENVIRONMENT 9
+#define BMPI_STUBS_ENVIRONMENT 5
 /* 10. The Info Object */
 #define BMPI_HAVE_INFO 1
 #define BMPI_STUBS_INFO 0
@@ -95,7 +95,7 @@ extern "C" {
 #define BMPI_STUBS_EXTERNAL_INTERFACES 0
 /* 14. I/O */
 #define BMPI_HAVE_IO 0
-#define BMPI_STUBS_IO 86
+#define BMPI_STUBS_IO 58
 /* 15. Tool Support */
 #define BMPI_HAVE_TOOLS 0
 #define BMPI_STUBS_TOOLS 51
@@ -103,8 +103,8 @@ extern "C" {
 #define BMPI_HAVE_DEPRECATED 1
 #define BMPI_STUBS_DEPRECATED 0
 /* 19. Language Bindings */
-#define BMPI_HAVE_LANGUAGE_BINDINGS 0
-#define BMPI_STUBS_LANGUAGE_BINDINGS 2
+#define BMPI_HAVE_LANGUAGE_BINDINGS 1
+#define BMPI_STUBS_LANGUAGE_BINDINGS 0
 /* FEATURES_END */
 
 /* ---------------------------------------------------------------------------

@@ -85,6 +85,7 @@ struct bmpi_file {
     MPI_Comm comm;                  /* private duplicate of the open's communicator */
     int rank, size;
     int fd;
+    bool readable;                  /* fd can read: sieving may fill holes */
     char *path;
     int amode;
     MPI_Errhandler errhandler;
@@ -141,12 +142,17 @@ void bmpi_io_map_init(struct bmpi_io_map *m, const struct bmpi_file_view *v, MPI
 /* The next runs, at most max of them, adjacent runs merged; returns how
  * many (0 once all bytes are mapped). */
 int bmpi_io_map_next(struct bmpi_io_map *m, struct bmpi_io_run *runs, int max);
+/* The same, stopping after max_bytes bytes (a run may be cut). */
+int bmpi_io_map_next_max(struct bmpi_io_map *m, struct bmpi_io_run *runs, int max, size_t max_bytes);
 /* The file bytes [*lo, *hi) that the stream bytes [start, start + bytes)
  * touch at first and last; *lo == *hi when bytes is 0. */
 void bmpi_io_map_bounds(const struct bmpi_file_view *v, MPI_Offset start, size_t bytes, MPI_Offset *lo,
                         MPI_Offset *hi);
 /* The file offset of stream byte `start` (MPI_File_get_byte_offset). */
 MPI_Offset bmpi_io_map_byte(const struct bmpi_file_view *v, MPI_Offset start);
+/* The stream bytes of the view that lie before file offset file_size (the
+ * end of file, in the view's terms: MPI_SEEK_END). */
+MPI_Offset bmpi_io_map_stream_end(const struct bmpi_file_view *v, MPI_Offset file_size);
 
 /* --- checks shared by the data access entry points (access.c) ------------- */
 
@@ -251,5 +257,7 @@ struct bmpi_request *bmpi_io_request_new(struct bmpi_io_op *op);
 void bmpi_io_status(MPI_Status *status, size_t bytes);
 /* Finish op: status with `bytes`, error class err, and complete its request. */
 void bmpi_io_op_finish(struct bmpi_io_op *op, int err, size_t bytes);
+/* MPI_Finalize: drop what is still pending. */
+void bmpi_io_pending_finalize(void);
 
 #endif

@@ -4,4 +4,9 @@
 # requests and progress. The runtime calls in through io/io.h only.
 libbmpi_core_la_SOURCES += \
 	io/io.h io/file.h \
-	io/pending.c
+	io/access.c \
+	io/datarep.c \
+	io/file.c \
+	io/file_err.c \
+	io/pending.c \
+	io/view.c

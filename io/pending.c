@@ -76,7 +76,7 @@ int bmpi_io_progress(void)
     return events;
 }
 
-void bmpi_io_finalize(void)
+void bmpi_io_pending_finalize(void)
 {
     while (pending.head)
         drop(&pending.head);

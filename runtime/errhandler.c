@@ -57,9 +57,11 @@ void bmpi_errhandler_finalize(void)
 void bmpi_errhandler_call(const struct bmpi_errhandler *eh, void *obj, int code)
 {
     if (eh->lang == BMPI_LANG_FORTRAN) {
-        /* handles are MPICH-ABI ints: *obj is the Fortran handle too */
+        /* handles are MPICH-ABI ints: *obj is the Fortran handle too, but
+         * for files, whose C handle is a pointer */
         MPI_Fint fcode = code;
-        ((bmpi_f_errhandler_function *)eh->fn)(obj, &fcode);
+        MPI_Fint fh = eh->kind == BMPI_ERRH_FILE ? PMPI_File_c2f(*(MPI_File *)obj) : 0;
+        ((bmpi_f_errhandler_function *)eh->fn)(eh->kind == BMPI_ERRH_FILE ? &fh : obj, &fcode);
         return;
     }
     /* every *_errhandler_function takes (handle *, int *, ...) */
@@ -108,6 +110,18 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, M
 int bmpi_lang_win_errhandler_create(void (*fn)(void), enum bmpi_lang lang, MPI_Errhandler *errhandler)
 {
     return create(BMPI_ERRH_WIN, fn, lang, errhandler, "MPI_Win_create_errhandler");
+}
+
+BMPI_API(MPI_File_create_errhandler)
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
+{
+    return create(BMPI_ERRH_FILE, (void (*)(void))file_errhandler_fn, BMPI_LANG_C, errhandler,
+                  "MPI_File_create_errhandler");
+}
+
+int bmpi_lang_file_errhandler_create(void (*fn)(void), enum bmpi_lang lang, MPI_Errhandler *errhandler)
+{
+    return create(BMPI_ERRH_FILE, fn, lang, errhandler, "MPI_File_create_errhandler");
 }
 
 BMPI_API(MPI_Errhandler_free)

@@ -165,8 +165,8 @@ int bmpi_err_comm(MPI_Comm comm, int errclass, const char *fn, const char *fmt, 
     return dispatch(comm_errhandler(comm), BMPI_ERRH_COMM, &comm, errclass);
 }
 
-/* Errors on no object, on an invalid window handle, and on files (which
- * have no error handler store yet), go to MPI_COMM_SELF's handler. */
+/* Errors on no object and on an invalid window handle go to
+ * MPI_COMM_SELF's handler. */
 static int report_on_self(int errclass, const char *fn, const char *fmt, va_list ap)
 {
     format_text(errclass, fn, fmt, ap);
@@ -212,14 +212,10 @@ int bmpi_err_win_obj(struct bmpi_win *w, int errclass, const char *fn, const cha
     return rc;
 }
 
-int bmpi_err_file(MPI_File file, int errclass, const char *fn, const char *fmt, ...)
+int bmpi_err_vfile(MPI_Errhandler h, MPI_File file, int errclass, const char *fn, const char *fmt, va_list ap)
 {
-    (void)file;
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = report_on_self(errclass, fn, fmt, ap);
-    va_end(ap);
-    return rc;
+    format_text(errclass, fn, fmt, ap);
+    return dispatch(h, BMPI_ERRH_FILE, &file, errclass);
 }
 
 int bmpi_err_unsupported(MPI_Comm comm, const char *fn)

@@ -11,6 +11,8 @@
 #ifndef BMPI_RUNTIME_ERROR_H
 #define BMPI_RUNTIME_ERROR_H
 
+#include <stdarg.h>
+
 #include <mpi.h>
 
 #define BMPI_OK 0
@@ -39,8 +41,10 @@ int bmpi_err_comm(MPI_Comm comm, int errclass, const char *fn, const char *fmt, 
  * takes the window itself. */
 int bmpi_err_win(MPI_Win win, int errclass, const char *fn, const char *fmt, ...)
     BMPI_PRINTF(4, 5);
-int bmpi_err_file(MPI_File file, int errclass, const char *fn, const char *fmt, ...)
-    BMPI_PRINTF(4, 5);
+/* The same through error handler h on file `file`: the I/O layer keeps
+ * files' handlers (io/file.h, bmpi_err_file_obj). */
+int bmpi_err_vfile(MPI_Errhandler h, MPI_File file, int errclass, const char *fn, const char *fmt, va_list ap)
+    BMPI_PRINTF(5, 0);
 /* Errors not tied to an object (MPI_Init, MPI_Type_*, ...): the handler of
  * MPI_COMM_SELF applies, as the standard says. */
 int bmpi_err_noobj(int errclass, const char *fn, const char *fmt, ...) BMPI_PRINTF(3, 4);

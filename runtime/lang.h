@@ -55,6 +55,7 @@ int bmpi_lang_comm_errhandler_create(void (*fn)(void), enum bmpi_lang lang,
 /* MPI_Win_create_errhandler, the same way (MPI_Win_errhandler_function). */
 int bmpi_lang_win_errhandler_create(void (*fn)(void), enum bmpi_lang lang,
                                     MPI_Errhandler *errhandler);
+int bmpi_lang_file_errhandler_create(void (*fn)(void), enum bmpi_lang lang, MPI_Errhandler *errhandler);
 
 /* A keyval for obj whose callbacks have lang's ABI and, for Fortran,
  * width's values; a NULL callback is the NULL_COPY_FN/NULL_DELETE_FN one.
