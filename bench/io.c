@@ -36,7 +36,8 @@
  * The file is deleted (MPI_File_delete) before every write, so each write
  * creates a new file. The process's very first write (its first open
  * included: what the MPI-IO layer costs to start) is timed apart and
- * reported as first-open and first-write; it is the first flavour's warm-up.
+ * reported as first-open and first-write; it is the first flavour's warm-up,
+ * with -w 0 too.
  * Buffers are allocated once and reused. Every write is checked with plain
  * POSIX preads of sample values at the places they belong, every read by
  * comparing with what was written; a wrong value aborts the run.
@@ -54,7 +55,8 @@
  *          -f LIST   flavours, comma-separated (default all,view,rows for
  *                    block, all,view for strided)
  *          -r N      timed repetitions per flavour (default 3)
- *          -w 0|1    untimed warm-up pair per flavour (default 1)
+ *          -w 0|1    untimed warm-up pair per flavour (default 1; the
+ *                    first flavour's is the first call, always made)
  *          -n        no MPI_File_sync in timed writes
  *          -d DIR    directory for the file (default $TMPDIR, else /tmp)
  *          -H KEY=VALUE   an info hint for every open (repeatable)
