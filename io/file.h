@@ -203,6 +203,8 @@ bool bmpi_datarep_is_native(const struct bmpi_datarep *rep);
  * MPI_ERR_UNSUPPORTED_DATAREP with the reason recorded. */
 int bmpi_datarep_check_view(const struct bmpi_datarep *rep, const struct bmpi_datatype *edt,
                             const struct bmpi_datatype *fdt);
+/* The same check for the memory datatype of an access under rep. */
+int bmpi_datarep_check_access(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt);
 /* The extent of datatype in the file under rep (MPI_File_get_type_extent). */
 int bmpi_datarep_extent(const struct bmpi_datarep *rep, MPI_Datatype datatype, MPI_Aint *extent);
 /* A non-native write: the access's data packed and converted into a new

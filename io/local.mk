@@ -8,5 +8,6 @@ libbmpi_core_la_SOURCES += \
 	io/datarep.c \
 	io/file.c \
 	io/file_err.c \
+	io/nonblock.c \
 	io/pending.c \
 	io/view.c

@@ -26,9 +26,16 @@ void bmpi_io_status(MPI_Status *status, size_t bytes)
 struct bmpi_request *bmpi_io_request_new(struct bmpi_io_op *op)
 {
     struct bmpi_request *req = bmpi_request_new(BMPI_REQ_IO);
-    if (req)
+    if (req) {
         op->req = req;
+        req->ctx = op->file; /* whose error handler reports its failure */
+    }
     return req;
+}
+
+int bmpi_io_report(MPI_File file, int errclass, const char *fn)
+{
+    return bmpi_err_file_obj(file, errclass, fn, NULL);
 }
 
 void bmpi_io_op_finish(struct bmpi_io_op *op, int err, size_t bytes)

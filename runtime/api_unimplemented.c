@@ -380,21 +380,6 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_get_position_shared");
 }
 
-BMPI_API(MPI_File_iread)
-int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread");
-}
-
-BMPI_API(MPI_File_iread_c)
-int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_c");
-}
-
 BMPI_API(MPI_File_iread_all)
 int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                         MPI_Request *request)
@@ -409,22 +394,6 @@ int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype 
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_all_c");
-}
-
-BMPI_API(MPI_File_iread_at)
-int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at");
-}
-
-BMPI_API(MPI_File_iread_at_c)
-int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_c");
 }
 
 BMPI_API(MPI_File_iread_at_all)
@@ -459,22 +428,6 @@ int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_shared_c");
 }
 
-BMPI_API(MPI_File_iwrite)
-int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                     MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite");
-}
-
-BMPI_API(MPI_File_iwrite_c)
-int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_c");
-}
-
 BMPI_API(MPI_File_iwrite_all)
 int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                          MPI_Request *request)
@@ -489,22 +442,6 @@ int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_all_c");
-}
-
-BMPI_API(MPI_File_iwrite_at)
-int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                        MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at");
-}
-
-BMPI_API(MPI_File_iwrite_at_c)
-int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_c");
 }
 
 BMPI_API(MPI_File_iwrite_at_all)
@@ -803,27 +740,6 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_shared_c");
-}
-
-BMPI_API(MPI_Register_datarep)
-int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
-                          MPI_Datarep_conversion_function *write_conversion_fn,
-                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
-{
-    (void)datarep; (void)read_conversion_fn; (void)write_conversion_fn; (void)dtype_file_extent_fn;
-    (void)extra_state;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Register_datarep");
-}
-
-BMPI_API(MPI_Register_datarep_c)
-int PMPI_Register_datarep_c(const char *datarep,
-                            MPI_Datarep_conversion_function_c *read_conversion_fn,
-                            MPI_Datarep_conversion_function_c *write_conversion_fn,
-                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
-{
-    (void)datarep; (void)read_conversion_fn; (void)write_conversion_fn; (void)dtype_file_extent_fn;
-    (void)extra_state;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_Register_datarep_c");
 }
 
 /* == 15. Tool Support == */
@@ -1248,26 +1164,24 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
      (const char *const[]){NULL}},
     {"13. External Interfaces", 8, 0,
      (const char *const[]){NULL}},
-    {"14. I/O", 86, 58,
-     (const char *const[]){"MPI_File_get_position_shared", "MPI_File_iread", "MPI_File_iread_c",
-        "MPI_File_iread_all", "MPI_File_iread_all_c", "MPI_File_iread_at", "MPI_File_iread_at_c",
-        "MPI_File_iread_at_all", "MPI_File_iread_at_all_c", "MPI_File_iread_shared",
-        "MPI_File_iread_shared_c", "MPI_File_iwrite", "MPI_File_iwrite_c", "MPI_File_iwrite_all",
-        "MPI_File_iwrite_all_c", "MPI_File_iwrite_at", "MPI_File_iwrite_at_c",
-        "MPI_File_iwrite_at_all", "MPI_File_iwrite_at_all_c", "MPI_File_iwrite_shared",
-        "MPI_File_iwrite_shared_c", "MPI_File_read_all", "MPI_File_read_all_c",
-        "MPI_File_read_all_begin", "MPI_File_read_all_begin_c", "MPI_File_read_all_end",
-        "MPI_File_read_at_all", "MPI_File_read_at_all_c", "MPI_File_read_at_all_begin",
-        "MPI_File_read_at_all_begin_c", "MPI_File_read_at_all_end", "MPI_File_read_ordered",
-        "MPI_File_read_ordered_c", "MPI_File_read_ordered_begin", "MPI_File_read_ordered_begin_c",
-        "MPI_File_read_ordered_end", "MPI_File_read_shared", "MPI_File_read_shared_c",
-        "MPI_File_seek_shared", "MPI_File_write_all", "MPI_File_write_all_c",
-        "MPI_File_write_all_begin", "MPI_File_write_all_begin_c", "MPI_File_write_all_end",
-        "MPI_File_write_at_all", "MPI_File_write_at_all_c", "MPI_File_write_at_all_begin",
-        "MPI_File_write_at_all_begin_c", "MPI_File_write_at_all_end", "MPI_File_write_ordered",
-        "MPI_File_write_ordered_c", "MPI_File_write_ordered_begin",
+    {"14. I/O", 86, 48,
+     (const char *const[]){"MPI_File_get_position_shared", "MPI_File_iread_all",
+        "MPI_File_iread_all_c", "MPI_File_iread_at_all", "MPI_File_iread_at_all_c",
+        "MPI_File_iread_shared", "MPI_File_iread_shared_c", "MPI_File_iwrite_all",
+        "MPI_File_iwrite_all_c", "MPI_File_iwrite_at_all", "MPI_File_iwrite_at_all_c",
+        "MPI_File_iwrite_shared", "MPI_File_iwrite_shared_c", "MPI_File_read_all",
+        "MPI_File_read_all_c", "MPI_File_read_all_begin", "MPI_File_read_all_begin_c",
+        "MPI_File_read_all_end", "MPI_File_read_at_all", "MPI_File_read_at_all_c",
+        "MPI_File_read_at_all_begin", "MPI_File_read_at_all_begin_c", "MPI_File_read_at_all_end",
+        "MPI_File_read_ordered", "MPI_File_read_ordered_c", "MPI_File_read_ordered_begin",
+        "MPI_File_read_ordered_begin_c", "MPI_File_read_ordered_end", "MPI_File_read_shared",
+        "MPI_File_read_shared_c", "MPI_File_seek_shared", "MPI_File_write_all",
+        "MPI_File_write_all_c", "MPI_File_write_all_begin", "MPI_File_write_all_begin_c",
+        "MPI_File_write_all_end", "MPI_File_write_at_all", "MPI_File_write_at_all_c",
+        "MPI_File_write_at_all_begin", "MPI_File_write_at_all_begin_c", "MPI_File_write_at_all_end",
+        "MPI_File_write_ordered", "MPI_File_write_ordered_c", "MPI_File_write_ordered_begin",
         "MPI_File_write_ordered_begin_c", "MPI_File_write_ordered_end", "MPI_File_write_shared",
-        "MPI_File_write_shared_c", "MPI_Register_datarep", "MPI_Register_datarep_c", NULL}},
+        "MPI_File_write_shared_c", NULL}},
     {"15. Tool Support", 52, 51,
      (const char *const[]){"MPI_T_category_changed", "MPI_T_category_get_categories",
         "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index",

@@ -242,4 +242,26 @@ MPI_Count bmpi_dt_elements(const struct bmpi_datatype *dt, MPI_Count bytes);
  * -1 on overflow. */
 MPI_Count bmpi_dt_elements_bytes(const struct bmpi_datatype *dt, MPI_Count n);
 
+/* --- external32 (dt_external.c) ------------------------------------------------ */
+
+/* MPI_Pack_external and the I/O layer's "external32" data representation
+ * (io/datarep.c): the external32 size of one element of dt, and count
+ * elements packed to / unpacked from external32 at *position of a buffer of
+ * dstsize / srcsize bytes (MPI_ERR_TRUNCATE if they do not fit,
+ * MPI_ERR_CONVERSION for a value the external size cannot hold). */
+int bmpi_dt_external_size(const struct bmpi_datatype *dt, MPI_Count *size);
+int bmpi_dt_pack_external(const void *buf, size_t count, const struct bmpi_datatype *dt,
+                          void *dst, MPI_Count dstsize, MPI_Count *position);
+int bmpi_dt_unpack_external(const void *src, MPI_Count srcsize, MPI_Count *position, void *buf,
+                            size_t count, const struct bmpi_datatype *dt);
+
+/* Call fn on each predefined basic type of dt's type map (pair types as
+ * their two members), once per part of the type rather than per element,
+ * so the cost follows the constructors' arguments, never the data; stops
+ * at and returns the first nonzero return of fn. Types of size 0 (MPI_LB,
+ * MPI_UB, empty parts) are skipped. For the I/O layer's data
+ * representations, which compare basic sizes in the file and in memory. */
+int bmpi_dt_for_each_basic(const struct bmpi_datatype *dt,
+                           int (*fn)(const struct bmpi_datatype *basic, void *ctx), void *ctx);
+
 #endif

@@ -81,13 +81,6 @@ MPI_Datatype bmpi_dt_match_size(int typeclass, int size);
 const char *bmpi_dt_get_name(const struct bmpi_datatype *dt);
 int bmpi_dt_set_name(struct bmpi_datatype *dt, const char *name);
 
-/* external32 (dt_external.c) */
-int bmpi_dt_external_size(const struct bmpi_datatype *dt, MPI_Count *size);
-int bmpi_dt_pack_external(const void *buf, size_t count, const struct bmpi_datatype *dt,
-                          void *dst, MPI_Count dstsize, MPI_Count *position);
-int bmpi_dt_unpack_external(const void *src, MPI_Count srcsize, MPI_Count *position, void *buf,
-                            size_t count, const struct bmpi_datatype *dt);
-
 /* What a predefined basic type is, for external32 and reductions. */
 enum bmpi_dt_kind {
     BMPI_DT_K_NONE,    /* derived */

@@ -47,6 +47,26 @@ int bmpi_dt_external_size(const struct bmpi_datatype *dt, MPI_Count *size)
     return BMPI_OK;
 }
 
+int bmpi_dt_for_each_basic(const struct bmpi_datatype *dt,
+                           int (*fn)(const struct bmpi_datatype *basic, void *ctx), void *ctx)
+{
+    if (dt->size == 0)
+        return 0;
+    if (dt->defn == MPI_COMBINER_NAMED)
+        return fn(dt, ctx);
+    size_t np = bmpi_dt_nparts(dt);
+    for (size_t i = 0; i < np; i++) {
+        struct bmpi_dt_part p;
+        bmpi_dt_part(dt, i, &p);
+        if (p.count == 0 || p.bl == 0)
+            continue;
+        int rc = bmpi_dt_for_each_basic(p.type, fn, ctx);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* --- one basic element ------------------------------------------------------------- */
 
 static void put_be(unsigned char *dst, uint64_t v, int n)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "collectives/coll.h"
+#include "io/io.h"
 #include "runtime/api.h"
 #include "runtime/p2p.h"
 #include "runtime/progress.h"
@@ -99,8 +100,16 @@ static int retire(struct bmpi_request *req, MPI_Request *handle, MPI_Status *sta
     return err;
 }
 
-static int report(struct bmpi_comm *comm, const char *fn, const MPI_Status *st, int err)
+/* The file a file request accessed: its errors go to the file's handler. */
+static MPI_File io_file(const struct bmpi_request *req)
 {
+    return req->kind == BMPI_REQ_IO ? (MPI_File)req->ctx : MPI_FILE_NULL;
+}
+
+static int report(struct bmpi_comm *comm, MPI_File file, const char *fn, const MPI_Status *st, int err)
+{
+    if (file != MPI_FILE_NULL)
+        return bmpi_io_report(file, err, fn);
     if (comm)
         return bmpi_report_status(comm, fn, st);
     return bmpi_err_noobj(err, fn, NULL);
@@ -119,13 +128,14 @@ static int retire_reporting(struct bmpi_request *req, MPI_Request *handle, MPI_S
                             const char *fn)
 {
     struct bmpi_comm *comm = req->comm;
+    MPI_File file = io_file(req);
     if (comm)
         comm->refcount++; /* outlives the request for the report */
     MPI_Status st;
     int err = retire(req, handle, &st);
     bmpi_status_out(status, &st);
     if (err)
-        err = report(comm, fn, &st, err);
+        err = report(comm, file, fn, &st, err);
     if (comm)
         bmpi_comm_release(comm);
     return err;
@@ -173,6 +183,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * the multiple-completion calls is then MPI_ERR_IN_STATUS. */
 struct first_failure {
     struct bmpi_comm *comm;
+    MPI_File file;
     MPI_Status status;
     bool failed;
 };
@@ -184,6 +195,7 @@ static void note_failure(struct first_failure *f, struct bmpi_request *req)
         return;
     f->failed = true;
     f->comm = req->comm;
+    f->file = io_file(req);
     f->status = req->status;
     if (f->comm)
         f->comm->refcount++; /* the request may go before the report */
@@ -193,7 +205,7 @@ static int report_failure(struct first_failure *f, const char *fn)
 {
     if (!f->failed)
         return MPI_SUCCESS;
-    int err = report(f->comm, fn, &f->status, f->status.MPI_ERROR);
+    int err = report(f->comm, f->file, fn, &f->status, f->status.MPI_ERROR);
     if (f->comm)
         bmpi_comm_release(f->comm);
     return err ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
@@ -530,7 +542,8 @@ int PMPI_Request_free(MPI_Request *request)
 
 /* Receives that have not matched are cancelled; a send, once started,
  * cannot be recalled in bmpi and completes normally (MPI 4.1 deprecates
- * cancelling sends; MPI_Test_cancelled then reports false). */
+ * cancelling sends; MPI_Test_cancelled then reports false), and so does a
+ * file access (kind BMPI_REQ_IO, io/). */
 BMPI_API(MPI_Cancel)
 int PMPI_Cancel(MPI_Request *request)
 {

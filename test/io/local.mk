@@ -5,6 +5,17 @@
 # test/io/validate-with-mpich.sh builds the same sources against MPICH or
 # Open MPI (see test/io/README).
 
+# Nonblocking independent access and data representations (nonblock.c,
+# datarep.c): io_nonblock and io_datarep through run-ranks at 1 2 4 ranks.
+check_PROGRAMS += test/io/io_nonblock test/io/io_datarep
+test_io_io_nonblock_SOURCES = test/io/io_nonblock.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_nonblock_LDADD = libbmpi.la
+test_io_io_datarep_SOURCES = test/io/io_datarep.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_datarep_LDADD = libbmpi.la
+IO_NBDR_TESTS = test/io/io_nonblock.sh test/io/io_datarep.sh
+TESTS += $(IO_NBDR_TESTS)
+EXTRA_DIST += $(IO_NBDR_TESTS)
+
 # Parallel HDF5 (Debian's libhdf5-mpich-dev, built against MPICH) as a real
 # client: hdf5.sh builds hdf5_chunked.c with h5pcc at test time and runs it
 # under bmpirun through the MPICH ABI; skipped without h5pcc and h5dump.
