@@ -95,7 +95,7 @@ extern "C" {
 #define BMPI_STUBS_EXTERNAL_INTERFACES 0
 /* 14. I/O */
 #define BMPI_HAVE_IO 0
-#define BMPI_STUBS_IO 48
+#define BMPI_STUBS_IO 20
 /* 15. Tool Support */
 #define BMPI_HAVE_TOOLS 0
 #define BMPI_STUBS_TOOLS 51

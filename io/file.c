@@ -281,6 +281,7 @@ static void file_free(struct bmpi_file *f)
         close(f->fd);
     if (f->fhandle)
         files.objs[f->fhandle - 1] = NULL;
+    bmpi_io_coll_close(f);
     bmpi_view_release(&f->view);
     if (f->info)
         bmpi_info_destroy(f->info);

@@ -78,6 +78,7 @@ struct bmpi_file_view {
 
 struct bmpi_io_shared;  /* shared.c */
 struct bmpi_io_split;   /* coll.c: a split collective between begin and end */
+struct bmpi_io_coll;    /* coll.c: the node map and operation count of collective access */
 
 struct bmpi_file {
     uint32_t magic;
@@ -96,6 +97,7 @@ struct bmpi_file {
     bool atomic;                    /* MPI_File_set_atomicity */
     struct bmpi_io_shared *shared;
     struct bmpi_io_split *split;
+    struct bmpi_io_coll *coll;      /* made by the first collective access */
     int pending_ops;                /* nonblocking operations not yet complete */
 };
 
@@ -189,6 +191,9 @@ void bmpi_io_unlock(struct bmpi_file *f, MPI_Offset off, MPI_Offset len);
  * stops at end of file (*done < len, no error). */
 int bmpi_io_pread(struct bmpi_file *f, void *buf, size_t len, MPI_Offset off, size_t *done);
 int bmpi_io_pwrite(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset off);
+/* A plain write of one run: under the run's write lock while independent
+ * writes sieve on f (another rank's read-modify-write may span the run). */
+int bmpi_io_pwrite_run(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset off);
 
 /* --- data representations (datarep.c) ----------------------------------------- */
 
@@ -224,6 +229,9 @@ void bmpi_datarep_finalize(void);
  * wait at _end. *req completes with the status of this rank's part. */
 int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_Offset offset,
                        struct bmpi_request **req);
+/* MPI_File_close: free what collective access kept for f (and a split
+ * collective left open, which is erroneous). Local. */
+void bmpi_io_coll_close(struct bmpi_file *f);
 
 /* --- the shared file pointer (shared.c) ---------------------------------------- */
 

@@ -10,4 +10,5 @@ libbmpi_core_la_SOURCES += \
 	io/file_err.c \
 	io/nonblock.c \
 	io/pending.c \
-	io/view.c
+	io/view.c \
+	io/coll.c

@@ -87,7 +87,7 @@ static int move_runs(struct nb_op *nb, unsigned char *mem, size_t n, size_t *mov
     size_t len;
     while (*moved < n && next_piece(nb, n - *moved, &off, &len)) {
         size_t got = len;
-        int rc = nb->a.dir == BMPI_IO_WRITE ? bmpi_io_pwrite(f, mem + *moved, len, off)
+        int rc = nb->a.dir == BMPI_IO_WRITE ? bmpi_io_pwrite_run(f, mem + *moved, len, off)
                                             : bmpi_io_pread(f, mem + *moved, len, off, &got);
         if (rc)
             return rc;

@@ -380,38 +380,6 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_get_position_shared");
 }
 
-BMPI_API(MPI_File_iread_all)
-int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                        MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_all");
-}
-
-BMPI_API(MPI_File_iread_all_c)
-int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_all_c");
-}
-
-BMPI_API(MPI_File_iread_at_all)
-int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                           MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_all");
-}
-
-BMPI_API(MPI_File_iread_at_all_c)
-int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_at_all_c");
-}
-
 BMPI_API(MPI_File_iread_shared)
 int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                            MPI_Request *request)
@@ -428,38 +396,6 @@ int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iread_shared_c");
 }
 
-BMPI_API(MPI_File_iwrite_all)
-int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                         MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_all");
-}
-
-BMPI_API(MPI_File_iwrite_all_c)
-int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           MPI_Request *request)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_all_c");
-}
-
-BMPI_API(MPI_File_iwrite_at_all)
-int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                            MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_all");
-}
-
-BMPI_API(MPI_File_iwrite_at_all_c)
-int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Request *request)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)request;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_at_all_c");
-}
-
 BMPI_API(MPI_File_iwrite_shared)
 int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                             MPI_Request *request)
@@ -474,81 +410,6 @@ int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 {
     (void)fh; (void)buf; (void)count; (void)datatype; (void)request;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_iwrite_shared_c");
-}
-
-BMPI_API(MPI_File_read_all)
-int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all");
-}
-
-BMPI_API(MPI_File_read_all_c)
-int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_c");
-}
-
-BMPI_API(MPI_File_read_all_begin)
-int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_begin");
-}
-
-BMPI_API(MPI_File_read_all_begin_c)
-int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_begin_c");
-}
-
-BMPI_API(MPI_File_read_all_end)
-int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_all_end");
-}
-
-BMPI_API(MPI_File_read_at_all)
-int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void * buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all");
-}
-
-BMPI_API(MPI_File_read_at_all_c)
-int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count,
-                            MPI_Datatype datatype, MPI_Status *status)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_c");
-}
-
-BMPI_API(MPI_File_read_at_all_begin)
-int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                MPI_Datatype datatype)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_begin");
-}
-
-BMPI_API(MPI_File_read_at_all_begin_c)
-int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                                  MPI_Datatype datatype)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_begin_c");
-}
-
-BMPI_API(MPI_File_read_at_all_end)
-int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_read_at_all_end");
 }
 
 BMPI_API(MPI_File_read_ordered)
@@ -609,83 +470,6 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     (void)fh; (void)offset; (void)whence;
     return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_seek_shared");
-}
-
-BMPI_API(MPI_File_write_all)
-int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                        MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all");
-}
-
-BMPI_API(MPI_File_write_all_c)
-int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_c");
-}
-
-BMPI_API(MPI_File_write_all_begin)
-int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_begin");
-}
-
-BMPI_API(MPI_File_write_all_begin_c)
-int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                MPI_Datatype datatype)
-{
-    (void)fh; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_begin_c");
-}
-
-BMPI_API(MPI_File_write_all_end)
-int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_all_end");
-}
-
-BMPI_API(MPI_File_write_at_all)
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all");
-}
-
-BMPI_API(MPI_File_write_at_all_c)
-int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Status *status)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_c");
-}
-
-BMPI_API(MPI_File_write_at_all_begin)
-int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                 MPI_Datatype datatype)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_begin");
-}
-
-BMPI_API(MPI_File_write_at_all_begin_c)
-int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                   MPI_Datatype datatype)
-{
-    (void)fh; (void)offset; (void)buf; (void)count; (void)datatype;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_begin_c");
-}
-
-BMPI_API(MPI_File_write_at_all_end)
-int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-    (void)fh; (void)buf; (void)status;
-    return bmpi_err_unsupported(MPI_COMM_WORLD, "MPI_File_write_at_all_end");
 }
 
 BMPI_API(MPI_File_write_ordered)
@@ -1164,22 +948,13 @@ const struct bmpi_api_chapter bmpi_api_chapters[] = {
      (const char *const[]){NULL}},
     {"13. External Interfaces", 8, 0,
      (const char *const[]){NULL}},
-    {"14. I/O", 86, 48,
-     (const char *const[]){"MPI_File_get_position_shared", "MPI_File_iread_all",
-        "MPI_File_iread_all_c", "MPI_File_iread_at_all", "MPI_File_iread_at_all_c",
-        "MPI_File_iread_shared", "MPI_File_iread_shared_c", "MPI_File_iwrite_all",
-        "MPI_File_iwrite_all_c", "MPI_File_iwrite_at_all", "MPI_File_iwrite_at_all_c",
-        "MPI_File_iwrite_shared", "MPI_File_iwrite_shared_c", "MPI_File_read_all",
-        "MPI_File_read_all_c", "MPI_File_read_all_begin", "MPI_File_read_all_begin_c",
-        "MPI_File_read_all_end", "MPI_File_read_at_all", "MPI_File_read_at_all_c",
-        "MPI_File_read_at_all_begin", "MPI_File_read_at_all_begin_c", "MPI_File_read_at_all_end",
+    {"14. I/O", 86, 20,
+     (const char *const[]){"MPI_File_get_position_shared", "MPI_File_iread_shared",
+        "MPI_File_iread_shared_c", "MPI_File_iwrite_shared", "MPI_File_iwrite_shared_c",
         "MPI_File_read_ordered", "MPI_File_read_ordered_c", "MPI_File_read_ordered_begin",
         "MPI_File_read_ordered_begin_c", "MPI_File_read_ordered_end", "MPI_File_read_shared",
-        "MPI_File_read_shared_c", "MPI_File_seek_shared", "MPI_File_write_all",
-        "MPI_File_write_all_c", "MPI_File_write_all_begin", "MPI_File_write_all_begin_c",
-        "MPI_File_write_all_end", "MPI_File_write_at_all", "MPI_File_write_at_all_c",
-        "MPI_File_write_at_all_begin", "MPI_File_write_at_all_begin_c", "MPI_File_write_at_all_end",
-        "MPI_File_write_ordered", "MPI_File_write_ordered_c", "MPI_File_write_ordered_begin",
+        "MPI_File_read_shared_c", "MPI_File_seek_shared", "MPI_File_write_ordered",
+        "MPI_File_write_ordered_c", "MPI_File_write_ordered_begin",
         "MPI_File_write_ordered_begin_c", "MPI_File_write_ordered_end", "MPI_File_write_shared",
         "MPI_File_write_shared_c", NULL}},
     {"15. Tool Support", 52, 51,

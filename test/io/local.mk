@@ -5,6 +5,26 @@
 # test/io/validate-with-mpich.sh builds the same sources against MPICH or
 # Open MPI (see test/io/README).
 
+# Independent access and the file object (test/io/README): io_views,
+# io_file, io_atomic through run-ranks; io_nospace.sh (root: a full
+# tmpfs) and io_killed.sh (a rank SIGKILLed mid-write) drive their
+# programs themselves.
+check_PROGRAMS += test/io/io_views test/io/io_file test/io/io_atomic test/io/io_nospace test/io/io_killed
+test_io_io_views_SOURCES = test/io/io_views.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_views_LDADD = libbmpi.la
+test_io_io_file_SOURCES = test/io/io_file.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_file_LDADD = libbmpi.la
+test_io_io_atomic_SOURCES = test/io/io_atomic.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_atomic_LDADD = libbmpi.la
+test_io_io_nospace_SOURCES = test/io/io_nospace.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_nospace_LDADD = libbmpi.la
+test_io_io_killed_SOURCES = test/io/io_killed.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_killed_LDADD = libbmpi.la
+IO_INDEPENDENT_TESTS = test/io/io_views.sh test/io/io_file.sh test/io/io_atomic.sh test/io/io_nospace.sh \
+	test/io/io_killed.sh
+TESTS += $(IO_INDEPENDENT_TESTS)
+EXTRA_DIST += $(IO_INDEPENDENT_TESTS) test/io/validate-with-mpich.sh test/io/README
+
 # Nonblocking independent access and data representations (nonblock.c,
 # datarep.c): io_nonblock and io_datarep through run-ranks at 1 2 4 ranks.
 check_PROGRAMS += test/io/io_nonblock test/io/io_datarep
@@ -15,6 +35,16 @@ test_io_io_datarep_LDADD = libbmpi.la
 IO_NBDR_TESTS = test/io/io_nonblock.sh test/io/io_datarep.sh
 TESTS += $(IO_NBDR_TESTS)
 EXTRA_DIST += $(IO_NBDR_TESTS)
+
+check_PROGRAMS += test/io/io_coll
+test_io_io_coll_SOURCES = test/io/io_coll.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_coll_LDADD = libbmpi.la
+TESTS += test/io/io_coll.sh
+EXTRA_DIST += test/io/io_coll.sh
+
+# io_netns.sh: the programs above across two simulated hosts (root only).
+TESTS += test/io/io_netns.sh
+EXTRA_DIST += test/io/io_netns.sh
 
 # Parallel HDF5 (Debian's libhdf5-mpich-dev, built against MPICH) as a real
 # client: hdf5.sh builds hdf5_chunked.c with h5pcc at test time and runs it
