@@ -94,8 +94,8 @@ extern "C" {
 #define BMPI_HAVE_EXTERNAL_INTERFACES 1
 #define BMPI_STUBS_EXTERNAL_INTERFACES 0
 /* 14. I/O */
-#define BMPI_HAVE_IO 0
-#define BMPI_STUBS_IO 20
+#define BMPI_HAVE_IO 1
+#define BMPI_STUBS_IO 0
 /* 15. Tool Support */
 #define BMPI_HAVE_TOOLS 0
 #define BMPI_STUBS_TOOLS 51

@@ -452,14 +452,15 @@ static int pointer_check(MPI_File fh, const char *fn, struct bmpi_file **f)
     return err;
 }
 
-/* The end of file in etypes of f's view. */
+/* The end of file in etypes of f's view: after the last whole etype
+ * (MPI 4.1 14.4.3), as the shared pointer's MPI_SEEK_END counts it. */
 static int end_position(struct bmpi_file *f, MPI_Offset *pos)
 {
     struct stat st;
     if (fstat(f->fd, &st) < 0)
         return bmpi_io_errno(errno, "cannot stat", f->path);
     MPI_Offset stream = bmpi_io_map_stream_end(&f->view, st.st_size);
-    *pos = (stream + (MPI_Offset)f->view.esize - 1) / (MPI_Offset)f->view.esize;
+    *pos = stream / (MPI_Offset)f->view.esize;
     return BMPI_OK;
 }
 

@@ -1080,6 +1080,8 @@ static int split_begin(MPI_File fh, const char *fn, enum split_kind kind, const 
     if (f->split)
         return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "a split collective (%s) is already active on this file",
                                  split_begin_name[f->split->kind]);
+    if (bmpi_io_shared_split_active(f))
+        return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "an ordered split collective is already active on this file");
     struct bmpi_io_split *s = malloc(sizeof(*s));
     if (!s)
         return bmpi_err_file_obj(f, MPI_ERR_NO_MEM, fn, "out of memory for the split collective");

@@ -283,6 +283,7 @@ static void file_free(struct bmpi_file *f)
         files.objs[f->fhandle - 1] = NULL;
     bmpi_io_coll_close(f);
     bmpi_view_release(&f->view);
+    bmpi_io_shared_release(f);
     if (f->info)
         bmpi_info_destroy(f->info);
     bmpi_errhandler_release(f->errhandler);
@@ -336,6 +337,9 @@ static int open_collective(MPI_Comm comm, struct bmpi_file *f, MPI_Info info)
     int err = PMPI_Comm_dup(comm, &f->comm);
     if (err)
         return bmpi_err_set(err, "cannot duplicate the communicator");
+    /* the layer's own collectives fail back to it, which reports through
+     * the file's handler, not the user communicator's */
+    PMPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
     PMPI_Comm_rank(f->comm, &f->rank);
     PMPI_Comm_size(f->comm, &f->size);
     int created = f->rank == 0 ? create_file(f->path, f->amode) : BMPI_OK;
@@ -349,7 +353,7 @@ static int open_collective(MPI_Comm comm, struct bmpi_file *f, MPI_Info info)
         return bmpi_err_set(err, "cannot agree on the result of the open");
     if (worst && !mine)
         return bmpi_err_set(worst, "another rank could not open %s", f->path);
-    return mine;
+    return mine ? mine : bmpi_io_shared_open(f);
 }
 
 BMPI_API(MPI_File_open)
@@ -395,13 +399,14 @@ int PMPI_File_close(MPI_File *fh)
     int err = bmpi_file_check(*fh, fn, &f);
     if (err)
         return err;
-    if (f->split)
+    if (f->split || bmpi_io_shared_split_active(f))
         return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "a split collective is still open on %s", f->path);
     /* what a program freed with MPI_Request_free still completes here */
     unsigned idle = 0;
     while (f->pending_ops)
         if (!bmpi_progress())
             bmpi_progress_idle(&idle);
+    bmpi_io_shared_close(f);
     int mine = BMPI_OK;
     if (close(f->fd) < 0)
         mine = bmpi_io_errno(errno, "cannot close", f->path);

@@ -235,9 +235,23 @@ void bmpi_io_coll_close(struct bmpi_file *f);
 
 /* --- the shared file pointer (shared.c) ---------------------------------------- */
 
-/* Collective parts of open and close. */
+/* Collective parts of open and close. Open starts the pointer at f->pos
+ * (set it first: the end of file under MPI_MODE_APPEND) and, on more than
+ * one rank, creates a window over f->comm and synchronizes the ranks;
+ * close frees the window (no ordered split may be active). */
 int bmpi_io_shared_open(struct bmpi_file *f);
 void bmpi_io_shared_close(struct bmpi_file *f);
+/* Without collective steps (MPI_Finalize, a failed open): free what
+ * shared.c holds; the runtime frees the window itself. */
+void bmpi_io_shared_release(struct bmpi_file *f);
+/* Collective (MPI_File_set_view), once every rank has entered the call
+ * (set_view's agreement): the pointer back to 0, no rank leaving before
+ * it is. */
+int bmpi_io_shared_reset(struct bmpi_file *f);
+/* True between an ordered split collective's begin and end; coll.c's
+ * begins refuse to start while it is, as shared.c's refuse while
+ * f->split is set. */
+bool bmpi_io_shared_split_active(const struct bmpi_file *f);
 
 /* --- nonblocking independent access (nonblock.c) --------------------------------- */
 

@@ -11,4 +11,5 @@ libbmpi_core_la_SOURCES += \
 	io/nonblock.c \
 	io/pending.c \
 	io/view.c \
-	io/coll.c
+	io/coll.c \
+	io/shared.c

@@ -226,7 +226,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     int err = bmpi_file_check(fh, fn, &f);
     if (err)
         return err;
-    if (f->pending_ops || f->split)
+    if (f->pending_ops || f->split || bmpi_io_shared_split_active(f))
         return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "operations on %s are still pending", f->path);
     int mine = view_set(f, disp, etype, filetype, datarep);
     if (!mine && info != MPI_INFO_NULL)
@@ -237,6 +237,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         return bmpi_err_file_obj(f, err, fn, NULL);
     if (worst && !mine)
         bmpi_err_set(worst, "another rank's view of %s was refused", f->path);
+    if (!worst)
+        worst = bmpi_io_shared_reset(f);
     if (worst)
         return bmpi_err_file_obj(f, worst, fn, NULL);
     return MPI_SUCCESS;

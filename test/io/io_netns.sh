@@ -58,7 +58,7 @@ run_hosts() {
 }
 
 for slots in 1 2; do
-    for p in io_coll io_views io_nonblock io_atomic io_file; do
+    for p in io_coll io_views io_nonblock io_atomic io_file io_shared; do
         run_hosts $slots "$p"
     done
 done

@@ -42,6 +42,14 @@ test_io_io_coll_LDADD = libbmpi.la
 TESTS += test/io/io_coll.sh
 EXTRA_DIST += test/io/io_coll.sh
 
+# The shared file pointer and the ordered forms (shared.c): io_shared
+# through run-ranks at 1 2 3 4 8 ranks.
+check_PROGRAMS += test/io/io_shared
+test_io_io_shared_SOURCES = test/io/io_shared.c test/io/io_util.h test/mpi/testutil.h
+test_io_io_shared_LDADD = libbmpi.la
+TESTS += test/io/io_shared.sh
+EXTRA_DIST += test/io/io_shared.sh
+
 # io_netns.sh: the programs above across two simulated hosts (root only).
 TESTS += test/io/io_netns.sh
 EXTRA_DIST += test/io/io_netns.sh
