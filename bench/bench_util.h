@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-/* "64", "4k", "16M": bytes (k and m are powers of 1024; a fraction such
- * as "1.5k" is allowed). */
+/* "64", "4k", "16M", "1g": bytes (k, m and g are powers of 1024; a
+ * fraction such as "1.5k" is allowed). */
 static inline size_t parse_size(const char *s)
 {
     char *end;
@@ -22,6 +22,8 @@ static inline size_t parse_size(const char *s)
         v *= 1024;
     else if (*end == 'm' || *end == 'M')
         v *= 1024 * 1024;
+    else if (*end == 'g' || *end == 'G')
+        v *= 1024.0 * 1024 * 1024;
     return (size_t)v;
 }
 

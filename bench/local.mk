@@ -19,9 +19,10 @@ bench_sources = \
 	bench/stream.c \
 	bench/ofi_floor.c \
 	bench/tcp_stream.c \
-	bench/spawn.c
+	bench/spawn.c \
+	bench/io.c
 
-EXTRA_DIST += $(bench_sources) bench/bench_util.h bench/run-compare bench/net-compare bench/startup-hosts bench/bundle bench/README.md
+EXTRA_DIST += $(bench_sources) bench/bench_util.h bench/run-compare bench/io-raw bench/net-compare bench/startup-hosts bench/bundle bench/README.md
 
 BENCH_ARGS = all
 

@@ -53,3 +53,9 @@ EXTRA_DIST += test/io/io_shared.sh
 # io_netns.sh: the programs above across two simulated hosts (root only).
 TESTS += test/io/io_netns.sh
 EXTRA_DIST += test/io/io_netns.sh
+
+# Parallel HDF5 (Debian's libhdf5-mpich-dev, built against MPICH) as a real
+# client: hdf5.sh builds hdf5_chunked.c with h5pcc at test time and runs it
+# under bmpirun through the MPICH ABI; skipped without h5pcc and h5dump.
+TESTS += test/io/hdf5.sh
+EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c
