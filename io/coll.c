@@ -56,10 +56,15 @@
 #define COLL_TAG_BASE 0x10000000
 #define COLL_TAG_SPAN 0x01000000
 
-/* cb_buffer_size when the hints leave it 0. */
-#define COLL_DEFAULT_CB (16u << 20)
 /* Bytes one step of the independent path moves. */
 #define COLL_INDEP_STEP (4u << 20)
+
+/* The large buffers of one operation: what a rank sends (xbuf), what an
+ * aggregator receives (abuf) and the window's file bytes (cbuf). */
+struct coll_buffers {
+    char *xbuf, *abuf, *cbuf;
+    size_t xcap, acap, ccap;
+};
 
 /* What a file keeps for its collective accesses. */
 struct bmpi_io_coll {
@@ -67,7 +72,32 @@ struct bmpi_io_coll {
                       * the first rank of each node, then the second ... */
     int nnodes;
     unsigned seq; /* collective operations started on the file */
+    /* the buffers of the last operation, for the next one: buffers of
+     * cb_buffer_size come from the shared heap, whose pages a free gives
+     * back to the system, and faulting them in again costs as much as
+     * copying into them */
+    struct coll_buffers spare;
 };
+
+static void buffers_free(struct coll_buffers *b)
+{
+    free(b->xbuf);
+    free(b->abuf);
+    free(b->cbuf);
+    *b = (struct coll_buffers){0};
+}
+
+/* Keep the larger of two buffers in *keep, free the other. */
+static void keep_larger(char **keep, size_t *keep_cap, char *other, size_t other_cap)
+{
+    if (other_cap > *keep_cap) {
+        free(*keep);
+        *keep = other;
+        *keep_cap = other_cap;
+    } else {
+        free(other);
+    }
+}
 
 enum split_kind { SPLIT_READ_ALL, SPLIT_WRITE_ALL, SPLIT_READ_AT_ALL, SPLIT_WRITE_AT_ALL };
 
@@ -135,6 +165,7 @@ struct coll_op {
     struct run_cursor *mcur;
     struct coll_pieces xp;      /* this round's pieces, grouped by aggregator */
     size_t *xsize;              /* bytes per aggregator this round */
+    size_t xself;               /* where my own aggregator's part is in xbuf */
     char *xbuf;
     size_t xcap;
     bool *touched;              /* aggregators that held some of my data */
@@ -318,6 +349,7 @@ void bmpi_io_coll_close(struct bmpi_file *f)
         f->split = NULL;
     }
     if (f->coll) {
+        buffers_free(&f->coll->spare);
         free(f->coll->aggr_order);
         free(f->coll);
         f->coll = NULL;
@@ -351,15 +383,22 @@ static void coll_destroy(struct bmpi_io_op *o)
     free(op->ap.v);
     free(op->runs.v);
     free(op->asize);
-    free(op->abuf);
-    free(op->cbuf);
+    struct bmpi_io_coll *c = o->file->coll;
+    if (c) {
+        keep_larger(&c->spare.xbuf, &c->spare.xcap, op->xbuf, op->xcap);
+        keep_larger(&c->spare.abuf, &c->spare.acap, op->abuf, op->acap);
+        keep_larger(&c->spare.cbuf, &c->spare.ccap, op->cbuf, op->ccap);
+    } else {
+        free(op->xbuf);
+        free(op->abuf);
+        free(op->cbuf);
+    }
     free(op->mine.v);
     free(op->mine_at);
     free(op->mine_count);
     free(op->mcur);
     free(op->xp.v);
     free(op->xsize);
-    free(op->xbuf);
     free(op->touched);
     free(op->aerr);
     free(op->fd);
@@ -472,7 +511,7 @@ static int plan(struct coll_op *op, MPI_Offset lo, MPI_Offset hi)
         op->fd[k] = b < hi ? b : hi;
     }
     op->fd[naggr] = hi;
-    op->cb = f->hints.cb_buffer_size ? f->hints.cb_buffer_size : COLL_DEFAULT_CB;
+    op->cb = f->hints.cb_buffer_size; /* file.c's default when no hint gives it */
     op->nrounds = 0;
     for (int k = 0; k < naggr; k++) {
         long r = (long)((op->fd[k + 1] - op->fd[k] + (MPI_Offset)op->cb - 1) / (MPI_Offset)op->cb);
@@ -648,10 +687,28 @@ static int round_post_mine(struct coll_op *op)
         if (!op->xsize[k])
             continue;
         op->touched[k] = true;
-        post(op, op->a.dir == BMPI_IO_WRITE, p, op->xsize[k], op->aggr[k]);
+        /* my part of my own window needs no message (round_post_aggr) */
+        if (k == op->my_aggr)
+            op->xself = (size_t)(p - op->xbuf);
+        else
+            post(op, op->a.dir == BMPI_IO_WRITE, p, op->xsize[k], op->aggr[k]);
         p += op->xsize[k];
     }
     return 0;
+}
+
+/* The aggregator's side of the exchange with rank i: rank i's part of the
+ * window at abuf + at; mine is copied from or to xbuf instead. */
+static void exchange_with(struct coll_op *op, int i, size_t at)
+{
+    size_t n = op->asize[i];
+    bool write = op->a.dir == BMPI_IO_WRITE;
+    if (i != op->op.file->rank)
+        post(op, !write, op->abuf + at, n, i);
+    else if (write)
+        memcpy(op->abuf + at, op->xbuf + op->xself, n);
+    else
+        memcpy(op->xbuf + op->xself, op->abuf + at, n);
 }
 
 /* The contiguous runs that this round's pieces cover, in file order, in
@@ -727,7 +784,7 @@ static int round_post_aggr(struct coll_op *op)
         size_t at = 0;
         for (int i = 0; i < f->size; at += op->asize[i], i++)
             if (op->asize[i])
-                post(op, false, op->abuf + at, op->asize[i], i);
+                exchange_with(op, i, at);
         if (op->err)
             return 0;
         /* atomic mode, and any read-modify-write: the lock covers the
@@ -754,7 +811,7 @@ static int round_post_aggr(struct coll_op *op)
     size_t at = 0;
     for (int i = 0; i < f->size; at += op->asize[i], i++)
         if (op->asize[i])
-            post(op, true, op->abuf + at, op->asize[i], i);
+            exchange_with(op, i, at);
     return 0;
 }
 
@@ -983,6 +1040,10 @@ int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_
     op->offset = offset;
     op->start = offset * (MPI_Offset)f->view.esize;
     op->tag = COLL_TAG_BASE + (int)(c->seq++ % COLL_TAG_SPAN);
+    op->xbuf = c->spare.xbuf, op->xcap = c->spare.xcap;
+    op->abuf = c->spare.abuf, op->acap = c->spare.acap;
+    op->cbuf = c->spare.cbuf, op->ccap = c->spare.ccap;
+    c->spare = (struct coll_buffers){0};
     op->state = ST_RANGES;
     if (!(op->ranges = malloc(2 * (size_t)f->size * sizeof(MPI_Offset))) || !bmpi_io_request_new(&op->op)) {
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a collective access of %s", f->path);

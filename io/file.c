@@ -40,7 +40,10 @@ static struct bmpi_file_table files;
     (AMODE_ACCESS | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN | MPI_MODE_EXCL | \
      MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL)
 
-#define DEFAULT_CB_BUFFER_SIZE (16u << 20)
+/* ROMIO's default is 16 MiB. Smaller rounds keep a round's data in the
+ * caches between packing, the exchange, the aggregator's copy and the
+ * write: docs/performance.md has the comparison that chose this. */
+#define DEFAULT_CB_BUFFER_SIZE (4u << 20)
 #define DEFAULT_IND_RD_BUFFER_SIZE (4u << 20)
 #define DEFAULT_IND_WR_BUFFER_SIZE (512u << 10)
 
