@@ -59,3 +59,7 @@ EXTRA_DIST += test/io/io_netns.sh
 # under bmpirun through the MPICH ABI; skipped without h5pcc and h5dump.
 TESTS += test/io/hdf5.sh
 EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c
+
+# io_tmpfs.sh: the access programs with their files on a tmpfs.
+TESTS += test/io/io_tmpfs.sh
+EXTRA_DIST += test/io/io_tmpfs.sh
