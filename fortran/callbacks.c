@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,11 @@ void pmpi_null_delete_fn_(MPI_Fint *obj, MPI_Fint *keyval, MPI_Fint *val, MPI_Fi
 BMPI_F_CALLBACK_NAMES(null_delete_fn)
 
 /* MPI_CONVERSION_FN_NULL only names "no conversion" to
- * MPI_REGISTER_DATAREP, which is a stub: nothing calls it. */
-void pmpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
-                              MPI_Offset *position, MPI_Aint *extra_state, MPI_Fint *ierror);
+ * MPI_REGISTER_DATAREP, which hands it to C as NULL: nothing calls it. */
+typedef void bmpi_f_conversion_function(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
+                                        MPI_Offset *position, MPI_Aint *extra_state, MPI_Fint *ierror);
+bmpi_f_conversion_function pmpi_conversion_fn_null_, mpi_conversion_fn_null_,
+    __mpi_f08_callbacks_MOD_mpi_conversion_fn_null;
 void pmpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
                               MPI_Offset *position, MPI_Aint *extra_state, MPI_Fint *ierror)
 {
@@ -458,21 +461,92 @@ void pmpi_grequest_start_(grequest_query_f *query, grequest_free_f *free_fn, gre
 BMPI_F77_NAMES(grequest_start, GREQUEST_START)
 BMPI_F08_NAME(grequest_start)
 
-/* --- data representations (a stub in C) ------------------------------------ */
+/* --- data representations -------------------------------------------------- */
+
+typedef void bmpi_f_extent_function(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra_state,
+                                    MPI_Fint *ierror);
+
+/* A representation registered from Fortran: its procedures and the
+ * program's extra state, handed to C's registry as the extra state of the
+ * C trampolines below. Representations are never unregistered, so it
+ * lives as long as the process. */
+struct datarep_f {
+    bmpi_f_conversion_function *read, *write;
+    bmpi_f_extent_function *extent;
+    MPI_Aint extra_state;
+};
+
+static int datarep_convert(bmpi_f_conversion_function *fn, void *userbuf, MPI_Datatype datatype, int count,
+                           void *filebuf, MPI_Offset position, struct datarep_f *d)
+{
+    MPI_Fint type = PMPI_Type_c2f(datatype), n = count, ierr = MPI_SUCCESS;
+    fn(userbuf, &type, &n, filebuf, &position, &d->extra_state, &ierr);
+    return ierr;
+}
+
+static int datarep_read(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset position,
+                        void *extra_state)
+{
+    struct datarep_f *d = extra_state;
+    return datarep_convert(d->read, userbuf, datatype, count, filebuf, position, d);
+}
+
+static int datarep_write(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset position,
+                         void *extra_state)
+{
+    struct datarep_f *d = extra_state;
+    return datarep_convert(d->write, userbuf, datatype, count, filebuf, position, d);
+}
+
+static int datarep_extent(MPI_Datatype datatype, MPI_Aint *extent, void *extra_state)
+{
+    struct datarep_f *d = extra_state;
+    MPI_Fint type = PMPI_Type_c2f(datatype), ierr = MPI_SUCCESS;
+    d->extent(&type, extent, &d->extra_state, &ierr);
+    return ierr;
+}
+
+/* MPI_CONVERSION_FN_NULL by any name a program may have its address by */
+static bool conversion_null(bmpi_f_proc fn)
+{
+    static const bmpi_f_proc nulls[] = {
+        (bmpi_f_proc)pmpi_conversion_fn_null_,
+        (bmpi_f_proc)mpi_conversion_fn_null_,
+        (bmpi_f_proc)__mpi_f08_callbacks_MOD_mpi_conversion_fn_null,
+        (bmpi_f_proc)__mpi_f08_callbacks_MOD_mpi_conversion_fn_null_c,
+    };
+    return null_if_in(fn, nulls, sizeof(nulls) / sizeof(nulls[0])) == NULL;
+}
 
 void pmpi_register_datarep_(const char *datarep, void (*read_fn)(void), void (*write_fn)(void),
                             void (*extent_fn)(void), MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len);
 void pmpi_register_datarep_(const char *datarep, void (*read_fn)(void), void (*write_fn)(void),
                             void (*extent_fn)(void), MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len)
 {
-    /* the name without Fortran's trailing blanks, for the message */
+    /* the name without Fortran's trailing blanks */
     while (datarep_len > 0 && datarep[datarep_len - 1] == ' ')
         datarep_len--;
     char *name = strndup(datarep, datarep_len);
-    ret(ierror, PMPI_Register_datarep(name ? name : "", (MPI_Datarep_conversion_function *)read_fn,
-                                      (MPI_Datarep_conversion_function *)write_fn,
-                                      (MPI_Datarep_extent_function *)extent_fn, (void *)(intptr_t)*extra_state));
+    struct datarep_f *d = malloc(sizeof(*d));
+    if (!name || !d) {
+        free(name);
+        free(d);
+        PMPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_NO_MEM);
+        ret(ierror, MPI_ERR_NO_MEM);
+        return;
+    }
+    *d = (struct datarep_f){.read = (bmpi_f_conversion_function *)read_fn,
+                            .write = (bmpi_f_conversion_function *)write_fn,
+                            .extent = (bmpi_f_extent_function *)extent_fn,
+                            .extra_state = *extra_state};
+    /* a null extent procedure is refused by C, with C's message */
+    int rc = PMPI_Register_datarep(name, !read_fn || conversion_null(read_fn) ? NULL : datarep_read,
+                                   !write_fn || conversion_null(write_fn) ? NULL : datarep_write,
+                                   extent_fn ? datarep_extent : NULL, d);
+    if (rc != MPI_SUCCESS)
+        free(d);
     free(name);
+    ret(ierror, rc);
 }
 BMPI_F77_NAMES(register_datarep, REGISTER_DATAREP)
 BMPI_F08_NAME(register_datarep)

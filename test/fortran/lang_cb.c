@@ -11,7 +11,9 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test/mpi/testutil.h"
 
@@ -66,6 +68,7 @@ static struct {
     MPI_Fint fcopy_in, fcopy_extra, fdelete_val;
     MPI_Fint copy_error; /* what the next copy callback returns */
     int greq_freed;
+    int extent_calls, extent_extra_ok;
     MPI_Aint greq_extra;
 } seen;
 
@@ -412,13 +415,44 @@ static void test_grequest(void)
     CHECK(ierr == MPI_ERR_ARG, "MPI_GREQUEST_START without free_fn: %d", (int)ierr);
 }
 
-static void test_stubs(void)
+/* An extent procedure of the Fortran ABI: MPI_INTEGER is 4 bytes in the
+ * file, anything else 8; counts its calls and checks the extra state. */
+static void f_extent(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra, MPI_Fint *ierror)
 {
-    MPI_Aint extra = 0;
+    seen.extent_calls++;
+    seen.extent_extra_ok = *extra == 4321;
+    *extent = *datatype == MPI_Type_c2f(MPI_INT) ? 4 : 8;
+    *ierror = MPI_SUCCESS;
+}
+
+/* MPI_REGISTER_DATAREP with MPI_CONVERSION_FN_NULL and an extent procedure
+ * written in Fortran, used through a file view (MPI_File_get_type_extent
+ * calls it); a second registration of the name is MPI_ERR_DUP_DATAREP. */
+static void test_datarep(void)
+{
+    MPI_Aint extra = 4321;
+    FCHK(mpi_register_datarep_("lang_cb_rep  ", FPROC(mpi_conversion_fn_null_), FPROC(mpi_conversion_fn_null_),
+                               FPROC(f_extent), &extra, &ierr_, 13));
     MPI_Fint ierr = -1;
-    mpi_register_datarep_("mine  ", FPROC(mpi_conversion_fn_null_), FPROC(mpi_conversion_fn_null_), NULL, &extra,
-                          &ierr, 6);
-    CHECK(ierr == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_REGISTER_DATAREP: %d", (int)ierr);
+    mpi_register_datarep_("lang_cb_rep", FPROC(mpi_conversion_fn_null_), FPROC(mpi_conversion_fn_null_),
+                          FPROC(f_extent), &extra, &ierr, 11);
+    int cls = -1;
+    MPI_Error_class(ierr, &cls);
+    CHECK(cls == MPI_ERR_DUP_DATAREP, "MPI_REGISTER_DATAREP of a name again: class %d", cls);
+    char path[256];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof(path), "%s/bmpi-lang_cb-%d.dat", dir && *dir ? dir : "/tmp", (int)getpid());
+    MPI_File fh;
+    MPICHK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
+    MPICHK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "lang_cb_rep", MPI_INFO_NULL));
+    MPI_Aint extent = 0;
+    seen.extent_calls = 0;
+    MPICHK(MPI_File_get_type_extent(fh, MPI_INT, &extent));
+    CHECK(extent == 4 && seen.extent_calls >= 1 && seen.extent_extra_ok,
+          "extent %ld from the Fortran procedure (%d calls, extra state %s)", (long)extent, seen.extent_calls,
+          seen.extent_extra_ok ? "right" : "wrong");
+    MPICHK(MPI_File_close(&fh));
 }
 
 int main(int argc, char **argv)
@@ -432,7 +466,7 @@ int main(int argc, char **argv)
     test_type_attr();
     test_win();
     test_grequest();
-    test_stubs();
+    test_datarep();
     MPICHK(MPI_Finalize());
     return 0;
 }
