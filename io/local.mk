@@ -13,3 +13,4 @@ libbmpi_core_la_SOURCES += \
 	io/view.c \
 	io/coll.c \
 	io/shared.c
+EXTRA_DIST += io/README.md
