@@ -21,10 +21,17 @@ fail() {
 }
 
 mkdir "$scratch/files"
+# the output file exists before the job starts, so that counting its lines
+# never races with the background redirection creating it
+: >"$scratch/out"
 BMPI_IO_TEST_DIR="$scratch/files" timeout -k 5 90 "$launcher" -n 3 "$prog" >"$scratch/out" 2>"$scratch/err" </dev/null &
 job=$!
 i=0
-while [ "$(grep -c '^writing ' "$scratch/out" 2>/dev/null || true)" -lt 3 ]; do
+started() {
+    n=$(grep -c '^writing ' "$scratch/out" 2>/dev/null)
+    [ "${n:-0}" -ge 3 ]
+}
+until started; do
     i=$((i + 1))
     [ $i -lt 600 ] || { kill -TERM $job; fail "the ranks did not all start writing within 60 s"; }
     sleep 0.1
