@@ -27,7 +27,16 @@ done
 launcher=${BMPI_TEST_LAUNCHER:-bmpirun}
 case $launcher in
 mpich) command -v mpiexec.mpich >/dev/null 2>&1 || { echo "SKIP: no mpiexec.mpich"; exit 77; } ;;
-*) : "${BMPIRUN:?}" ;;
+*)
+    : "${BMPIRUN:?}" "${top_builddir:?}"
+    # A sanitizer's runtime must be loaded first: not so in a program that
+    # h5pcc built, whose libraries call into it before it is set up (a
+    # sanitizer build of libbmpi has no shared heap, so no malloc of its own).
+    if ! nm -D "$top_builddir/.libs/libbmpi.so" 2>/dev/null | grep -q ' T malloc$'; then
+        echo "SKIP: libbmpi is a sanitizer build, which an h5pcc-built program cannot load"
+        exit 77
+    fi
+    ;;
 esac
 with_timeout="$top_srcdir/test/with-timeout"
 base=${BMPI_IO_TEST_DIR:-${TMPDIR:-/tmp}}
