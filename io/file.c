@@ -350,13 +350,19 @@ static int open_collective(MPI_Comm comm, struct bmpi_file *f, MPI_Info info)
         return bmpi_err_set(err, "cannot share the result of creating the file");
     if (created && f->rank != 0)
         bmpi_err_set(created, "rank 0 could not create %s", f->path);
-    int mine = open_local(f, info, created);
+    int worst = bmpi_io_agree(f, open_local(f, info, created), "open");
+    return worst ? worst : bmpi_io_shared_open(f);
+}
+
+int bmpi_io_agree(struct bmpi_file *f, int mine, const char *what)
+{
     int worst = mine;
-    if ((err = PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm)))
-        return bmpi_err_set(err, "cannot agree on the result of the open");
+    int err = PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm);
+    if (err)
+        return bmpi_err_set(err, "cannot agree on the outcome of %s %s", what, f->path);
     if (worst && !mine)
-        return bmpi_err_set(worst, "another rank could not open %s", f->path);
-    return mine ? mine : bmpi_io_shared_open(f);
+        bmpi_err_set(worst, "another rank could not %s %s", what, f->path);
+    return worst;
 }
 
 BMPI_API(MPI_File_open)
@@ -593,11 +599,7 @@ int PMPI_File_sync(MPI_File fh)
         return bmpi_err_file_obj(f, MPI_ERR_OTHER, fn, "%d nonblocking operations on %s are still pending",
                                  f->pending_ops, f->path);
     int mine = fsync(f->fd) < 0 ? bmpi_io_errno(errno, "cannot sync", f->path) : BMPI_OK;
-    int worst = mine;
-    if ((err = PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm)))
-        return bmpi_err_file_obj(f, err, fn, NULL);
-    if (worst && !mine)
-        bmpi_err_set(worst, "another rank could not sync %s", f->path);
+    int worst = bmpi_io_agree(f, mine, "sync");
     if (worst)
         return bmpi_err_file_obj(f, worst, fn, NULL);
     return MPI_SUCCESS;

@@ -105,6 +105,12 @@ struct bmpi_file {
  * handler and returns its code when there is none. */
 int bmpi_file_check(MPI_File fh, const char *fn, struct bmpi_file **f);
 
+/* Collective over f->comm: every rank's outcome of a step (0 or an error
+ * class with its reason recorded) made one, the worst. A rank that
+ * succeeded where another failed records "another rank could not <what>
+ * <path>". */
+int bmpi_io_agree(struct bmpi_file *f, int mine, const char *what);
+
 /* --- errors (file_err.c) ----------------------------------------------------- */
 
 /* Report errclass for fn through f's error handler (MPI_FILE_NULL's for

@@ -246,11 +246,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     if (!mine && info != MPI_INFO_NULL)
         mine = PMPI_File_set_info(fh, info);
     /* collective: every rank gets the view or none does */
-    int worst = mine;
-    if ((err = PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm)))
-        return bmpi_err_file_obj(f, err, fn, NULL);
-    if (worst && !mine)
-        bmpi_err_set(worst, "another rank's view of %s was refused", f->path);
+    int worst = bmpi_io_agree(f, mine, "set the view of");
     if (!worst)
         worst = bmpi_io_shared_reset(f);
     if (worst)
