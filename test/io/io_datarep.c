@@ -38,20 +38,6 @@ struct rec {
 };
 #define REC_EXT32 20 /* 4 + 8 + 8, no padding in external32 */
 
-static MPI_File open_rw(const char *name)
-{
-    MPI_File fh;
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, iu_path(name), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    return fh;
-}
-
-static void sync_barrier(MPI_File fh)
-{
-    MPICHK(MPI_File_sync(fh));
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPICHK(MPI_File_sync(fh));
-}
-
 /* Whether nonblocking accesses convert external32 data here: ROMIO (MPICH
  * 4.0) writes them native (found by ext32_int, which then notes it and the
  * other cases use blocking calls instead); bmpi must convert them. */
@@ -110,7 +96,7 @@ static int64_t lval(int rank, int i) { return ((int64_t)rank << 40) - (int64_t)i
 
 static void ext32_int(void)
 {
-    MPI_File fh = open_rw("ext32_int");
+    MPI_File fh = iu_open_rw("ext32_int");
     MPICHK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
     int w[N], r[N];
     for (int i = 0; i < N; i++)
@@ -119,7 +105,7 @@ static void ext32_int(void)
     MPI_Offset base = (MPI_Offset)tu_rank * N;
     write_at(fh, base, w, N / 2, MPI_INT, false);
     write_at(fh, base + N / 2, w + N / 2, N - N / 2, MPI_INT, true);
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     unsigned char raw[N * 4];
     raw_read("ext32_int", (off_t)base * 4, raw, sizeof raw);
 #ifndef BMPI
@@ -129,7 +115,7 @@ static void ext32_int(void)
             printf("NOTE io_datarep: nonblocking accesses do not convert to external32 here; "
                    "they are checked in \"native\" only (io_nonblock)\n");
         write_at(fh, base + N / 2, w + N / 2, N - N / 2, MPI_INT, false);
-        sync_barrier(fh);
+        iu_sync_barrier(fh);
         raw_read("ext32_int", (off_t)base * 4, raw, sizeof raw);
     }
 #endif
@@ -146,7 +132,7 @@ static void ext32_int(void)
 
 static void ext32_double_int64(void)
 {
-    MPI_File fh = open_rw("ext32_dl");
+    MPI_File fh = iu_open_rw("ext32_dl");
     /* doubles then int64s, each rank's N of each in its own region */
     MPI_Offset region = (MPI_Offset)N * 16, base = (MPI_Offset)tu_rank * region;
     double wd[N], rd[N];
@@ -165,7 +151,7 @@ static void ext32_double_int64(void)
     } else {
         MPICHK(MPI_File_write(fh, wl, N, MPI_INT64_T, MPI_STATUS_IGNORE));
     }
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     unsigned char raw[N * 16];
     raw_read("ext32_dl", (off_t)base, raw, sizeof raw);
     for (int i = 0; i < N; i++) {
@@ -207,7 +193,7 @@ static void ext32_struct(void)
     return;
 #endif
     MPI_Datatype rec = rec_type();
-    MPI_File fh = open_rw("ext32_struct");
+    MPI_File fh = iu_open_rw("ext32_struct");
     MPI_Offset base = (MPI_Offset)tu_rank * N * REC_EXT32;
     MPICHK(MPI_File_set_view(fh, base, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
     static struct rec w[N], r[N];
@@ -215,7 +201,7 @@ static void ext32_struct(void)
         w[i] = (struct rec){ival(tu_rank, i), dval(tu_rank, i), lval(tu_rank, i)};
     write_at(fh, 0, w, N / 2, rec, nb_ext32);
     write_at(fh, (MPI_Offset)(N / 2) * REC_EXT32, w + N / 2, N - N / 2, rec, false);
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     static unsigned char raw[N * REC_EXT32];
     raw_read("ext32_struct", (off_t)base, raw, sizeof raw);
     for (int i = 0; i < N; i++) {
@@ -241,14 +227,14 @@ static void ext32_struct(void)
 
 static void internal_rep(void)
 {
-    MPI_File fh = open_rw("internal");
+    MPI_File fh = iu_open_rw("internal");
     MPI_Offset base = (MPI_Offset)tu_rank * N * 8;
     MPICHK(MPI_File_set_view(fh, base, MPI_DOUBLE, MPI_DOUBLE, "internal", MPI_INFO_NULL));
     double w[N], r[N];
     for (int i = 0; i < N; i++)
         w[i] = dval(tu_rank, i);
     MPICHK(MPI_File_write_at(fh, 0, w, N, MPI_DOUBLE, MPI_STATUS_IGNORE));
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     MPICHK(MPI_File_read_at(fh, 0, r, N, MPI_DOUBLE, MPI_STATUS_IGNORE));
     CHECK(memcmp(r, w, sizeof w) == 0, "doubles read back in \"internal\" differ");
 #ifdef BMPI
@@ -356,7 +342,7 @@ static void registered_plain(void)
                                       NULL),
                  MPI_ERR_DUP_DATAREP);
 #endif
-    MPI_File fh = open_rw("plain");
+    MPI_File fh = iu_open_rw("plain");
     MPI_Offset base = (MPI_Offset)tu_rank * N * 4;
     int rc = MPI_File_set_view(fh, base, MPI_INT, MPI_INT, "io_datarep_plain", MPI_INFO_NULL);
 #ifndef BMPI
@@ -374,7 +360,7 @@ static void registered_plain(void)
     for (int i = 0; i < N; i++)
         w[i] = ival(tu_rank, i);
     write_at(fh, 0, w, N, MPI_INT, false);
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     raw_read("plain", (off_t)base, r, sizeof r);
     CHECK(memcmp(r, w, sizeof w) == 0, "the file does not hold the ints as memory does");
     memset(r, 0, sizeof r);
@@ -411,7 +397,7 @@ static void registered(bool large)
     MPICHK(rc);
     EXPECT_CLASS(register_swap(name, !large, st), MPI_ERR_DUP_DATAREP);
 
-    MPI_File fh = open_rw(name);
+    MPI_File fh = iu_open_rw(name);
     MPI_Offset base = (MPI_Offset)tu_rank * N * 4;
     MPICHK(MPI_File_set_view(fh, base, MPI_INT, MPI_INT, name, MPI_INFO_NULL));
     MPI_Aint ext = 0;
@@ -424,7 +410,7 @@ static void registered(bool large)
     MPICHK(MPI_File_iwrite_at(fh, 0, w, N / 2, MPI_INT, &req));
     MPICHK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     MPICHK(MPI_File_write_at(fh, N / 2, w + N / 2, N - N / 2, MPI_INT, MPI_STATUS_IGNORE));
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     unsigned char raw[N * 4];
     raw_read(name, (off_t)base, raw, sizeof raw);
     bool converted = (int32_t)be(raw, 4) == w[0];
@@ -456,7 +442,7 @@ static void registered(bool large)
 
 static void errors_and_extents(void)
 {
-    MPI_File fh = open_rw("extents");
+    MPI_File fh = iu_open_rw("extents");
     EXPECT_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-datarep", MPI_INFO_NULL),
                  MPI_ERR_UNSUPPORTED_DATAREP);
     MPI_Aint ext;

@@ -35,21 +35,6 @@
 #define BIG_BYTES ((size_t)64 << 20)
 #define PING_ROUNDS 200
 
-static MPI_File open_rw(const char *name)
-{
-    MPI_File fh;
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, iu_path(name), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    return fh;
-}
-
-/* Make every rank's writes visible to every rank's reads (14.6.1). */
-static void sync_barrier(MPI_File fh)
-{
-    MPICHK(MPI_File_sync(fh));
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPICHK(MPI_File_sync(fh));
-}
-
 static int value(int rank, int i) { return rank * 1000003 + i * 7 + 1; }
 
 static void check_count(const MPI_Status *st, MPI_Datatype type, int want)
@@ -63,7 +48,7 @@ static void check_count(const MPI_Status *st, MPI_Datatype type, int want)
 
 static void test_at_contig(void)
 {
-    MPI_File fh = open_rw("at_contig");
+    MPI_File fh = iu_open_rw("at_contig");
     const int n = 4096;
     int *w = malloc(n * sizeof(int)), *r = malloc(n * sizeof(int));
     CHECK(w && r, "out of memory");
@@ -75,7 +60,7 @@ static void test_at_contig(void)
     MPICHK(MPI_Wait(&req, &st));
     CHECK(req == MPI_REQUEST_NULL, "MPI_Wait left the request");
     check_count(&st, MPI_INT, n);
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     int peer = (tu_rank + 1) % tu_size;
     MPICHK(MPI_File_iread_at(fh, (MPI_Offset)peer * n * 4, r, n, MPI_INT, &req));
     int flag = 0;
@@ -101,7 +86,7 @@ static void test_at_contig(void)
 /* Every other int of 2n: a vector with holes that must stay untouched. */
 static void test_pointer_strided(void)
 {
-    MPI_File fh = open_rw("pointer_strided");
+    MPI_File fh = iu_open_rw("pointer_strided");
     const int n = 3000;
     MPI_Datatype every_other;
     MPICHK(MPI_Type_vector(n, 1, 2, MPI_INT, &every_other));
@@ -121,7 +106,7 @@ static void test_pointer_strided(void)
     MPICHK(MPI_Type_free(&every_other)); /* the request keeps the type alive */
     MPICHK(MPI_Wait(&req, &st));
     check_count(&st, MPI_BYTE, n * 4);
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
 
     /* read the contiguous file data back into strided memory */
     MPICHK(MPI_Type_vector(n, 1, 2, MPI_INT, &every_other));
@@ -150,7 +135,7 @@ static void test_pointer_strided(void)
 static void test_vector_view(void)
 {
     const int B = 5, nblocks = 400, n = B * nblocks;
-    MPI_File fh = open_rw("vector_view");
+    MPI_File fh = iu_open_rw("vector_view");
     MPI_Datatype tile, filetype, mem;
     MPICHK(MPI_Type_vector(1, B, B * tu_size, MPI_INT, &tile));
     MPICHK(MPI_Type_create_resized(tile, 0, (MPI_Aint)B * tu_size * 4, &filetype));
@@ -175,7 +160,7 @@ static void test_vector_view(void)
     MPICHK(MPI_File_seek(fh, h, MPI_SEEK_SET));
     MPICHK(MPI_File_iwrite(fh, w + 3 * h, 1, rest, &req[1]));
     MPICHK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
 
     /* the whole file under the default view: block k belongs to rank k % size */
     MPICHK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
@@ -235,7 +220,7 @@ static void shuffle(int *a, int n, uint64_t *rng)
 
 static void test_many(void)
 {
-    MPI_File fh = open_rw("many");
+    MPI_File fh = iu_open_rw("many");
     int region = piece_start(NPIECES);
     int *w = malloc((size_t)region * sizeof(int)), *r = malloc((size_t)region * sizeof(int));
     CHECK(w && r, "out of memory");
@@ -261,7 +246,7 @@ static void test_many(void)
         CHECK(req[i] == MPI_REQUEST_NULL, "request %d left by Waitall", i);
         check_count(&st[i], MPI_INT, piece_len(order[i]));
     }
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
 
     /* reads of the next rank's region, completed with Testany one by one */
     int peer = (tu_rank + 1) % tu_size;
@@ -334,7 +319,7 @@ static void ping_pong(void)
 
 static void test_overlap(void)
 {
-    MPI_File fh = open_rw("overlap");
+    MPI_File fh = iu_open_rw("overlap");
     size_t each = BIG_BYTES / (size_t)tu_size; /* 64 MiB in all */
     unsigned char *w = malloc(each), *r = malloc(each);
     CHECK(w && r, "out of memory");
@@ -348,7 +333,7 @@ static void test_overlap(void)
     MPI_Count n;
     MPICHK(MPI_Get_count_c(&st, MPI_BYTE, &n));
     CHECK(n == (MPI_Count)each, "the large write moved %lld bytes of %zu", (long long)n, each);
-    sync_barrier(fh);
+    iu_sync_barrier(fh);
     int peer = (tu_rank + 1) % tu_size;
     MPICHK(MPI_File_iread_at_c(fh, (MPI_Offset)peer * (MPI_Offset)each, r, (MPI_Count)each, MPI_BYTE, &req));
     ping_pong();
@@ -364,7 +349,7 @@ static void test_overlap(void)
 
 static void test_cancel(void)
 {
-    MPI_File fh = open_rw("cancel");
+    MPI_File fh = iu_open_rw("cancel");
     const int n = 1 << 16;
     int *w = malloc(n * sizeof(int)), *r = malloc(n * sizeof(int));
     CHECK(w && r, "out of memory");
@@ -400,7 +385,7 @@ static void test_free_then_close(void)
     unsigned char *w = malloc(each), *r = malloc(each);
     CHECK(w && r, "out of memory");
     tu_fill(w, each, tu_seed(3, tu_rank, 0, 0));
-    MPI_File fh = open_rw("free_close");
+    MPI_File fh = iu_open_rw("free_close");
     MPI_Request req;
     MPICHK(MPI_File_iwrite_at_c(fh, (MPI_Offset)tu_rank * (MPI_Offset)each, w, (MPI_Count)each, MPI_BYTE, &req));
     MPICHK(MPI_Request_free(&req));
@@ -435,7 +420,7 @@ static void test_free_then_close(void)
 static void test_atomic(void)
 {
     const int B = 3, nblocks = 500, n = B * nblocks;
-    MPI_File fh = open_rw("atomic");
+    MPI_File fh = iu_open_rw("atomic");
     MPICHK(MPI_File_set_atomicity(fh, 1));
     MPI_Datatype tile, filetype, mem;
     MPICHK(MPI_Type_vector(1, B, B * tu_size, MPI_INT, &tile));

@@ -138,15 +138,6 @@ static MPI_File open_file(MPI_Comm comm, const char *name, int amode)
     return fh;
 }
 
-/* Collective: what every rank wrote through fh visible to every rank
- * (the standard's sync-barrier-sync). */
-static void settle(MPI_File fh)
-{
-    MPICHK(MPI_File_sync(fh));
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPICHK(MPI_File_sync(fh));
-}
-
 /* Rank 0: the whole file into a new buffer. */
 static unsigned char *slurp(MPI_File fh, MPI_Offset *size)
 {
@@ -220,7 +211,7 @@ static void records_write(void)
     }
     long total = tu_sum((long)mine);
     EXPECT_POS(fh, total, "after the records");
-    settle(fh);
+    iu_sync_barrier(fh);
     if (tu_rank == 0) {
         MPI_Offset size;
         unsigned char *buf = slurp(fh, &size);
@@ -310,7 +301,7 @@ static void ord_fill(int *v, int round)
 }
 
 /* Rank 0: the file holds `rounds` ordered rounds from int `first` on
- * (after settle() where other ranks wrote through the same handle). */
+ * (after iu_sync_barrier() where other ranks wrote through the same handle). */
 static void ord_check_file(MPI_File fh, MPI_Offset first, int rounds)
 {
     if (tu_rank != 0)
@@ -357,7 +348,7 @@ static void ordered(void)
               count_of(&st, MPI_INT), ord_count(tu_rank));
         EXPECT_POS(fh, (MPI_Offset)(round + 1) * total * (MPI_Offset)sizeof(int), "after a write_ordered round");
     }
-    settle(fh);
+    iu_sync_barrier(fh);
     ord_check_file(fh, 0, 2);
     seek_shared(fh, 0, MPI_SEEK_SET);
     ord_read_check(fh, 0);
@@ -386,7 +377,7 @@ static void seek(void)
     memset(data, 's', sizeof data);
     if (tu_rank == 0)
         MPICHK(MPI_File_write_at(fh, 0, data, sizeof data, MPI_BYTE, MPI_STATUS_IGNORE));
-    settle(fh);
+    iu_sync_barrier(fh);
     MPI_Offset size = file_size(fh);
     CHECK(size == sizeof data, "file size %lld", (long long)size);
     seek_expect(fh, 5, MPI_SEEK_SET, 5);
@@ -437,7 +428,7 @@ static void nonblocking(void)
         CHECK(count_of(&st[seq], MPI_BYTE) == FIX, "iwrite_shared %d moved %d bytes", seq,
               count_of(&st[seq], MPI_BYTE));
     EXPECT_POS(fh, (MPI_Offset)tu_size * NNB * FIX, "after iwrite_shared");
-    settle(fh);
+    iu_sync_barrier(fh);
     if (tu_rank == 0) {
         MPI_Offset size;
         unsigned char *buf = slurp(fh, &size);
@@ -499,7 +490,7 @@ static void split(void)
     ord_fill(v, 1);
     MPICHK(write_ordered_begin_c(fh, v, ord_count(tu_rank), MPI_INT));
     MPICHK(MPI_File_write_ordered_end(fh, v, MPI_STATUS_IGNORE));
-    settle(fh);
+    iu_sync_barrier(fh);
     ord_check_file(fh, 0, 2);
 
     seek_shared(fh, 0, MPI_SEEK_SET);
@@ -548,7 +539,7 @@ static void view_contiguous(MPI_File fh)
     long total = tu_sum(n);
     EXPECT_POS(fh, total, "etypes after write_shared");
     CHECK(file_size(fh) == DISP + 8 * total, "file size %lld", (long long)file_size(fh));
-    settle(fh);
+    iu_sync_barrier(fh);
     if (tu_rank == 0) {
         double *all = malloc(sizeof(double) * (size_t)total);
         int *seen = calloc((size_t)tu_size, sizeof(int));
@@ -661,11 +652,11 @@ static void views(void)
     if (tu_rank == 0)
         MPICHK(MPI_File_write_at(fh, 0, fill, (int)size, MPI_BYTE, MPI_STATUS_IGNORE));
     free(fill);
-    settle(fh);
+    iu_sync_barrier(fh);
     view_strided(fh);
     /* the file as bytes: doubles where the view put them, the holes untouched */
     MPICHK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
-    settle(fh);
+    iu_sync_barrier(fh);
     if (tu_rank == 0) {
         unsigned char *buf = slurp(fh, &size);
         CHECK(tu_verify_byte(buf, DISP, FILLER) < 0, "the bytes before the displacement were written");
@@ -716,7 +707,7 @@ static void append(void)
     int v[16];
     ord_fill(v, 0);
     MPICHK(MPI_File_write_ordered(fh, v, ord_count(tu_rank), MPI_INT, MPI_STATUS_IGNORE));
-    settle(fh);
+    iu_sync_barrier(fh);
     ord_check_file(fh, 100 / (MPI_Offset)sizeof(int), 1);
     MPICHK(MPI_File_close(&fh));
 }

@@ -73,6 +73,24 @@ static inline int iu_known_deviation(const char *what)
             tu_expect_class(__FILE__, __LINE__, #call, iu_rc_, (want), #want);                      \
     } while (0)
 
+/* Collective over MPI_COMM_WORLD: open (creating) scratch file `name`
+ * for reading and writing. */
+static inline MPI_File iu_open_rw(const char *name)
+{
+    MPI_File fh;
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, iu_path(name), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    return fh;
+}
+
+/* Collective: what every rank wrote through fh visible to every rank's
+ * reads (the standard's sync-barrier-sync, MPI 4.1 14.6.1). */
+static inline void iu_sync_barrier(MPI_File fh)
+{
+    MPICHK(MPI_File_sync(fh));
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPICHK(MPI_File_sync(fh));
+}
+
 /* Collective: remove the scratch directory and its files. */
 static inline void iu_finish(void)
 {
