@@ -24,21 +24,8 @@ for tool in h5pcc h5dump; do
         { echo "SKIP: $tool is not installed (Debian: libhdf5-mpich-dev hdf5-tools)"; exit 77; }
 done
 : "${top_srcdir:?}"
-launcher=${BMPI_TEST_LAUNCHER:-bmpirun}
-case $launcher in
-mpich) command -v mpiexec.mpich >/dev/null 2>&1 || { echo "SKIP: no mpiexec.mpich"; exit 77; } ;;
-*)
-    : "${BMPIRUN:?}" "${top_builddir:?}"
-    # A sanitizer's runtime must be loaded first: not so in a program that
-    # h5pcc built, whose libraries call into it before it is set up (a
-    # sanitizer build of libbmpi has no shared heap, so no malloc of its own).
-    if ! nm -D "$top_builddir/.libs/libbmpi.so" 2>/dev/null | grep -q ' T malloc$'; then
-        echo "SKIP: libbmpi is a sanitizer build, which an h5pcc-built program cannot load"
-        exit 77
-    fi
-    ;;
-esac
-with_timeout="$top_srcdir/test/with-timeout"
+. "$top_srcdir/test/io/mpich_client.sh"
+mpich_client_launcher "an h5pcc-built program"
 base=${BMPI_IO_TEST_DIR:-${TMPDIR:-/tmp}}
 tmp=$(mktemp -d "$base/bmpi-io-hdf5.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -53,19 +40,11 @@ readelf -d "$tmp/hdf5_chunked" | grep -q 'NEEDED.*\[libmpich\.so\.12\]' ||
 # run N: the program at N ranks, writing $tmp/chunked.h5
 run() {
     rm -f "$tmp/chunked.h5"
-    if [ "$launcher" = mpich ]; then
-        out=$("$with_timeout" 120 mpiexec.mpich -n "$1" "$tmp/hdf5_chunked" "$tmp/chunked.h5" 2>&1)
-    else
-        out=$("$with_timeout" 120 "$BMPIRUN" -n "$1" "$tmp/hdf5_chunked" "$tmp/chunked.h5" 2>&1)
-    fi
+    out=$(mpich_client_run "$1" "$tmp/hdf5_chunked" "$tmp/chunked.h5" 2>&1)
     rc=$?
     printf '%s\n' "$out"
     [ $rc -eq 0 ] || fail "hdf5_chunked at $1 ranks exited $rc"
-    if [ "$launcher" != mpich ]; then
-        printf '%s\n' "$out" | grep -q '^library: bmpi ' || fail "hdf5_chunked did not run on bmpi"
-    fi
-    ranks=$(printf '%s\n' "$out" | sed -n "s/^ok: rank \([0-9]*\) of $1\$/\1/p" | sort -un | wc -l)
-    [ "$ranks" -eq "$1" ] || fail "expected $1 ranks of one world of $1, got $ranks"
+    why=$(mpich_client_ran "$1" "$out") || fail "hdf5_chunked: $why"
 }
 
 # check_values DATASET: h5dump's values (one a line: "(i,j): v,") are

@@ -58,7 +58,14 @@ EXTRA_DIST += test/io/io_netns.sh
 # client: hdf5.sh builds hdf5_chunked.c with h5pcc at test time and runs it
 # under bmpirun through the MPICH ABI; skipped without h5pcc and h5dump.
 TESTS += test/io/hdf5.sh
-EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c
+EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c test/io/mpich_client.sh
+
+# ADIOS 1 (Debian's libadios-mpich-dev, static, built against MPICH) the
+# same way: adios.sh builds adios_rw.c with mpicc.mpich, runs its write
+# methods MPI, MPI_AGGREGATE and POSIX and its BP reader under bmpirun and
+# checks the files with bpls; skipped without them (libadios-bin).
+TESTS += test/io/adios.sh
+EXTRA_DIST += test/io/adios.sh test/io/adios_rw.c
 
 # io_tmpfs.sh: the access programs with their files on a tmpfs.
 TESTS += test/io/io_tmpfs.sh
