@@ -1,6 +1,8 @@
 # Sourced by the tests that run a program built against MPICH as a client of
 # bmpi's MPI-IO (hdf5.sh, adios.sh); not a test itself. Needs $top_srcdir
 # and, under bmpirun, $BMPIRUN and $top_builddir.
+# shellcheck shell=sh
+: "${top_srcdir:?}"
 
 # mpich_client_launcher WHAT: sets $launcher from BMPI_TEST_LAUNCHER:
 # bmpirun (the default), or "mpich" for MPICH's own mpiexec, what validates
