@@ -164,8 +164,8 @@ struct coll_op {
     int64_t *mine_count;        /* runs per group, as sent */
     struct run_cursor *mcur;
     struct coll_pieces xp;      /* this round's pieces, grouped by aggregator */
+    size_t xself_lo, xself_hi;  /* xp[lo, hi): those in my own window, not in xbuf */
     size_t *xsize;              /* bytes per aggregator this round */
-    size_t xself;               /* where my own aggregator's part is in xbuf */
     char *xbuf;
     size_t xcap;
     bool *touched;              /* aggregators that held some of my data */
@@ -177,6 +177,7 @@ struct coll_op {
     struct coll_piece **others;
     struct run_cursor *ocur;
     struct coll_pieces ap;      /* this round's pieces, grouped by rank */
+    size_t aself_lo, aself_hi;  /* ap[lo, hi): my own, not in abuf */
     size_t *asize;
     char *abuf;
     size_t acap;
@@ -660,55 +661,59 @@ static void mem_move(struct coll_op *op, size_t pos, char *p, size_t len)
         bmpi_dt_unpack(&op->mem, p, len);
 }
 
+static bool xp_is_self(const struct coll_op *op, size_t i)
+{
+    return i >= op->xself_lo && i < op->xself_hi;
+}
+
 /* My side of a round: the pieces in each aggregator's window, packed and
- * sent (write) or received (read). */
+ * sent (write) or received (read). The pieces in my own window travel
+ * between my memory and the window's bytes directly (round_complete). */
 static int round_post_mine(struct coll_op *op)
 {
     size_t total = 0, bytes;
     int err;
     op->xp.n = 0;
+    op->xself_lo = op->xself_hi = 0;
     for (int k = 0; k < op->naggr; k++) {
         MPI_Offset lo, hi;
         window(op, k, &lo, &hi);
-        size_t first = op->mine_at[k];
+        size_t first = op->mine_at[k], before = op->xp.n;
         if ((err = take(op->mine.v + first, op->mine_at[k + 1] - first, &op->mcur[k], hi, &op->xp, NULL, &bytes)))
             return err;
         op->xsize[k] = bytes;
-        total += bytes;
+        op->touched[k] |= bytes != 0;
+        if (k == op->my_aggr) {
+            op->xself_lo = before;
+            op->xself_hi = op->xp.n;
+        } else
+            total += bytes;
     }
     if ((err = grow((void **)&op->xbuf, &op->xcap, total, 1)))
         return err;
     char *p = op->xbuf;
     if (op->a.dir == BMPI_IO_WRITE)
-        for (size_t i = 0; i < op->xp.n; p += op->xp.v[i].len, i++)
-            mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
+        for (size_t i = 0; i < op->xp.n; i++)
+            if (!xp_is_self(op, i)) {
+                mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
+                p += op->xp.v[i].len;
+            }
     p = op->xbuf;
-    for (int k = 0; k < op->naggr; k++) {
-        if (!op->xsize[k])
-            continue;
-        op->touched[k] = true;
-        /* my part of my own window needs no message (round_post_aggr) */
-        if (k == op->my_aggr)
-            op->xself = (size_t)(p - op->xbuf);
-        else
+    for (int k = 0; k < op->naggr; k++)
+        if (op->xsize[k] && k != op->my_aggr) {
             post(op, op->a.dir == BMPI_IO_WRITE, p, op->xsize[k], op->aggr[k]);
-        p += op->xsize[k];
-    }
+            p += op->xsize[k];
+        }
     return 0;
 }
 
-/* The aggregator's side of the exchange with rank i: rank i's part of the
- * window at abuf + at; mine is copied from or to xbuf instead. */
-static void exchange_with(struct coll_op *op, int i, size_t at)
+/* My own pieces of this round between my memory and the window's bytes. */
+static void self_move(struct coll_op *op)
 {
-    size_t n = op->asize[i];
-    bool write = op->a.dir == BMPI_IO_WRITE;
-    if (i != op->op.file->rank)
-        post(op, !write, op->abuf + at, n, i);
-    else if (write)
-        memcpy(op->abuf + at, op->xbuf + op->xself, n);
-    else
-        memcpy(op->xbuf + op->xself, op->abuf + at, n);
+    for (size_t i = op->xself_lo; i < op->xself_hi; i++) {
+        const struct coll_piece *p = &op->xp.v[i];
+        mem_move(op, p->mem, op->cbuf + (p->off - op->span_lo), p->len);
+    }
 }
 
 /* The contiguous runs that this round's pieces cover, in file order, in
@@ -746,24 +751,28 @@ static int read_span(struct coll_op *op)
     return err;
 }
 
-/* The aggregator's side of a round: the pieces of every rank in my window;
- * for a write, post their receives and read the span when they leave holes;
- * for a read, read the span and send each rank its pieces. */
-static int round_post_aggr(struct coll_op *op)
+/* This round's pieces of every rank in my window, in ap: where each
+ * other rank's lie in abuf, and the span they touch. */
+static int round_take(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
     MPI_Offset lo, hi;
-    size_t total = 0, bytes;
+    size_t total = 0, self_at = 0, bytes;
     int err;
     window(op, op->my_aggr, &lo, &hi);
     op->ap.n = 0;
     for (int i = 0; i < f->size; i++) {
-        if ((err = take(op->others[i], (size_t)op->ocount[i], &op->ocur[i], hi, &op->ap, &total, &bytes)))
+        bool self = i == f->rank;
+        size_t before = op->ap.n;
+        if ((err = take(op->others[i], (size_t)op->ocount[i], &op->ocur[i], hi, &op->ap, self ? &self_at : &total,
+                        &bytes)))
             return err;
-        op->asize[i] = bytes;
+        op->asize[i] = self ? 0 : bytes;
+        if (self) {
+            op->aself_lo = before;
+            op->aself_hi = op->ap.n;
+        }
     }
-    if (!op->ap.n)
-        return 0;
     op->span_lo = hi;
     op->span_hi = lo;
     for (size_t i = 0; i < op->ap.n; i++) {
@@ -772,19 +781,44 @@ static int round_post_aggr(struct coll_op *op)
         if (p->off + (MPI_Offset)p->len > op->span_hi)
             op->span_hi = p->off + (MPI_Offset)p->len;
     }
-    if ((err = grow((void **)&op->abuf, &op->acap, total, 1)) ||
-        (err = grow((void **)&op->cbuf, &op->ccap, (size_t)(op->span_hi - op->span_lo), 1)))
+    if (!op->ap.n)
+        return 0;
+    return (err = grow((void **)&op->abuf, &op->acap, total, 1))
+               ? err
+               : grow((void **)&op->cbuf, &op->ccap, (size_t)(op->span_hi - op->span_lo), 1);
+}
+
+static bool ap_is_self(const struct coll_op *op, size_t i)
+{
+    return i >= op->aself_lo && i < op->aself_hi;
+}
+
+/* The messages with every other rank that has pieces in my window. */
+static void exchange_others(struct coll_op *op)
+{
+    struct bmpi_file *f = op->op.file;
+    size_t at = 0;
+    for (int i = 0; i < f->size; at += op->asize[i], i++)
+        if (op->asize[i])
+            post(op, op->a.dir == BMPI_IO_READ, op->abuf + at, op->asize[i], i);
+}
+
+/* The aggregator's side of a round: for a write, post the receives and
+ * read the span when the pieces leave holes; for a read, read the span
+ * and send each other rank its pieces. */
+static int round_post_aggr(struct coll_op *op)
+{
+    struct bmpi_file *f = op->op.file;
+    int err;
+    op->aself_lo = op->aself_hi = 0;
+    if ((err = round_take(op)) || !op->ap.n)
         return err;
-    bool write = op->a.dir == BMPI_IO_WRITE;
-    if (write) {
+    if (op->a.dir == BMPI_IO_WRITE) {
         op->rmw = false;
         if ((err = merge_pieces(op)))
             return err;
         bool holes = op->runs.n > 1;
-        size_t at = 0;
-        for (int i = 0; i < f->size; at += op->asize[i], i++)
-            if (op->asize[i])
-                exchange_with(op, i, at);
+        exchange_others(op);
         if (op->err)
             return 0;
         /* atomic mode, and any read-modify-write: the lock covers the
@@ -806,12 +840,10 @@ static int round_post_aggr(struct coll_op *op)
         memset(op->cbuf, 0, (size_t)(op->span_hi - op->span_lo));
     for (size_t i = 0; i < op->ap.n; i++) {
         struct coll_piece *p = &op->ap.v[i];
-        memcpy(op->abuf + p->mem, op->cbuf + (p->off - op->span_lo), p->len);
+        if (!ap_is_self(op, i))
+            memcpy(op->abuf + p->mem, op->cbuf + (p->off - op->span_lo), p->len);
     }
-    size_t at = 0;
-    for (int i = 0; i < f->size; at += op->asize[i], i++)
-        if (op->asize[i])
-            exchange_with(op, i, at);
+    exchange_others(op);
     return 0;
 }
 
@@ -829,16 +861,22 @@ static void round_complete(struct coll_op *op)
     }
     if (op->a.dir == BMPI_IO_READ) {
         char *p = op->xbuf;
-        for (size_t i = 0; i < op->xp.n; p += op->xp.v[i].len, i++)
-            mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
+        for (size_t i = 0; i < op->xp.n; i++)
+            if (!xp_is_self(op, i)) {
+                mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
+                p += op->xp.v[i].len;
+            }
+        self_move(op);
         return;
     }
     if (op->my_aggr < 0 || !op->ap.n)
         return;
     for (size_t i = 0; i < op->ap.n; i++) {
         struct coll_piece *p = &op->ap.v[i];
-        memcpy(op->cbuf + (p->off - op->span_lo), op->abuf + p->mem, p->len);
+        if (!ap_is_self(op, i))
+            memcpy(op->cbuf + (p->off - op->span_lo), op->abuf + p->mem, p->len);
     }
+    self_move(op);
     if (op->rmw || op->runs.n == 1)
         set_err(op, bmpi_io_pwrite(f, op->cbuf, (size_t)(op->span_hi - op->span_lo), op->span_lo));
     for (size_t i = 0; !op->rmw && op->runs.n > 1 && i < op->runs.n && !op->err; i++) {
