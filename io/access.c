@@ -16,9 +16,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "io/file.h"
@@ -61,6 +63,27 @@ int bmpi_io_pwrite(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset 
             return bmpi_err_set(MPI_ERR_IO, "cannot write %s: no progress at offset %lld", f->path,
                                 (long long)(off + (MPI_Offset)put));
         put += (size_t)n;
+    }
+    return BMPI_OK;
+}
+
+int bmpi_io_pwritev(struct bmpi_file *f, struct iovec *iov, size_t n, MPI_Offset off)
+{
+    while (n) {
+        ssize_t w = pwritev(f->fd, iov, n < IOV_MAX ? (int)n : IOV_MAX, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return bmpi_io_errno(errno, "cannot write", f->path);
+        if (w == 0)
+            return bmpi_err_set(MPI_ERR_IO, "cannot write %s: no progress at offset %lld", f->path, (long long)off);
+        off += w;
+        for (; n && (size_t)w >= iov->iov_len; iov++, n--)
+            w -= (ssize_t)iov->iov_len;
+        if (n) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
     }
     return BMPI_OK;
 }

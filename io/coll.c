@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "io/file.h"
 #include "runtime/api.h"
@@ -58,6 +59,10 @@
 
 /* Bytes one step of the independent path moves. */
 #define COLL_INDEP_STEP (4u << 20)
+/* A window whose pieces tile it is written with pwritev from where the
+ * pieces are when they average at least this many bytes; below, copying
+ * them into one buffer for one pwrite is cheaper (docs/io.md). */
+#define COLL_GATHER_MIN 4096u
 
 /* The large buffers of one operation: what a rank sends (xbuf), what an
  * aggregator receives (abuf) and the window's file bytes (cbuf). */
@@ -124,6 +129,22 @@ struct coll_pieces {
     size_t n, cap;
 };
 
+/* A piece of an aggregator's window in file order, and where its bytes
+ * wait for the write: another rank's in abuf, the aggregator's own already
+ * in place in the window (cbuf). */
+struct coll_slot {
+    MPI_Offset off;
+    size_t len;
+    const char *src;
+};
+
+/* A k-way merge of the ranks' sorted piece lists: a min-heap of ranks by
+ * the offset of their next piece. */
+struct coll_merge {
+    int *heap;
+    size_t *next; /* per rank: its next piece in ap */
+};
+
 /* Where a walk over a sorted run list stands. */
 struct run_cursor {
     size_t idx;
@@ -177,7 +198,7 @@ struct coll_op {
     struct coll_piece **others;
     struct run_cursor *ocur;
     struct coll_pieces ap;      /* this round's pieces, grouped by rank */
-    size_t aself_lo, aself_hi;  /* ap[lo, hi): my own, not in abuf */
+    size_t *aat;                /* rank i's are ap[aat[i], aat[i + 1]); mine are not in abuf */
     size_t *asize;
     char *abuf;
     size_t acap;
@@ -185,6 +206,12 @@ struct coll_op {
     size_t ccap;
     MPI_Offset span_lo, span_hi; /* what this round's pieces touch */
     struct coll_pieces runs;    /* write: what the pieces cover, merged */
+    struct coll_slot *slots;    /* write: the pieces in file order */
+    size_t slotcap;
+    struct coll_merge merge;
+    bool gather;                /* write: pwritev from the slots, no copy into cbuf */
+    struct iovec *iov;
+    size_t iovcap;
     bool rmw;                   /* write: the span was read to fill holes */
     bool locked;                /* atomic mode: the span is locked */
     int errs_out;               /* the error class sent to every rank */
@@ -383,6 +410,11 @@ static void coll_destroy(struct bmpi_io_op *o)
     free(op->ocur);
     free(op->ap.v);
     free(op->runs.v);
+    free(op->slots);
+    free(op->iov);
+    free(op->merge.heap);
+    free(op->merge.next);
+    free(op->aat);
     free(op->asize);
     struct bmpi_io_coll *c = o->file->coll;
     if (c) {
@@ -544,7 +576,10 @@ static int alloc_state(struct coll_op *op)
         op->others = calloc(size, sizeof(*op->others));
         op->ocur = calloc(size, sizeof(*op->ocur));
         op->asize = calloc(size, sizeof(size_t));
-        ok = op->ocount && op->others && op->ocur && op->asize;
+        op->aat = calloc(size + 1, sizeof(size_t));
+        op->merge.heap = calloc(size, sizeof(int));
+        op->merge.next = calloc(size, sizeof(size_t));
+        ok = op->ocount && op->others && op->ocur && op->asize && op->aat && op->merge.heap && op->merge.next;
     }
     return ok ? 0 : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for collective I/O on %s", op->op.file->path);
 }
@@ -716,27 +751,100 @@ static void self_move(struct coll_op *op)
     }
 }
 
-/* The contiguous runs that this round's pieces cover, in file order, in
- * op->runs: one run when they leave no hole in [span_lo, span_hi). */
-static int merge_pieces(struct coll_op *op)
+/* --- the aggregator's pieces in file order ----------------------------- */
+
+static MPI_Offset merge_key(const struct coll_op *op, int rank)
 {
-    struct coll_pieces *r = &op->runs;
-    int err = grow((void **)&r->v, &r->cap, op->ap.n, sizeof(*r->v));
+    return op->ap.v[op->merge.next[rank]].off;
+}
+
+static void heap_down(struct coll_op *op, size_t n, size_t i)
+{
+    int *h = op->merge.heap;
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && merge_key(op, h[l]) < merge_key(op, h[m]))
+            m = l;
+        if (r < n && merge_key(op, h[r]) < merge_key(op, h[m]))
+            m = r;
+        if (m == i)
+            return;
+        int t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static struct coll_slot slot_of(const struct coll_op *op, size_t i, bool mine)
+{
+    const struct coll_piece *p = &op->ap.v[i];
+    const char *src = mine ? op->cbuf + (p->off - op->span_lo) : op->abuf + p->mem;
+    return (struct coll_slot){p->off, p->len, src};
+}
+
+/* This round's pieces in file order, in op->slots: each rank's are sorted
+ * already (filetypes are monotone), so a merge of the ranks' lists. */
+static int order_pieces(struct coll_op *op)
+{
+    struct bmpi_file *f = op->op.file;
+    size_t n = 0, at = 0;
+    int err = grow((void **)&op->slots, &op->slotcap, op->ap.n, sizeof(*op->slots));
     if (err)
         return err;
-    memcpy(r->v, op->ap.v, op->ap.n * sizeof(*r->v));
-    qsort(r->v, op->ap.n, sizeof(*r->v), cmp_piece);
+    for (int i = 0; i < f->size; i++) {
+        op->merge.next[i] = op->aat[i];
+        if (op->aat[i] < op->aat[i + 1])
+            op->merge.heap[n++] = i;
+    }
+    for (size_t i = n; i-- > 0;)
+        heap_down(op, n, i);
+    while (n) {
+        int r = op->merge.heap[0];
+        op->slots[at++] = slot_of(op, op->merge.next[r], r == f->rank);
+        if (++op->merge.next[r] == op->aat[r + 1])
+            op->merge.heap[0] = op->merge.heap[--n];
+        heap_down(op, n, 0);
+    }
+    return 0;
+}
+
+/* The contiguous runs that the slots cover, in op->runs: one run when they
+ * leave no hole in [span_lo, span_hi). Returns whether they tile the span
+ * exactly: no hole and no byte written twice. */
+static bool merge_runs(struct coll_op *op)
+{
+    struct coll_pieces *r = &op->runs;
+    bool tiled = true;
     r->n = 0;
     for (size_t i = 0; i < op->ap.n; i++) {
-        struct coll_piece p = r->v[i];
+        const struct coll_slot *s = &op->slots[i];
         struct coll_piece *last = r->n ? &r->v[r->n - 1] : NULL;
-        if (last && p.off <= last->off + (MPI_Offset)last->len) {
-            MPI_Offset end = p.off + (MPI_Offset)p.len;
-            if (end > last->off + (MPI_Offset)last->len)
+        MPI_Offset last_end = last ? last->off + (MPI_Offset)last->len : 0;
+        if (last && s->off <= last_end) {
+            tiled &= s->off == last_end;
+            MPI_Offset end = s->off + (MPI_Offset)s->len;
+            if (end > last_end)
                 last->len = (size_t)(end - last->off);
-        } else
-            r->v[r->n++] = p;
+        } else {
+            tiled &= !last;
+            r->v[r->n++] = (struct coll_piece){s->off, s->len, 0};
+        }
     }
+    return tiled;
+}
+
+/* How the window is written: from the slots with one pwritev when they
+ * tile the span in pieces large enough that the kernel's walk over them
+ * costs less than a copy into cbuf; otherwise from cbuf. */
+static int plan_write(struct coll_op *op)
+{
+    int err = grow((void **)&op->runs.v, &op->runs.cap, op->ap.n, sizeof(*op->runs.v));
+    if (err || (err = order_pieces(op)))
+        return err;
+    bool tiled = merge_runs(op);
+    size_t span = (size_t)(op->span_hi - op->span_lo);
+    op->gather = tiled && span / op->ap.n >= COLL_GATHER_MIN;
     return 0;
 }
 
@@ -763,16 +871,13 @@ static int round_take(struct coll_op *op)
     op->ap.n = 0;
     for (int i = 0; i < f->size; i++) {
         bool self = i == f->rank;
-        size_t before = op->ap.n;
+        op->aat[i] = op->ap.n;
         if ((err = take(op->others[i], (size_t)op->ocount[i], &op->ocur[i], hi, &op->ap, self ? &self_at : &total,
                         &bytes)))
             return err;
         op->asize[i] = self ? 0 : bytes;
-        if (self) {
-            op->aself_lo = before;
-            op->aself_hi = op->ap.n;
-        }
     }
+    op->aat[f->size] = op->ap.n;
     op->span_lo = hi;
     op->span_hi = lo;
     for (size_t i = 0; i < op->ap.n; i++) {
@@ -790,7 +895,8 @@ static int round_take(struct coll_op *op)
 
 static bool ap_is_self(const struct coll_op *op, size_t i)
 {
-    return i >= op->aself_lo && i < op->aself_hi;
+    int me = op->op.file->rank;
+    return i >= op->aat[me] && i < op->aat[me + 1];
 }
 
 /* The messages with every other rank that has pieces in my window. */
@@ -810,12 +916,11 @@ static int round_post_aggr(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
     int err;
-    op->aself_lo = op->aself_hi = 0;
     if ((err = round_take(op)) || !op->ap.n)
         return err;
     if (op->a.dir == BMPI_IO_WRITE) {
         op->rmw = false;
-        if ((err = merge_pieces(op)))
+        if ((err = plan_write(op)))
             return err;
         bool holes = op->runs.n > 1;
         exchange_others(op);
@@ -847,6 +952,37 @@ static int round_post_aggr(struct coll_op *op)
     return 0;
 }
 
+/* The window's bytes through cbuf: other ranks' pieces copied in, then
+ * the span (read-modify-write, or no hole) or each run. */
+static void write_window(struct coll_op *op)
+{
+    struct bmpi_file *f = op->op.file;
+    for (size_t i = 0; i < op->ap.n; i++) {
+        struct coll_piece *p = &op->ap.v[i];
+        if (!ap_is_self(op, i))
+            memcpy(op->cbuf + (p->off - op->span_lo), op->abuf + p->mem, p->len);
+    }
+    if (op->rmw || op->runs.n == 1) {
+        set_err(op, bmpi_io_pwrite(f, op->cbuf, (size_t)(op->span_hi - op->span_lo), op->span_lo));
+        return;
+    }
+    for (size_t i = 0; i < op->runs.n && !op->err; i++) {
+        const struct coll_piece *r = &op->runs.v[i];
+        set_err(op, bmpi_io_pwrite(f, op->cbuf + (r->off - op->span_lo), r->len, r->off));
+    }
+}
+
+/* The span written from the slots where they are (plan_write). */
+static int write_slots(struct coll_op *op)
+{
+    int err = grow((void **)&op->iov, &op->iovcap, op->ap.n, sizeof(*op->iov));
+    if (err)
+        return err;
+    for (size_t i = 0; i < op->ap.n; i++)
+        op->iov[i] = (struct iovec){(void *)op->slots[i].src, op->slots[i].len};
+    return bmpi_io_pwritev(op->op.file, op->iov, op->ap.n, op->span_lo);
+}
+
 /* The round's messages are done: the aggregator writes its window, the
  * ranks unpack what they read. After an error the rounds go on only to
  * keep the messages flowing: nothing more is written or unpacked. */
@@ -871,18 +1007,11 @@ static void round_complete(struct coll_op *op)
     }
     if (op->my_aggr < 0 || !op->ap.n)
         return;
-    for (size_t i = 0; i < op->ap.n; i++) {
-        struct coll_piece *p = &op->ap.v[i];
-        if (!ap_is_self(op, i))
-            memcpy(op->cbuf + (p->off - op->span_lo), op->abuf + p->mem, p->len);
-    }
     self_move(op);
-    if (op->rmw || op->runs.n == 1)
-        set_err(op, bmpi_io_pwrite(f, op->cbuf, (size_t)(op->span_hi - op->span_lo), op->span_lo));
-    for (size_t i = 0; !op->rmw && op->runs.n > 1 && i < op->runs.n && !op->err; i++) {
-        const struct coll_piece *r = &op->runs.v[i];
-        set_err(op, bmpi_io_pwrite(f, op->cbuf + (r->off - op->span_lo), r->len, r->off));
-    }
+    if (op->gather)
+        set_err(op, write_slots(op));
+    else
+        write_window(op);
     if (op->locked)
         bmpi_io_unlock(f, op->span_lo, op->span_hi - op->span_lo);
     op->locked = false;

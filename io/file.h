@@ -36,6 +36,8 @@
 #include "runtime/error.h"
 #include "runtime/request.h"
 
+struct iovec;
+
 struct bmpi_info;
 
 #define BMPI_FILE_MAGIC 0x62464c45u /* "bFLE": a live file object */
@@ -197,6 +199,9 @@ void bmpi_io_unlock(struct bmpi_file *f, MPI_Offset off, MPI_Offset len);
  * stops at end of file (*done < len, no error). */
 int bmpi_io_pread(struct bmpi_file *f, void *buf, size_t len, MPI_Offset off, size_t *done);
 int bmpi_io_pwrite(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset off);
+/* The n buffers of iov written one after the other from off (pwritev, any
+ * number of buffers); iov is consumed. */
+int bmpi_io_pwritev(struct bmpi_file *f, struct iovec *iov, size_t n, MPI_Offset off);
 /* A plain write of one run: under the run's write lock while independent
  * writes sieve on f (another rank's read-modify-write may span the run). */
 int bmpi_io_pwrite_run(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset off);
