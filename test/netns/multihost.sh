@@ -22,26 +22,15 @@ set -u
 unset BMPI_TRANSPORT BMPI_OFI_PROVIDER LD_PRELOAD
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-timeout_s=${BMPI_TEST_TIMEOUT:-120}
 
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-[ "$(id -u)" = 0 ] || skip "network namespaces need root"
-for c in ip unshare mpirun.openmpi timeout; do
-    command -v "$c" >/dev/null 2>&1 || skip "$c not found"
-done
-if ! grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h" 2>/dev/null &&
-    ! "$top_builddir/tools/bmpi_info" 2>/dev/null | grep -q '^ *ofi '; then
-    skip "bmpi was built without the ofi transport"
-fi
-libs=$(cd "$top_builddir/.libs" 2>/dev/null && pwd) || skip "no $top_builddir/.libs (libbmpi not built)"
+. "$top_srcdir/test/netns/lib.sh"
+netns_require_tools mpirun.openmpi
+netns_require_ofi_build
+libs=$(cd "$top_builddir/.libs" 2>/dev/null && pwd) || netns_skip "no $top_builddir/.libs (libbmpi not built)"
 bin=$top_builddir/test/mpi/.libs
-[ -x "$bin/hello" ] || skip "test programs not built (make check TESTS=)"
+[ -x "$bin/hello" ] || netns_skip "test programs not built (make check TESTS=)"
 
 # ---- simulated hosts ------------------------------------------------------
-. "$top_srcdir/test/netns/lib.sh"
 # (a job still running when interrupted: its timeout passes the signal on)
 netns_test_setup bmpi 2
 tmp=$NETNS_TMP
@@ -72,20 +61,15 @@ xenv=
 run() {
     hl=$1
     shift
-    # in the background, so that a signal to this script runs its trap now,
-    # not when mpirun has finished; the ranks (under orted, which detaches)
-    # are found through their namespaces when the run times out
-    "$top_srcdir/test/with-timeout" -p "$NETNS_PIDS_COMMAND" \
-        "$timeout_s" ip netns exec "$head" mpirun.openmpi --allow-run-as-root \
+    # the ranks (under orted, which detaches) are found through their
+    # namespaces when the run times out
+    netns_run_job ip netns exec "$head" mpirun.openmpi --allow-run-as-root \
         --bind-to none --host "$hl" --mca plm_rsh_agent "$tmp/agent.sh" \
         --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$tmp" \
         --mca oob_tcp_if_include 192.0.2.0/24 --mca btl_tcp_if_include 192.0.2.0/24 \
-        $xenv "$tmp/rank.sh" "$@" >"$tmp/out" 2>&1 </dev/null &
-    NETNS_JOB_PID=$!
-    wait "$NETNS_JOB_PID"
+        $xenv "$tmp/rank.sh" "$@" >"$tmp/out" 2>&1
     rc=$?
-    NETNS_JOB_PID=
-    [ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)" >>"$tmp/out"
+    [ $rc -eq 124 ] && echo "(timed out after ${NETNS_TIMEOUT}s)" >>"$tmp/out"
     return $rc
 }
 fail() {

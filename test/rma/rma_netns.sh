@@ -12,56 +12,21 @@ set -u
 unset BMPI_TRANSPORT BMPI_OFI_PROVIDER LD_PRELOAD
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-BMPIRUN=${BMPIRUN:-$top_builddir/launcher/bmpirun}
-timeout_s=${BMPI_TEST_TIMEOUT:-120}
-
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-[ "$(id -u)" = 0 ] || skip "network namespaces need root"
-for c in ip unshare timeout; do
-    command -v "$c" >/dev/null 2>&1 || skip "$c not found"
-done
-grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h" 2>/dev/null || skip "bmpi was built without the ofi transport"
-[ -x "$BMPIRUN" ] || skip "$BMPIRUN not built"
 
 . "$top_srcdir/test/netns/lib.sh"
 . "$top_srcdir/test/rma/lib.sh"
+netns_require_tools
+netns_require_ofi_build
+netns_require_bmpirun
 netns_test_setup bmrma 2
-tmp=$NETNS_TMP
-h1=$(netns_name 1) h2=$(netns_name 2)
-mkdir -p "$tmp/jobtmp/head"
-NETNS_HOST_TMPDIR=$tmp/jobtmp
-export NETNS_HOST_TMPDIR
-cp "$top_srcdir/test/netns/host-agent.sh" "$tmp/agent" && chmod +x "$tmp/agent" || exit 1
-echo "simulated hosts: $h1 $h2 (192.0.2.1-2), bmpirun in $NETNS_HEAD"
-
-# run_hosts SLOTS PROGRAM [ARG]: bmpirun --host h1:SLOTS,h2:SLOTS.
-run_hosts() {
-    "$top_srcdir/test/with-timeout" -p "$NETNS_PIDS_COMMAND" "$timeout_s" \
-        ip netns exec "$NETNS_HEAD" env TMPDIR="$tmp/jobtmp/head" \
-        "$BMPIRUN" --launch-agent "$tmp/agent" --host "$h1:$1,$h2:$1" \
-        "$tmp/rank" "$top_builddir/test/rma/$2" ${3:+"$3"} >"$tmp/out" 2>&1 </dev/null &
-    NETNS_JOB_PID=$!
-    wait "$NETNS_JOB_PID"
-    rc=$?
-    NETNS_JOB_PID=
-    if [ $rc -ne 0 ]; then
-        tail -n 30 "$tmp/out"
-        [ $rc -eq 124 ] && echo "(timed out after ${timeout_s}s)"
-        echo "FAIL: $2${3:+ $3} at $1+$1 ranks across two hosts exited with $rc"
-        exit 1
-    fi
-    echo "ok: $2${3:+ $3} at $1+$1 ranks across two hosts"
-}
+netns_bmpirun_setup
 
 for slots in 1 2; do
     for f in $rma_flavors; do
-        run_hosts $slots rma_matrix "$f"
+        netns_bmpirun_check $slots "rma_matrix $f" "$top_builddir/test/rma/rma_matrix" "$f"
     done
     for p in $rma_programs; do
-        run_hosts $slots "$p"
+        netns_bmpirun_check $slots "$p" "$top_builddir/test/rma/$p"
     done
 done
 # Over tcp;ofi_rxm (whose atomics the target's CPU applies; the default
@@ -69,8 +34,7 @@ done
 # transport's atomics, while ranks on the target's host update the same
 # counters with CPU atomics: the storms of rma_atomic must still add up,
 # and one origin's accumulates must stay in order across both paths.
-rma_launcher="ip netns exec $NETNS_HEAD env TMPDIR=$tmp/jobtmp/head $BMPIRUN --launch-agent $tmp/agent
-    --host $h1:2,$h2:2 $tmp/rank env BMPI_OFI_PROVIDER=tcp"
+rma_launcher="$NETNS_BMPIRUN --host $(netns_host_list 2) $NETNS_TMP/rank env BMPI_OFI_PROVIDER=tcp"
 for p in rma_atomic rma_acc_order; do
     rma_check_net_atomics "ofi/tcp across two hosts" 4 "$p"
 done
