@@ -13,7 +13,10 @@
  *   file_err.c  file error handlers and the errno -> error class mapping
  *   view.c      views: set/get, the map from stream offsets to file runs
  *   access.c    independent blocking access: explicit offsets and the
- *               individual file pointer, data sieving, atomic mode locks
+ *               individual file pointer; system calls, atomic mode locks
+ *   walk.c      the walk: one independent access as a bounded, resumable
+ *               engine (data sieving, the lock rules) that access.c and
+ *               nonblock.c share
  *   coll.c      collective access: two-phase collective buffering, as a
  *               state machine that the blocking, nonblocking and split
  *               forms share
@@ -185,9 +188,10 @@ struct bmpi_io_access {
 int bmpi_io_access_check(struct bmpi_file *f, const char *fn, enum bmpi_io_dir dir, const MPI_Offset *offset,
                          const void *buf, MPI_Count count, MPI_Datatype datatype, struct bmpi_io_access *a);
 
-/* Independent access: a's data at etype offset `offset` of f's view, in
- * native representation. Returns 0 or an error class (reason recorded);
- * *done is the bytes moved (a read past the end of file stops short). */
+/* Independent blocking access: a's data at etype offset `offset` of f's
+ * view, converted from or to its representation: a walk stepped to its
+ * end. Returns 0 or an error class (reason recorded); *done is the bytes
+ * moved (a read past the end of file stops short). */
 int bmpi_io_independent(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_Offset offset, size_t *done);
 
 /* Atomic mode: lock file bytes [off, off + len) for reading or writing
@@ -202,9 +206,47 @@ int bmpi_io_pwrite(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset 
 /* The n buffers of iov written one after the other from off (pwritev, any
  * number of buffers); iov is consumed. */
 int bmpi_io_pwritev(struct bmpi_file *f, struct iovec *iov, size_t n, MPI_Offset off);
-/* A plain write of one run: under the run's write lock while independent
- * writes sieve on f (another rank's read-modify-write may span the run). */
-int bmpi_io_pwrite_run(struct bmpi_file *f, const void *buf, size_t len, MPI_Offset off);
+
+/* --- the walk: independent access, blocking or not (walk.c) ---------------- */
+
+/* One independent access in progress: a's data at an etype offset of f's
+ * view, moved in bounded steps; the blocking path steps it to the end at
+ * once, nonblock.c a few MiB per progress call. Data sieving: runs whose
+ * span fits the hint's buffer cost one pread of the span (and a write one
+ * pwrite back, under a write lock of the span); while writes sieve, every
+ * plain pwrite takes its run's write lock (another rank's read-modify-write
+ * may span it). Atomic mode (as f was at init): a step locks the access's
+ * whole file range and runs it to the end, and no other lock is taken.
+ * Stack-allocatable; callers read `done` only. */
+struct bmpi_io_walk {
+    size_t done;                    /* stream bytes moved: the status count */
+    struct bmpi_file *f;
+    struct bmpi_io_access a;        /* a copy; the caller keeps a.dt alive */
+    struct bmpi_io_map map;         /* the file runs still to walk */
+    bool over;                      /* a read met the end of file, or a step failed */
+    bool atomic;
+    MPI_Offset lock_lo, lock_hi;    /* atomic: the file range a step locks */
+    char *mem;                      /* contiguous memory side at stream byte 0; NULL: bounce */
+    char *conv;                     /* non-native representation: the access in file form */
+    char *bounce;                   /* one chunk, for non-contiguous memory */
+    struct bmpi_dt_cursor cursor;   /* over the user's buffer, with bounce */
+    char *sieve;                    /* the sieving buffer, allocated on first use */
+    size_t sieve_cap;
+};
+
+/* Start a walk of a at etype offset `offset` (MPI_ERR_ARG when it passes
+ * the largest file offset); a non-native write is converted here. Call
+ * bmpi_io_walk_release afterwards whatever it returns. */
+int bmpi_io_walk_init(struct bmpi_io_walk *w, struct bmpi_file *f, const struct bmpi_io_access *a,
+                      MPI_Offset offset);
+/* Move at most max_bytes more (SIZE_MAX: to the end; atomic mode always
+ * goes to the end). Returns 0 or an error class (reason recorded), after
+ * which the walk is done; the step that ends a non-native read converts
+ * its data into the user's buffer. */
+int bmpi_io_walk_step(struct bmpi_io_walk *w, size_t max_bytes);
+/* True once every byte moved, a read met the end of file or a step failed. */
+bool bmpi_io_walk_done(const struct bmpi_io_walk *w);
+void bmpi_io_walk_release(struct bmpi_io_walk *w);
 
 /* --- data representations (datarep.c) ----------------------------------------- */
 
@@ -269,6 +311,8 @@ int bmpi_io_shared_position(struct bmpi_file *f, MPI_Offset *etypes);
 
 /* --- nonblocking independent access (nonblock.c) --------------------------------- */
 
+/* A walk of a at etype offset `offset` as a pending operation; *req
+ * completes with its status. Errors found at start are returned. */
 int bmpi_io_nonblocking_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_Offset offset,
                               struct bmpi_request **req);
 

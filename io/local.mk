@@ -11,6 +11,7 @@ libbmpi_core_la_SOURCES += \
 	io/nonblock.c \
 	io/pending.c \
 	io/view.c \
+	io/walk.c \
 	io/coll.c \
 	io/shared.c
 EXTRA_DIST += io/README.md

@@ -8,6 +8,11 @@
  *     MPI_Testany, MPI_Waitsome and MPI_Testall in shuffled orders;
  *   - a 64 MiB iwrite left pending while the ranks ping-pong messages: both
  *     must complete and the data must be right (no timing is checked);
+ *   - pieces of two ints through a view that interleaves the ranks, more
+ *     than 4 MiB a rank: writes and reads that sieve (one read of a span
+ *     of many pieces, a read-modify-write for writes), reads and writes in
+ *     flight together during a ping-pong, the file checked with pread, and
+ *     a read through the view past the end of the file;
  *   - MPI_Cancel of a file request: the request still completes, and if
  *     the library did not cancel it (MPI_Test_cancelled false, as in bmpi)
  *     the data are written;
@@ -345,6 +350,145 @@ static void test_overlap(void)
     free(r);
 }
 
+/* --- small pieces through a view: data sieving ---------------------------------------------- */
+
+#define SIEVE_PIECE 2                 /* ints of a piece */
+#define SIEVE_INTS ((1 << 20) + 1026) /* ints of a rank: more than one 4 MiB step of bytes */
+
+static int gen_value(int gen, int rank, int i) { return value(rank + 1009 * gen, i); }
+
+/* owner's pieces: SIEVE_PIECE ints every size * SIEVE_PIECE ints. */
+static void set_piece_view(MPI_File fh, int owner)
+{
+    MPI_Datatype tile, filetype;
+    MPICHK(MPI_Type_vector(1, SIEVE_PIECE, SIEVE_PIECE * tu_size, MPI_INT, &tile));
+    MPICHK(MPI_Type_create_resized(tile, 0, (MPI_Aint)SIEVE_PIECE * tu_size * 4, &filetype));
+    MPICHK(MPI_Type_commit(&filetype));
+    MPICHK(MPI_File_set_view(fh, (MPI_Offset)owner * SIEVE_PIECE * 4, MPI_INT, filetype, "native",
+                             MPI_INFO_NULL));
+    MPICHK(MPI_Type_free(&tile));
+    MPICHK(MPI_Type_free(&filetype));
+}
+
+/* Rank 0: the file, read with plain pread, holds every rank's pieces of
+ * generation gen, and nothing more. */
+static void check_pieces(const char *name, int gen)
+{
+    if (tu_rank != 0)
+        return;
+    size_t total = (size_t)SIEVE_INTS * tu_size, bytes = total * 4;
+    int *all = malloc(bytes + 16);
+    CHECK(all != NULL, "out of memory");
+    int fd = open(iu_path(name), O_RDONLY);
+    CHECK(fd >= 0, "cannot open %s: %s", iu_path(name), strerror(errno));
+    ssize_t got = pread(fd, all, bytes + 16, 0);
+    CHECK(got == (ssize_t)bytes, "%s: pread got %zd bytes, the file should have %zu", name, got, bytes);
+    close(fd);
+    for (size_t i = 0; i < total; i++) {
+        size_t piece = i / SIEVE_PIECE;
+        int owner = (int)(piece % (size_t)tu_size);
+        int idx = (int)(piece / (size_t)tu_size) * SIEVE_PIECE + (int)(i % SIEVE_PIECE);
+        CHECK(all[i] == gen_value(gen, owner, idx), "%s: file int %zu is %d, expected rank %d's int %d = %d", name,
+              i, all[i], owner, idx, gen_value(gen, owner, idx));
+    }
+    free(all);
+}
+
+/* Generation gen of my pieces through the view, from contiguous memory in
+ * two requests (at an offset, then through the pointer), or from every
+ * other int of strided memory in one. */
+static void iwrite_pieces(MPI_File fh, int gen, bool strided, int *buf, MPI_Request *req, int *nreq)
+{
+    const int n = SIEVE_INTS, h = n / 2 + 1; /* ends inside a piece */
+    for (int i = 0; i < (strided ? 2 * n : n); i++)
+        buf[i] = strided ? (i % 2 ? -1 : gen_value(gen, tu_rank, i / 2)) : gen_value(gen, tu_rank, i);
+    if (!strided) {
+        MPICHK(MPI_File_iwrite_at(fh, 0, buf, h, MPI_INT, &req[0]));
+        MPICHK(MPI_File_seek(fh, h, MPI_SEEK_SET));
+        MPICHK(MPI_File_iwrite(fh, buf + h, n - h, MPI_INT, &req[1]));
+        *nreq = 2;
+        return;
+    }
+    MPI_Datatype every_other;
+    MPICHK(MPI_Type_vector(n, 1, 2, MPI_INT, &every_other));
+    MPICHK(MPI_Type_commit(&every_other));
+    MPICHK(MPI_File_iwrite_at(fh, 0, buf, 1, every_other, &req[0]));
+    MPICHK(MPI_Type_free(&every_other));
+    *nreq = 1;
+}
+
+/* The pieces of fh's view into every other int of r (the others -7). */
+static void iread_pieces(MPI_File fh, int *r, MPI_Request *req)
+{
+    MPI_Datatype every_other;
+    MPICHK(MPI_Type_vector(SIEVE_INTS, 1, 2, MPI_INT, &every_other));
+    MPICHK(MPI_Type_commit(&every_other));
+    for (int i = 0; i < 2 * SIEVE_INTS; i++)
+        r[i] = -7;
+    MPICHK(MPI_File_iread_at(fh, 0, r, 1, every_other, req));
+    MPICHK(MPI_Type_free(&every_other));
+}
+
+static void check_read_pieces(const int *r, int gen, int owner)
+{
+    for (int i = 0; i < 2 * SIEVE_INTS; i++) {
+        int want = i % 2 ? -7 : gen_value(gen, owner, i / 2);
+        CHECK(r[i] == want, "int %d of rank %d's pieces read through the view is %d, expected %d", i, owner, r[i],
+              want);
+    }
+}
+
+/* Pieces of two ints, the ranks' interleaved, more than one step of them
+ * per rank: nonblocking writes and reads through the view go through data
+ * sieving (many pieces in one span; writes read-modify-write spans that
+ * hold other ranks' pieces, which must survive) while the ranks exchange
+ * messages. File "sieved_a" is written, checked by rank 0 with pread, then
+ * read back (the next rank's pieces, into strided memory) while file
+ * "sieved_b" is written from strided memory, and a read past the end of
+ * the file stops short. */
+static void test_sieved_view(void)
+{
+    const int n = SIEVE_INTS, peer = (tu_rank + 1) % tu_size;
+    int *w = malloc(2 * (size_t)n * sizeof(int)), *r = malloc(2 * (size_t)n * sizeof(int));
+    CHECK(w && r, "out of memory");
+    MPI_File fa = iu_open_rw("sieved_a"), fb = iu_open_rw("sieved_b");
+    set_piece_view(fa, tu_rank);
+    set_piece_view(fb, tu_rank);
+    MPI_Request req[3];
+    MPI_Status st[3];
+    int nreq;
+    iwrite_pieces(fa, 1, false, w, req, &nreq);
+    ping_pong();
+    MPICHK(MPI_Waitall(nreq, req, st));
+    check_count(&st[0], MPI_INT, n / 2 + 1);
+    check_count(&st[1], MPI_INT, n - (n / 2 + 1));
+    iu_sync_barrier(fa);
+    check_pieces("sieved_a", 1);
+
+    set_piece_view(fa, peer);
+    iread_pieces(fa, r, &req[0]);
+    iwrite_pieces(fb, 2, true, w, &req[1], &nreq);
+    ping_pong();
+    MPICHK(MPI_Waitall(1 + nreq, req, st));
+    check_count(&st[0], MPI_INT, n);
+    check_count(&st[1], MPI_INT, n);
+    check_read_pieces(r, 1, peer);
+    iu_sync_barrier(fb);
+    check_pieces("sieved_b", 2);
+
+    /* 8 ints from 3 before the end of the peer's pieces: 3 come back */
+    MPICHK(MPI_File_iread_at(fa, n - 3, r, 8, MPI_INT, &req[0]));
+    MPICHK(MPI_Wait(&req[0], &st[0]));
+    check_count(&st[0], MPI_INT, 3);
+    for (int i = 0; i < 3; i++)
+        CHECK(r[i] == gen_value(1, peer, n - 3 + i), "int %d of the short read is %d, expected %d", i, r[i],
+              gen_value(1, peer, n - 3 + i));
+    MPICHK(MPI_File_close(&fa));
+    MPICHK(MPI_File_close(&fb));
+    free(w);
+    free(r);
+}
+
 /* --- cancel and free ------------------------------------------------------------------------ */
 
 static void test_cancel(void)
@@ -526,6 +670,7 @@ int main(int argc, char **argv)
     test_vector_view();
     test_many();
     test_overlap();
+    test_sieved_view();
     test_cancel();
     test_free_then_close();
     test_atomic();
