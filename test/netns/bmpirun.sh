@@ -96,6 +96,10 @@ run_bg() {
         esac
     done
     t0=$(now)
+    # emptied here, not only by the background job's redirection, which
+    # may come after a wait_for that would then count the last job's lines
+    : >"$tmp/out"
+    : >"$tmp/err"
     # with-timeout starts the command in the background, where the shell
     # gives it /dev/null as stdin: the input comes on fd 3 instead
     "$top_srcdir/test/with-timeout" -p "$NETNS_PIDS_COMMAND" "$timeout_s" \
