@@ -49,6 +49,7 @@
 #include <sys/uio.h>
 
 #include "io/file.h"
+#include "runtime/comm.h"
 #include "runtime/api.h"
 
 /* Tags of the protocol on f->comm: one per collective operation of the
@@ -324,7 +325,30 @@ static int aggr_order(const int *leader, int size, int *order, int *nnodes)
     return 0;
 }
 
-static int coll_file_state(struct bmpi_file *f, struct bmpi_io_coll **out)
+/* Each rank's node leader, its node's lowest rank: from the job's node map
+ * when every rank is of this job, which costs no message (so that a first
+ * MPI_File_iwrite_all does not block); otherwise, when the caller is a
+ * collective call (may_block), agreed with MPI_Comm_split_type. */
+static int node_leaders(struct bmpi_file *f, bool may_block, int *leader)
+{
+    struct bmpi_comm *c = bmpi_comm_get(f->comm);
+    if (c && bmpi_comm_node_leaders(c, leader))
+        return MPI_SUCCESS;
+    if (!may_block)
+        return MPI_ERR_PENDING;
+    MPI_Comm node = MPI_COMM_NULL;
+    int me = f->rank;
+    int rc = PMPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bcast(&me, 1, MPI_INT, 0, node);
+    if (node != MPI_COMM_NULL)
+        PMPI_Comm_free(&node);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgather(&me, 1, MPI_INT, leader, 1, MPI_INT, f->comm);
+    return rc;
+}
+
+static int coll_file_state(struct bmpi_file *f, bool may_block, struct bmpi_io_coll **out)
 {
     if (f->coll) {
         *out = f->coll;
@@ -341,18 +365,10 @@ static int coll_file_state(struct bmpi_file *f, struct bmpi_io_coll **out)
         free(c);
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for the node map of %s", f->path);
     }
-    /* a node's leader is its lowest rank: rank 0 of the split communicator */
-    MPI_Comm node = MPI_COMM_NULL;
-    int me = f->rank;
-    int rc = PMPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Bcast(&me, 1, MPI_INT, 0, node);
-    if (node != MPI_COMM_NULL)
-        PMPI_Comm_free(&node);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(&me, 1, MPI_INT, leader, 1, MPI_INT, f->comm);
+    int rc = node_leaders(f, may_block, leader);
     int err = rc == MPI_SUCCESS ? aggr_order(leader, f->size, c->aggr_order, &c->nnodes)
-                                : bmpi_err_set(MPI_ERR_OTHER, "the node map of %s could not be built", f->path);
+              : rc == MPI_ERR_PENDING ? rc
+                                      : bmpi_err_set(MPI_ERR_OTHER, "the node map of %s could not be built", f->path);
     free(leader);
     if (err) {
         free(c->aggr_order);
@@ -362,6 +378,18 @@ static int coll_file_state(struct bmpi_file *f, struct bmpi_io_coll **out)
     f->coll = c;
     *out = c;
     return 0;
+}
+
+static int aggregators(const struct bmpi_file *f)
+{
+    int naggr = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : f->coll->nnodes;
+    return naggr < f->size ? naggr : f->size;
+}
+
+int bmpi_io_coll_aggregators(struct bmpi_file *f)
+{
+    struct bmpi_io_coll *c;
+    return coll_file_state(f, false, &c) ? 0 : aggregators(f);
 }
 
 void bmpi_io_coll_close(struct bmpi_file *f)
@@ -520,9 +548,7 @@ static bool ranges_scan(struct coll_op *op, bool *interleaved, MPI_Offset *lo, M
 static int plan(struct coll_op *op, MPI_Offset lo, MPI_Offset hi)
 {
     struct bmpi_file *f = op->op.file;
-    int naggr = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : f->coll->nnodes;
-    if (naggr > f->size)
-        naggr = f->size;
+    int naggr = aggregators(f);
     op->naggr = naggr;
     op->aggr = f->coll->aggr_order;
     op->my_aggr = -1;
@@ -1193,7 +1219,7 @@ int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_
                        struct bmpi_request **req)
 {
     struct bmpi_io_coll *c = NULL;
-    int err = coll_file_state(f, &c);
+    int err = coll_file_state(f, true, &c);
     if (err)
         return err;
     struct coll_op *op = calloc(1, sizeof(*op));

@@ -172,7 +172,7 @@ static int info_set_size(MPI_Info info, const char *key, long long v)
 
 /* The hints in use: what the user set, with our values for the keys we
  * honour. */
-static int hints_to_info(const struct bmpi_file *f, MPI_Info *out)
+static int hints_to_info(struct bmpi_file *f, MPI_Info *out)
 {
     int err = MPI_SUCCESS;
     if (f->info) {
@@ -186,8 +186,9 @@ static int hints_to_info(const struct bmpi_file *f, MPI_Info *out)
     const struct bmpi_file_hints *h = &f->hints;
     if (!err)
         err = info_set_size(*out, "cb_buffer_size", (long long)h->cb_buffer_size);
-    if (!err && h->cb_nodes)
-        err = info_set_size(*out, "cb_nodes", h->cb_nodes);
+    int naggr = bmpi_io_coll_aggregators(f);
+    if (!err && naggr)
+        err = info_set_size(*out, "cb_nodes", naggr);
     if (!err)
         err = PMPI_Info_set(*out, "romio_cb_read", toggle_name(h->cb_read));
     if (!err)

@@ -282,6 +282,10 @@ void bmpi_datarep_finalize(void);
  * wait at _end. *req completes with the status of this rank's part. */
 int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_Offset offset,
                        struct bmpi_request **req);
+/* How many aggregators collective access on f uses (cb_nodes, else one
+ * per node, at most one per rank); 0 when that takes messages to learn
+ * (ranks of other jobs in the group). Local. */
+int bmpi_io_coll_aggregators(struct bmpi_file *f);
 /* MPI_File_close: free what collective access kept for f (and a split
  * collective left open, which is erroneous). Local. */
 void bmpi_io_coll_close(struct bmpi_file *f);

@@ -72,6 +72,39 @@ static void comm_free(struct bmpi_comm *c)
     free(c);
 }
 
+struct node_rank {
+    uint32_t nodeid;
+    int rank;
+};
+
+static int cmp_node_rank(const void *x, const void *y)
+{
+    const struct node_rank *a = x, *b = y;
+    if (a->nodeid != b->nodeid)
+        return a->nodeid < b->nodeid ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+bool bmpi_comm_node_leaders(const struct bmpi_comm *c, int *leader)
+{
+    struct node_rank *v = malloc((size_t)c->size * sizeof(*v));
+    if (!v)
+        return false;
+    for (int r = 0; r < c->size; r++) {
+        const struct bmpi_peer *p = &bmpi_world.peers[c->group->world_ranks[r]];
+        if (p->job != bmpi_world.job_id || p->nodeid == UINT32_MAX) {
+            free(v);
+            return false;
+        }
+        v[r] = (struct node_rank){p->nodeid, r};
+    }
+    qsort(v, (size_t)c->size, sizeof(*v), cmp_node_rank);
+    for (int i = 0; i < c->size; i++)
+        leader[v[i].rank] = i && v[i].nodeid == v[i - 1].nodeid ? leader[v[i - 1].rank] : v[i].rank;
+    free(v);
+    return true;
+}
+
 int bmpi_comm_init(void)
 {
     int *ranks = malloc((size_t)bmpi_world.size * sizeof(int));

@@ -10,6 +10,7 @@
 #ifndef BMPI_RUNTIME_COMM_H
 #define BMPI_RUNTIME_COMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <mpi.h>
 
@@ -59,6 +60,13 @@ static inline int bmpi_comm_peer_size(const struct bmpi_comm *c)
 {
     return c->remote_group ? c->remote_group->size : c->size;
 }
+
+/* For each rank r of c (an intracommunicator), the lowest rank of c on
+ * r's node, from the job's node map, without messages. Returns false
+ * when c holds processes of other jobs, whose nodes this process does
+ * not know (the caller then agrees with MPI_Comm_split_type), or out of
+ * memory. */
+bool bmpi_comm_node_leaders(const struct bmpi_comm *c, int *leader);
 
 /* Build MPI_COMM_WORLD and MPI_COMM_SELF from bmpi_world. */
 int bmpi_comm_init(void);

@@ -308,6 +308,29 @@ static void info_hints(const char *path)
     MPICHK(MPI_File_close(&fh));
 }
 
+/* Without a cb_nodes hint, the file reports one aggregator per node, as
+ * ROMIO does: the nodes counted here by MPI_Comm_split_type (on several
+ * simulated hosts, test/io/io_netns.sh, more than one). */
+static void default_aggregators(const char *path)
+{
+    MPI_Comm node;
+    MPI_Info out;
+    MPI_File fh;
+    int node_rank, nodes;
+    char want[16];
+    MPICHK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPICHK(MPI_Comm_rank(node, &node_rank));
+    MPICHK(MPI_Comm_free(&node));
+    int leader = node_rank == 0;
+    MPICHK(MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    snprintf(want, sizeof(want), "%d", nodes);
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPICHK(MPI_File_get_info(fh, &out));
+    check_hint(out, "cb_nodes", want);
+    MPICHK(MPI_Info_free(&out));
+    MPICHK(MPI_File_close(&fh));
+}
+
 static void atomicity_and_sync(const char *path)
 {
     MPI_File fh;
@@ -475,6 +498,7 @@ int main(int argc, char **argv)
     sizes(a);
     amode_and_group(b);
     info_hints(a);
+    default_aggregators(a);
     atomicity_and_sync(a);
     fortran_handles(a);
     file_null_handler(missing);
