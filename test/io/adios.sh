@@ -55,13 +55,9 @@ array_bytes=$((rows * cols * steps * 8))
 
 # adios_rw N ARG...: the program at N ranks; its output in $out.
 adios_rw() {
-    ranks=$1
+    ar_n=$1
     shift
-    out=$(mpich_client_run "$ranks" "$tmp/adios_rw" "$@" 2>&1)
-    rc=$?
-    printf '%s\n' "$out"
-    [ $rc -eq 0 ] || fail "adios_rw $1 at $ranks ranks exited $rc"
-    why=$(mpich_client_ran "$ranks" "$out") || fail "adios_rw $1: $why"
+    mpich_client_job "adios_rw $1" "$ar_n" "$tmp/adios_rw" "$@"
 }
 
 # mpiio FIELD: from the "mpiio:" lines in $out, how many ranks have FIELD

@@ -40,21 +40,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpich_client.h"
+
 #define ROWS 23
 #define COLS 17
 #define STEPS 2
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            int rank_;                                                          \
-            MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                              \
-            fprintf(stderr, "FAIL rank %d line %d: ", rank_, __LINE__);         \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                       \
-        }                                                                       \
-    } while (0)
 
 /* An ADIOS call that returns 0 on success (adios_errno otherwise). */
 #define ADCHK(call) CHECK((call) == 0, "%s failed: %s", #call, adios_errmsg())
@@ -292,14 +282,7 @@ int main(int argc, char **argv)
     int writing = argc == 5 && strcmp(argv[1], "write") == 0;
     CHECK(writing || (argc == 3 && strcmp(argv[1], "read") == 0),
           "usage: %s write METHOD PARAMETERS FILE | read FILE", argv[0]);
-    if (rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        lib[strcspn(lib, "\n")] = '\0';
-        printf("library: %s\n", lib);
-        fflush(stdout);
-    }
+    mc_print_library(rank);
     if (writing)
         write_file(argv[2], argv[3], argv[4]);
     else

@@ -40,11 +40,7 @@ readelf -d "$tmp/hdf5_chunked" | grep -q 'NEEDED.*\[libmpich\.so\.12\]' ||
 # run N: the program at N ranks, writing $tmp/chunked.h5
 run() {
     rm -f "$tmp/chunked.h5"
-    out=$(mpich_client_run "$1" "$tmp/hdf5_chunked" "$tmp/chunked.h5" 2>&1)
-    rc=$?
-    printf '%s\n' "$out"
-    [ $rc -eq 0 ] || fail "hdf5_chunked at $1 ranks exited $rc"
-    why=$(mpich_client_ran "$1" "$out") || fail "hdf5_chunked: $why"
+    mpich_client_job hdf5_chunked "$1" "$tmp/hdf5_chunked" "$tmp/chunked.h5"
 }
 
 # check_values DATASET: h5dump's values (one a line: "(i,j): v,") are

@@ -27,22 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpich_client.h"
+
 #define ROWS 60
 #define COLS 45
 #define CHUNK_ROWS 16
 #define CHUNK_COLS 10
 
 static int rank, nranks;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            fprintf(stderr, "FAIL rank %d line %d: ", rank, __LINE__);           \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                       \
-        }                                                                       \
-    } while (0)
 
 /* An HDF5 call that returns a negative herr_t on failure. */
 #define H5CHK(call) CHECK((call) >= 0, "%s failed", #call)
@@ -203,14 +195,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     CHECK(argc == 2, "usage: %s FILE", argv[0]);
-    if (rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        lib[strcspn(lib, "\n")] = '\0';
-        printf("library: %s\n", lib);
-        fflush(stdout);
-    }
+    mc_print_library(rank);
     struct block b = my_block();
     write_file(argv[1], &b);
     check_file(argv[1]);

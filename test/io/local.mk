@@ -58,7 +58,7 @@ EXTRA_DIST += test/io/io_netns.sh
 # client: hdf5.sh builds hdf5_chunked.c with h5pcc at test time and runs it
 # under bmpirun through the MPICH ABI; skipped without h5pcc and h5dump.
 TESTS += test/io/hdf5.sh
-EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c test/io/mpich_client.sh
+EXTRA_DIST += test/io/hdf5.sh test/io/hdf5_chunked.c test/io/mpich_client.sh test/io/mpich_client.h
 
 # ADIOS 1 (Debian's libadios-mpich-dev, static, built against MPICH) the
 # same way: adios.sh builds adios_rw.c with mpicc.mpich, runs its write

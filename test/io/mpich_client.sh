@@ -38,6 +38,19 @@ mpich_client_run() {
     fi
 }
 
+# mpich_client_job WHAT N PROGRAM [ARG...]: mpich_client_run, its output
+# printed and kept in $out; the caller's fail (naming WHAT) when it exits
+# non-zero or mpich_client_ran finds it did not run as it should.
+mpich_client_job() {
+    mc_what=$1 mc_n=$2
+    shift 2
+    out=$(mpich_client_run "$mc_n" "$@" 2>&1)
+    mc_rc=$?
+    printf '%s\n' "$out"
+    [ $mc_rc -eq 0 ] || fail "$mc_what at $mc_n ranks exited $mc_rc"
+    mc_why=$(mpich_client_ran "$mc_n" "$out") || fail "$mc_what: $mc_why"
+}
+
 # mpich_client_ran N OUTPUT: true when OUTPUT (the program's) has
 # "ok: rank R of N" from N distinct ranks and, under bmpirun, rank 0's
 # "library: bmpi ..." (MPI_Get_library_version); else says which is missing.
