@@ -29,11 +29,7 @@ adios_lib=$(pkg-config --variable=libdir adios-mpich 2>/dev/null)/adios/mpich
 command -v bpls >/dev/null 2>&1 || { echo "SKIP: bpls is not installed (Debian: libadios-bin)"; exit 77; }
 : "${top_srcdir:?}"
 . "$top_srcdir/test/io/mpich_client.sh"
-mpich_client_launcher "an mpicc.mpich-built program"
-base=${BMPI_IO_TEST_DIR:-${TMPDIR:-/tmp}}
-tmp=$(mktemp -d "$base/bmpi-io-adios.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+mpich_client_setup adios "an mpicc.mpich-built program"
 
 # adios-mpich.pc cannot link as it stands: it names -ladios but Debian keeps
 # the MPICH build's archives under adios/mpich, and it asks for the -dev

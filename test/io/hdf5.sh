@@ -25,11 +25,7 @@ for tool in h5pcc h5dump; do
 done
 : "${top_srcdir:?}"
 . "$top_srcdir/test/io/mpich_client.sh"
-mpich_client_launcher "an h5pcc-built program"
-base=${BMPI_IO_TEST_DIR:-${TMPDIR:-/tmp}}
-tmp=$(mktemp -d "$base/bmpi-io-hdf5.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+mpich_client_setup hdf5 "an h5pcc-built program"
 
 # h5pcc leaves its object file in the current directory.
 (cd "$tmp" && h5pcc -o hdf5_chunked "$top_srcdir/test/io/hdf5_chunked.c") >"$tmp/build.log" 2>&1 ||

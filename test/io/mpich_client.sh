@@ -26,6 +26,21 @@ mpich_client_launcher() {
     esac
 }
 
+# mpich_client_setup NAME WHAT: mpich_client_launcher WHAT, and $tmp, a
+# directory bmpi-io-NAME.* under $BMPI_IO_TEST_DIR (default $TMPDIR, then
+# /tmp) removed on exit.
+mpich_client_setup() {
+    mpich_client_launcher "$2"
+    mc_base=${BMPI_IO_TEST_DIR:-${TMPDIR:-/tmp}}
+    tmp=$(mktemp -d "$mc_base/bmpi-io-$1.XXXXXX") || exit 1
+    trap 'rm -rf "$tmp"' EXIT
+}
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
 # mpich_client_run N PROGRAM [ARG...]: PROGRAM at N ranks under $launcher,
 # killed after 120 seconds.
 mpich_client_run() {
