@@ -27,46 +27,31 @@ set -u
 unset BMPI_TRANSPORT BMPI_OFI_PROVIDER LD_PRELOAD
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-BMPIRUN=${BMPIRUN:-$top_builddir/launcher/bmpirun}
-timeout_s=${BMPI_TEST_TIMEOUT:-120}
+. "$top_srcdir/test/netns/lib.sh"
+timeout_s=$NETNS_TIMEOUT
 # The issue asks for a whole job torn down within 3 s of a failure; the
 # margin is for a loaded 2-core machine. A teardown that does not happen
 # at all still fails.
 teardown_s=6
 
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-[ "$(id -u)" = 0 ] || skip "network namespaces need root"
-for c in ip unshare timeout; do
-    command -v "$c" >/dev/null 2>&1 || skip "$c not found"
-done
-if ! grep -q '^#define BMPI_HAVE_OFI 1' "$top_builddir/config.h" 2>/dev/null; then
-    skip "bmpi was built without the ofi transport"
-fi
-[ -x "$BMPIRUN" ] || skip "$BMPIRUN not built"
+netns_require_tools
+netns_require_ofi_build
+netns_require_bmpirun
 client=$top_builddir/test/launcher/pmix_client
 mpi=$top_builddir/test/mpi
-[ -x "$client" ] && [ -x "$mpi/hello" ] || skip "test programs not built (make check TESTS=)"
+[ -x "$client" ] && [ -x "$mpi/hello" ] || netns_skip "test programs not built (make check TESTS=)"
 version=$("$BMPIRUN" --version | sed -n '1s/^bmpirun ([^)]*) \([^,]*\),.*/\1/p')
 [ -n "$version" ] || { echo "FAIL: no version in '$BMPIRUN --version'"; exit 1; }
 
 # ---- simulated hosts --------------------------------------------------------
-. "$top_srcdir/test/netns/lib.sh"
 netns_test_setup bmr 3
 tmp=$NETNS_TMP
 h1=$(netns_name 1) h2=$(netns_name 2) h3=$(netns_name 3)
-echo "simulated hosts: $h1 $h2 $h3 (192.0.2.1-3), bmpirun in $NETNS_HEAD (192.0.2.254)"
-
-# The job's temporary directories: the head's, and one per host
-# (host-agent.sh makes $NETNS_HOST_TMPDIR/HOST).
-headtmp=$tmp/jobtmp/head
-mkdir -p "$headtmp"
-NETNS_HOST_TMPDIR=$tmp/jobtmp
-export NETNS_HOST_TMPDIR
-cp "$top_srcdir/test/netns/host-agent.sh" "$tmp/agent" && chmod +x "$tmp/agent" || exit 1
-agent=$tmp/agent
+# The job's temporary directories (the head's, and one per host, which
+# host-agent.sh makes) and the agent: netns_bmpirun_setup.
+netns_bmpirun_setup
+headtmp=$NETNS_HEAD_TMPDIR
+agent=$NETNS_AGENT
 # Every rank through the wrapper of netns_test_setup: it records the job's
 # PMIx namespace, which names the job's /dev/shm segments.
 rank=$tmp/rank
@@ -96,22 +81,13 @@ run_bg() {
         esac
     done
     t0=$(now)
-    # emptied here, not only by the background job's redirection, which
-    # may come after a wait_for that would then count the last job's lines
-    : >"$tmp/out"
-    : >"$tmp/err"
-    # with-timeout starts the command in the background, where the shell
-    # gives it /dev/null as stdin: the input comes on fd 3 instead
-    "$top_srcdir/test/with-timeout" -p "$NETNS_PIDS_COMMAND" "$timeout_s" \
-        sh -c 'exec <&3 3<&-; exec "$@"' sh \
-        ip netns exec "$NETNS_HEAD" env TMPDIR="$headtmp" \
-        "$BMPIRUN" --launch-agent "$a" "$@" >"$tmp/out" 2>"$tmp/err" 3<"$in" </dev/null &
-    NETNS_JOB_PID=$!
+    # the redirections are this shell's, made before the job starts (a
+    # wait_for must never count the last job's lines)
+    netns_job_start -i "$in" "$NETNS_BMPIRUN" --launch-agent "$a" "$@" >"$tmp/out" 2>"$tmp/err"
 }
 run_wait() {
-    wait "$NETNS_JOB_PID"
+    netns_job_wait
     rc=$?
-    NETNS_JOB_PID=
     [ $rc -ne 124 ] || fail "bmpirun timed out after ${timeout_s}s"
 }
 run() {
@@ -468,8 +444,7 @@ echo "ok: a parent of 2 on $h1 and $h2 spawned 3 children across both hosts"
 # server's job on h1 writes the port name into a file, the client's on h2
 # reads it and connects
 rm -f "$tmp/port"
-"$top_srcdir/test/with-timeout" "$timeout_s" ip netns exec "$NETNS_HEAD" env TMPDIR="$headtmp" \
-    "$BMPIRUN" --launch-agent "$agent" --host "$h1:2" "$rank" "$dpm/ports" server "$tmp/port" \
+"$top_srcdir/test/with-timeout" "$timeout_s" "$NETNS_BMPIRUN" --host "$h1:2" "$rank" "$dpm/ports" server "$tmp/port" \
     >"$tmp/server.out" 2>&1 </dev/null &
 server=$!
 run --host "$h2:3" "$rank" "$dpm/ports" client "$tmp/port"
