@@ -5,7 +5,8 @@
  * Layering. io/ sits above the runtime like collectives/ does: it calls
  * other processes only through MPI entry points (PMPI_*) on the file's
  * private communicator, and of the runtime it uses errors, error handlers,
- * info objects, datatypes, requests and progress. Nothing below io/
+ * info objects, datatypes, requests, progress and a communicator's node
+ * map (bmpi_comm_node_leaders). Nothing below io/
  * includes this header; the runtime sees io/io.h only.
  *
  * Files:

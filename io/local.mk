@@ -1,7 +1,7 @@
 # io: MPI-IO (MPI 4.1 chapter 14) on POSIX files, with collective
 # buffering (io/file.h, docs/io.md). Calls other ranks only through MPI
 # entry points; of the runtime, errors, error handlers, info, datatypes,
-# requests and progress. The runtime calls in through io/io.h only.
+# requests, progress and a communicator's node map. The runtime calls in through io/io.h only.
 libbmpi_core_la_SOURCES += \
 	io/io.h io/file.h \
 	io/access.c \
