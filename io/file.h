@@ -233,6 +233,7 @@ struct bmpi_io_walk {
     struct bmpi_dt_cursor cursor;   /* over the user's buffer, with bounce */
     char *sieve;                    /* the sieving buffer, allocated on first use */
     size_t sieve_cap;
+    struct bmpi_io_run *runs;       /* room for many runs a chunk, once the access proved fragmented */
 };
 
 /* Start a walk of a at etype offset `offset` (MPI_ERR_ARG when it passes

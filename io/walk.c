@@ -6,9 +6,9 @@
  * the run locks and atomic mode's lock are therefore the same for both.
  *
  * A step walks the view's stream in chunks of at most WALK_CHUNK_BYTES and
- * WALK_CHUNK_RUNS file runs. Contiguous memory is read or written in
- * place; other memory goes through a bounce buffer of one chunk with the
- * datatype cursor; a non-native representation goes through a converted
+ * WALK_RUNS_FIRST, then WALK_RUNS_MANY, file runs. Contiguous memory is
+ * read or written in place; other memory goes through a bounce buffer of
+ * one chunk with the datatype cursor; a non-native representation goes through a converted
  * copy of the whole access (datarep.c), made at init for a write and
  * converted back when a read is over. The runs of a chunk are grouped: a
  * group of several runs whose span fits the sieving buffer (hints
@@ -26,7 +26,12 @@
 #include "io/file.h"
 
 #define WALK_CHUNK_BYTES ((size_t)4 << 20)
-#define WALK_CHUNK_RUNS 256
+/* Runs a chunk holds: a first chunk few, on the stack, so that small
+ * accesses allocate nothing; once a chunk is full of runs, many, so that a
+ * sieved span can reach the sieving buffer's size (with 256-byte pieces of
+ * two ranks interleaved, 256 runs span only 128 KiB). */
+#define WALK_RUNS_FIRST 256
+#define WALK_RUNS_MANY 8192
 
 /* --- data sieving ------------------------------------------------------------------- */
 
@@ -176,8 +181,12 @@ static int move_runs(struct bmpi_io_walk *w, const struct bmpi_io_run *runs, int
 /* The next chunk of at most cap bytes; *want: the bytes it held. */
 static int chunk(struct bmpi_io_walk *w, size_t cap, size_t *want)
 {
-    struct bmpi_io_run runs[WALK_CHUNK_RUNS];
-    int n = bmpi_io_map_next_max(&w->map, runs, WALK_CHUNK_RUNS, cap);
+    struct bmpi_io_run first[WALK_RUNS_FIRST];
+    struct bmpi_io_run *runs = w->runs ? w->runs : first;
+    int max = w->runs ? WALK_RUNS_MANY : WALK_RUNS_FIRST;
+    int n = bmpi_io_map_next_max(&w->map, runs, max, cap);
+    if (n == max && !w->runs)
+        w->runs = malloc(WALK_RUNS_MANY * sizeof(*w->runs)); /* without it, go on with few */
     *want = runs_bytes(runs, n);
     if (!n) {
         w->over = true;
@@ -296,4 +305,5 @@ void bmpi_io_walk_release(struct bmpi_io_walk *w)
     free(w->conv);
     free(w->bounce);
     free(w->sieve);
+    free(w->runs);
 }
