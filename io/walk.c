@@ -8,12 +8,12 @@
  * A step walks the view's stream in chunks of at most WALK_CHUNK_BYTES and
  * WALK_RUNS_FIRST, then WALK_RUNS_MANY, file runs. Contiguous memory is
  * read or written in place; other memory goes through a bounce buffer of
- * one chunk with the datatype cursor; a non-native representation goes through a converted
- * copy of the whole access (datarep.c), made at init for a write and
- * converted back when a read is over. The runs of a chunk are grouped: a
- * group of several runs whose span fits the sieving buffer (hints
- * ind_rd_buffer_size / ind_wr_buffer_size) costs one read of the span
- * (and for writes one write back, under a lock so that other writers'
+ * one chunk with the datatype cursor; a non-native representation goes
+ * through a converted copy of the whole access (datarep.c), made at init
+ * for a write and converted back when a read is over. The runs of a chunk
+ * are grouped: a group of several runs whose span fits the sieving buffer
+ * (hints ind_rd_buffer_size / ind_wr_buffer_size) costs one read of the
+ * span (and for writes one write back, under a lock so that other writers'
  * bytes in the holes survive); a lone run is one pread or pwrite. That is
  * ROMIO's data sieving.
  */
