@@ -421,9 +421,9 @@ int PMPI_File_close(MPI_File *fh)
     if (close(f->fd) < 0)
         mine = bmpi_io_errno(errno, "cannot close", f->path);
     f->fd = -1;
-    /* every rank has closed before the file may go */
-    int worst = mine;
-    err = PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, f->comm);
+    /* every rank has closed before the file may go; an error of close(2)
+     * is the rank's own (ROMIO reports it locally too) */
+    err = PMPI_Barrier(f->comm);
     if (!err && f->rank == 0 && (f->amode & MPI_MODE_DELETE_ON_CLOSE) && unlink(f->path) < 0)
         mine = bmpi_io_errno(errno, "cannot delete", f->path);
     file_free(f);
