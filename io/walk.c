@@ -5,17 +5,17 @@
  * (nonblock.c) step it a bounded amount per progress call. Data sieving,
  * the run locks and atomic mode's lock are therefore the same for both.
  *
- * A step walks the view's stream in chunks of at most WALK_CHUNK_BYTES and
- * WALK_RUNS_FIRST, then WALK_RUNS_MANY, file runs. Contiguous memory is
- * read or written in place; other memory goes through a bounce buffer of
- * one chunk with the datatype cursor; a non-native representation goes
- * through a converted copy of the whole access (datarep.c), made at init
- * for a write and converted back when a read is over. The runs of a chunk
- * are grouped: a group of several runs whose span fits the sieving buffer
- * (hints ind_rd_buffer_size / ind_wr_buffer_size) costs one read of the
- * span (and for writes one write back, under a lock so that other writers'
- * bytes in the holes survive); a lone run is one pread or pwrite. That is
- * ROMIO's data sieving.
+ * A step walks the view's stream in chunks of at most WALK_RUNS_FIRST, then
+ * WALK_RUNS_MANY, file runs, and WALK_CHUNK_BYTES when the data go through
+ * a bounce buffer. Contiguous memory is read or written in place; other
+ * memory goes through a bounce buffer of one chunk with the datatype
+ * cursor; a non-native representation goes through a converted copy of the
+ * whole access (datarep.c), made at init for a write and converted back
+ * when a read is over. The runs of a chunk are grouped: a group of several
+ * runs whose span fits the sieving buffer (hints ind_rd_buffer_size /
+ * ind_wr_buffer_size) costs one read of the span (and for writes one write
+ * back, under a lock so that other writers' bytes in the holes survive); a
+ * lone run is one pread or pwrite. That is ROMIO's data sieving.
  */
 #include "config.h"
 
@@ -210,7 +210,10 @@ static int chunks(struct bmpi_io_walk *w, size_t max_bytes)
     int err = BMPI_OK;
     while (!err && max_bytes > 0 && !bmpi_io_walk_done(w)) {
         size_t want;
-        err = chunk(w, max_bytes < WALK_CHUNK_BYTES ? max_bytes : WALK_CHUNK_BYTES, &want);
+        /* memory used in place needs no bound but the step's: a large
+         * run is one pwrite and one lock, not one per 4 MiB */
+        size_t cap = w->mem ? max_bytes : WALK_CHUNK_BYTES;
+        err = chunk(w, max_bytes < cap ? max_bytes : cap, &want);
         max_bytes -= want;
     }
     return err;
