@@ -5,8 +5,12 @@
 # the whole job when it cannot start a process.
 set -u
 command -v mpirun.openmpi >/dev/null 2>&1 || { echo "SKIP: Open MPI's mpirun is not installed"; exit 77; }
+# 90 s, under the ranks' 120 s bootstrap timeout: a rank that hangs in
+# MPI_Init is then caught alive by with-timeout, which prints every
+# process's stacks (a spawn here hung once in a CI run, where a child's
+# fence timing out first ended the job with no stacks to read).
 mpirun() {
-    OMPI_MCA_plm_rsh_agent=false "$top_srcdir/test/with-timeout" 120 mpirun.openmpi --allow-run-as-root \
+    OMPI_MCA_plm_rsh_agent=false "$top_srcdir/test/with-timeout" 90 mpirun.openmpi --allow-run-as-root \
         --oversubscribe "$@"
 }
 prog=$top_builddir/test/dpm/spawn
