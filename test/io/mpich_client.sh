@@ -1,5 +1,5 @@
-# Sourced by the tests that run a program built against MPICH as a client of
-# bmpi's MPI-IO (hdf5.sh, adios.sh); not a test itself. Needs $top_srcdir
+# Sourced by the tests that run a program built against MPICH on bmpi: the
+# MPI-IO clients (hdf5.sh, adios.sh) and test/abi/lib.sh; not a test itself. Needs $top_srcdir
 # and, under bmpirun, $BMPIRUN and $top_builddir.
 # shellcheck shell=sh
 : "${top_srcdir:?}"
