@@ -8,17 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            int rank_;                                                          \
-            MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                              \
-            fprintf(stderr, "FAIL rank %d line %d: ", rank_, __LINE__);         \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                       \
-        }                                                                       \
-    } while (0)
+#include "../abi/check.h"
 
 /* Rank 0's "library: ..." line, which mpich_client_ran looks for. */
 static inline void mc_print_library(int rank)
