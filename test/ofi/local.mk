@@ -10,6 +10,6 @@ check_PROGRAMS += test/ofi/ofi_amo
 test_ofi_ofi_amo_CFLAGS = $(AM_CFLAGS) $(PMIX_CFLAGS)
 test_ofi_ofi_amo_LDADD = libbmpi_core.la
 TESTS += test/ofi/ofi_tcp.sh test/ofi/ofi_net.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh test/ofi/ofi_other.sh \
-	test/ofi/ofi_unreachable.sh test/ofi/bmpi_info.sh test/ofi/ofi_amo.sh
+	test/ofi/ofi_unreachable.sh test/ofi/bmpi_info.sh test/ofi/ofi_amo.sh test/ofi/ofi_kallsyms.sh
 EXTRA_DIST += test/ofi/lib.sh test/ofi/ofi_tcp.sh test/ofi/ofi_net.sh test/ofi/ofi_shm.sh test/ofi/ofi_errors.sh test/ofi/ofi_other.sh \
-	test/ofi/ofi_unreachable.sh test/ofi/bmpi_info.sh test/ofi/ofi_amo.sh
+	test/ofi/ofi_unreachable.sh test/ofi/bmpi_info.sh test/ofi/ofi_amo.sh test/ofi/ofi_kallsyms.sh

@@ -10,6 +10,7 @@ libbmpi_core_la_SOURCES += \
 	transport/ofi/ofi_amo.c \
 	transport/ofi/ofi_jobs.c \
 	transport/ofi/ofi_info.c \
-	transport/ofi/ofi_dl.c
+	transport/ofi/ofi_dl.c \
+	transport/ofi/ofi_kallsyms.c
 endif
 EXTRA_DIST += docs/ofi.md

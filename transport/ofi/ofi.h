@@ -14,7 +14,9 @@
  * put), ofi_amo.c (remote atomics: which the provider does, amo()),
  * ofi_mr.c (the registration cache behind mem_reg/mem_dereg and the
  * local registrations FI_MR_LOCAL providers ask for), ofi_jobs.c
- * (processes of other jobs: cards, their peers, early messages).
+ * (processes of other jobs: cards, their peers, early messages),
+ * ofi_dl.c (libfabric opened at first use), ofi_kallsyms.c (its kernel
+ * symbol scan answered with an empty table).
  */
 #ifndef BMPI_TRANSPORT_OFI_H
 #define BMPI_TRANSPORT_OFI_H
@@ -285,5 +287,9 @@ void ofi_mr_cache_fini(struct ofi_state *s);
  * bound to the endpoint and enabled. */
 int ofi_mr_reg_raw(struct ofi_state *s, void *addr, size_t len, uint64_t access, uint64_t key,
                    struct fid_mr **mr);
+
+/* ofi_kallsyms.c: before libfabric (the dlopen handle) first initialises,
+ * make its reads of /proc/kallsyms read an empty file; 0 when done. */
+int ofi_skip_kallsyms_scan(void *libfabric);
 
 #endif

@@ -16,6 +16,9 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
+#include "transport/ofi/ofi.h"
+#include "transport/transport.h"
+
 #define LIBFABRIC_SONAME "libfabric.so.1"
 
 static struct {
@@ -36,7 +39,10 @@ static struct {
  * that prints a backtrace and exits with status 1, so a rank that crashed
  * would be reported as "exited with status 1" instead of killed by signal
  * 11, and the launcher could not tell a crash from an error exit. Their
- * own variables turn it off; a user who sets them keeps the choice. */
+ * own variables turn it off; a user who sets them keeps the choice.
+ *
+ * After the load: libfabric's kernel symbol scan is skipped
+ * (ofi_kallsyms.c) unless BMPI_OFI_KALLSYMS=on. */
 static int load(void)
 {
     if (fabric.lib)
@@ -57,6 +63,8 @@ static int load(void)
         dlclose(lib);
         return -1;
     }
+    if (bmpi_env_switch("BMPI_OFI_KALLSYMS") != 1)
+        ofi_skip_kallsyms_scan(lib);
     fabric.lib = lib;
     return 0;
 }
