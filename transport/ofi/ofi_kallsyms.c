@@ -11,7 +11,9 @@
  * libfabric's own import of fopen to a function that opens /dev/null in
  * place of /proc/kallsyms, an empty table, and is fopen for every other
  * path. Only libfabric's global offset table entry changes: the process's
- * other libraries still call fopen itself.
+ * other libraries still call fopen itself. Where libfabric's relocations
+ * are REL rather than RELA (32-bit x86 and ARM) no slot is found and the
+ * scan stays.
  */
 #include "config.h"
 
