@@ -95,8 +95,8 @@ int bmpi_shmcoll_alltoall(struct bmpi_comm *c, const void *sbuf, size_t scount, 
         return alltoall_direct(&k, sbuf, scount, stype, rbuf, rcount, rtype);
     /* Bigger blocks among more ranks go point-to-point (all posted at once
      * up to 8 ranks, select.c): through slots, in rounds of a few
-     * destinations each, 8 ranks at 128 KiB took 630-740 us against
-     * 430-520. */
+     * destinations each, 8 ranks at 128 KiB were slower than pairwise
+     * (docs/collectives.md, "What goes where"). */
     if (!err && p > 2 && block > ALLTOALL_SLOT_BLOCK)
         return BMPI_SHMCOLL_DECLINED;
     /* In place, this rank's blocks go to its slot before any of them is

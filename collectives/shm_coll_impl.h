@@ -76,8 +76,9 @@
 
 #define LINE 64
 /* Payload bytes up to which a posted slot is demoted to the shared cache
- * (cacheline.h): 64-512 B calls at 2 ranks gained 10-20%; beyond 1 KiB a
- * bcast root, which streams ahead of its readers, lost up to half. */
+ * (cacheline.h): 64-512 B calls at 2 ranks gained; beyond 1 KiB a bcast
+ * root, which streams ahead of its readers, lost more than its readers
+ * saved (docs/collectives.md, "Why the constants are what they are"). */
 #define DEMOTE_MAX 1024
 #define TWO_PHASE_MIN (16u << 10) /* bytes from which reductions take two phases */
 #define MIN_SLOT 1024                 /* below this the path is not worth a region */

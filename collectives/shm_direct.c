@@ -153,18 +153,18 @@ int shmc_finish_direct(struct call *k, void *staged, int err)
  * heap mapped in its process, and the writer waits until all have. Each
  * writer decides for itself, so a buffer outside the heap (static, on the
  * stack, from glibc below 64 KiB) still goes through its slot rather than
- * by process_vm_readv, as a direct call would take it. 2 ranks bound to
- * the 2 cores of the AMD VM, interleaved runs of bench/coll, allgather and
- * alltoall: in its slow mode (cores 210 ns apart) 1 KiB 0.62-0.74 ->
- * 0.68-0.79 us, 2 KiB 0.89-1.05 -> 0.74-0.81, 8 KiB 1.3-1.6 -> 0.8-0.9,
- * 64 KiB 6.9-8.5 -> 2.0-2.3; in its fast mode 2 KiB 0.20-0.27 -> 0.20-0.21,
- * 4 KiB 0.32-0.37 -> 0.24-0.26, 64 KiB 3.2-3.6 -> 1.4-2.0. */
+ * by process_vm_readv, as a direct call would take it. Between 2 ranks
+ * bound to cores, allgather and alltoall by reference came out faster
+ * from 2 KiB, the more so the bigger the blocks, and slower at 1 KiB,
+ * where the writer's wait for its readers costs more than the second
+ * copy it saves (docs/collectives.md, "Slots by reference"). */
 #define REF_MIN 2048
 
 /* Whether this rank posts (buf, count, dt) by reference. Not on a node
  * with more ranks than cores: there the writer's wait for its readers
- * costs a round of the scheduler (4 and 8 ranks on 2 cores, allgather
- * 2-16 KiB 11-16 -> 20-21 us at 4 ranks, 42-62 -> 71-85 at 8). */
+ * costs a round of the scheduler, and allgathers of 2-16 KiB by reference
+ * were slower at 4 and 8 ranks on 2 cores (docs/collectives.md, "Slots by
+ * reference"). */
 static bool ref_suits(const struct call *k, const void *buf, size_t count,
                       const struct bmpi_datatype *dt)
 {

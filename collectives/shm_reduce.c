@@ -71,15 +71,13 @@ static void fold_range(const struct call *k, const void *own, void *rbuf, size_t
  * A reduce at 2 ranks stays in one, where the leaf returns at once, and
  * so does a reduce on a node with more ranks than cores, whose ranks
  * cannot fold their segments at the same time anyway: there the second
- * round cost every rank a wait for all others on the shared cores (AMD
- * VM, 2 cores, interleaved runs: 4 ranks 16 KiB 14.6-24.5 -> 3.5-5.3 us,
- * 1 MiB 222-321 -> 145; 8 ranks 16 KiB 46-48 -> 14-15, 64 KiB 67-68 ->
- * 41). An allreduce, whose ranks would each fold everything in one
- * phase, keeps two there (8 ranks, 256 KiB: 208-283 against 565-585 us
- * in one). An allreduce at 2 ranks halves its folding only, and in one
- * phase was faster up to 64 KiB (AMD VM, interleaved runs: 16 KiB
- * 3.4-3.6 -> 2.1-2.3 us, 32 KiB 5.6-5.7 -> 4.4, 64 KiB 9.6-9.7 ->
- * 8.6-8.9; even at 128 KiB). */
+ * round cost every rank a wait for all others on the shared cores, and
+ * one phase was faster at 4 and 8 ranks on 2 cores from 16 KiB to 1 MiB.
+ * An allreduce, whose ranks would each fold everything in one phase,
+ * keeps two there (8 ranks, 256 KiB: one phase was much slower). An
+ * allreduce at 2 ranks halves its folding only, and in one phase was
+ * faster up to 64 KiB, even at 128 KiB (docs/collectives.md, "What goes
+ * where"). */
 static bool two_phases(const struct call *k, size_t count, size_t bytes, bool rooted)
 {
     size_t min = k->p == 2 ? PAIR_TWO_PHASE_MIN : TWO_PHASE_MIN;
@@ -160,9 +158,9 @@ static void fold_commutative(const struct call *k, const void *own, void *rbuf, 
 }
 
 /* Reductions bigger than a slot go in rounds of a slot each with more
- * than 2 ranks (8 ranks, 1 MiB allreduce: 1250-1320 -> 910-935 us); at
- * 2 ranks point-to-point with both sides copying is faster (1 MiB: 115-150
- * against 195 us in rounds). bytes: of the whole reduction. */
+ * than 2 ranks (faster than point-to-point for an 8-rank 1 MiB
+ * allreduce); at 2 ranks point-to-point with both sides copying is faster
+ * (docs/collectives.md, "Rounds"). bytes: of the whole reduction. */
 static int reduce_path(struct bmpi_comm *c, enum bmpi_coll_id id, size_t bytes, struct call *k)
 {
     return shmc_path_for(c, id, c->size > 2 && bytes > MIN_SLOT ? MIN_SLOT : bytes, k);

@@ -22,19 +22,19 @@
  * writers stream ahead: bcast, reduce), which only a node with more ranks
  * than cores has, and all ranks' stream slots in bytes, at most. There a
  * bcast root or a reduce leaf runs up to a ring's depth of calls ahead
- * before it yields its core, and a yield that switches costs 4.7-8 us on
- * the AMD VM, where 8 ranks on 2 cores took 0.34-0.40 us per 8-256 B
- * bcast through 256 slots, 0.20-0.26 through 1024 and 0.14-0.23 through
- * 4096 (interleaved runs in the VM's slow mode). The
- * calls where every rank waits for every other stay in the small ring:
- * through 2048 slots an 8-rank barrier took 102 us instead of 29 until
- * each rank had touched every page of the ring once. */
+ * before it yields its core, and a yield that switches costs as much as
+ * many small calls: 8 ranks on 2 cores ran 8-256 B bcasts faster through
+ * 1024 slots than through 256, and faster still through 4096. The calls
+ * where every rank waits for every other stay in the small ring: through
+ * 2048 slots an 8-rank barrier took several times as long until each
+ * rank had touched every page of the ring once (docs/collectives.md,
+ * "Rings" and "Why the constants are what they are"). */
 #define STREAM_DEPTH 2048
 #define STREAM_BUDGET ((size_t)8 << 20)
 /* Bytes per small slot, header included: 288 B of payload, so 256 B calls
  * take the small ring too, where readers pull a slot's lines as they wait
- * (shmc_await_bytes; 2-rank allreduce, allgather, alltoall of 256 B 0.51-0.55
- * -> 0.40-0.43 us, reduce 0.19 -> 0.12 us). */
+ * (shmc_await_bytes; faster for 2-rank allreduce, allgather, alltoall and
+ * reduce of 256 B: docs/collectives.md, "Rings"). */
 #define SMALL_STRIDE 320
 #define MEDIUM_STRIDE (16384 + LINE)  /* bytes per medium slot: 16 KiB of payload and more */
 #define MEDIUM_DEPTH 256              /* medium slots per rank, at most ... */
@@ -42,24 +42,25 @@
 #define MEDIUM_BUDGET ((size_t)16 << 20) /* bytes of all ranks' medium slots, at most ... */
 /* ... on a node with more ranks than cores, where only the calls that
  * stream take the medium ring (medium_suits()) and depth saves yields as
- * in the stream ring: 8 ranks on 2 cores, bcast 512 B 0.37 -> 0.24 us,
- * 8 KiB 1.18 -> 0.96-1.0 with 255 slots instead of 127. */
+ * in the stream ring: with 255 slots instead of 127, 8 ranks on 2 cores
+ * ran bcasts of 512 B-8 KiB faster (docs/collectives.md, "Rings"). */
 #define MEDIUM_BUDGET_OVERSUBSCRIBED ((size_t)32 << 20)
 #define BIG_DEPTH 8                   /* ... in the big ring */
 #define DEFAULT_SLOT ((256u << 10) - LINE) /* payload bytes per big slot (a slot with its
                                               * header: 256 KiB), before the cap */
 #define DEFAULT_DIRECT (8u << 10)     /* unit of direct_factor() */
 /* Block bytes a direct call needs per microsecond that a single-copy
- * call costs before it copies anything (bmpi_node_copy_call_usec()). At
- * 1.7 and 2.6 us (VMs with slow system calls) 2-rank allgather, alltoall
- * and bcast were faster through the slots at 64 KiB and direct at
- * 128 KiB: 38-49 KiB per us would do. 48 put the floor at 125-128 KiB
- * on the AMD VM, where the call cost measured at start-up is 2.6-2.7 us,
- * so 128 KiB blocks went direct in some runs and through the slots in
- * others (2 ranks, alltoall 3.3 against 14-15 us; 4 ranks 36 against
- * 57); 40 keeps 128 KiB direct up to 3.2 us. Where that cost is 0.3 us
- * the floor stays under direct_factor()'s thresholds and changes
- * nothing. */
+ * call costs before it copies anything (bmpi_node_copy_call_usec()). On
+ * two VMs with slow system calls 2-rank allgather, alltoall and bcast
+ * were faster through the slots at 64 KiB and direct at 128 KiB, which
+ * 38-49 KiB per microsecond of their call costs matches. 48 put the floor
+ * at 125-128 KiB on the AMD VM, whose call cost varies a little from one
+ * start to the next, so 128 KiB blocks went direct in some runs and
+ * through the slots in others; 40 keeps 128 KiB direct wherever the call
+ * costs up to 3.2 us (128 KiB / 40). Where the call is cheap (the Intel
+ * VM's) the floor stays under direct_factor()'s thresholds and changes
+ * nothing (docs/collectives.md, "Direct calls" and "Why the constants are
+ * what they are"). */
 #define DIRECT_BYTES_PER_USEC (40u << 10)
 #define BIG_CAP ((size_t)16 << 20)    /* bytes of all ranks' big slots, at most */
 #define REGION_MAGIC 0x326c6c6f636d7062ull /* "bmpcoll2" */
@@ -234,11 +235,10 @@ static int agree_and_unlink(struct bmpi_comm *c, int *ok, struct bmpi_node_regio
 /* Block bytes up to which a 2-rank allgather goes direct where
  * point-to-point sends big messages in fragments through its rings rather
  * than by single copy (shm's rget_min: a slow single-copy call). There,
- * fragments were faster from 8 MiB blocks (AMD VM, interleaved runs:
- * 16 MiB 3.1-3.2 -> 2.45-2.71 ms; at 4 MiB and less direct won, 1 MiB
- * 80-84 against 104-111 us). Alltoall, which also copies twice as much
- * of its own, came out even, so it stays direct. (Among more ranks
- * direct_span() keeps allgather blocks under this anyway.) */
+ * fragments were faster from 8 MiB blocks and direct won at 4 MiB and
+ * less (docs/collectives.md, "Direct calls"). Alltoall, which also copies
+ * twice as much of its own, came out even, so it stays direct. (Among
+ * more ranks direct_span() keeps allgather blocks under this anyway.) */
 #define STREAMED_ALLGATHER_DIRECT_MAX (4u << 20)
 
 static size_t allgather_ceiling(const struct bmpi_comm *c)
@@ -380,12 +380,12 @@ int shmc_rings_mapped(struct call *k, size_t bytes, bool *mapped)
  * reduce in one phase) use it for anything above a small slot. Where every
  * rank writes and reads (allreduce, allgather, alltoall, reductions in two
  * phases), only between 2 ranks and above DEMOTE_MAX, as it measured: at 2
- * ranks 2-16 KiB came out 5-20% faster (a writer's slot has left the other
+ * ranks 2-16 KiB came out faster (a writer's slot has left the other
  * core's cache by the time it is reused) but 512 B-1 KiB slower than
- * demoted big slots; at 8 ranks on 2 cores an allgather of 2-8 KiB took
- * 1.5 times as long and a 16 KiB reduce in two phases 21 us against 13-14,
- * where through the big ring the slots of the ranks sharing a core stay in
- * that core's cache. */
+ * demoted big slots; at 8 ranks on 2 cores allgathers of 2-8 KiB and
+ * 16 KiB reduces in two phases were slower than through the big ring,
+ * where the slots of the ranks sharing a core stay in that core's cache
+ * (docs/collectives.md, "Rings"). */
 static bool medium_suits(const struct call *k, size_t bytes)
 {
     if (k->p == 2)

@@ -67,15 +67,13 @@ struct slot *shmc_claim_ahead(const struct call *k, unsigned ahead)
 /* Takes the first bytes of this rank's next small slot into its core's
  * cache for writing while it waits for the others: the lines are still
  * shared with the readers of its use a ring's depth ago, and otherwise
- * the next call's first store waits for them to be invalidated. On a
- * VM whose cores are 230 ns apart (AMD EPYC), in interleaved A/B runs
- * at 2 ranks: 8-32 B alltoall 0.38 -> 0.28-0.31 us, allgather 0.39 ->
- * 0.30-0.35, allreduce 0.38 -> 0.36-0.37, bcast 0.097 -> 0.066, reduce
- * 0.104 -> 0.080, bcast and reduce 128 B 0.10-0.12 -> 0.08-0.09. Where
- * every rank writes and reads slots of several lines (64 B: 0.44 ->
- * 0.50 us) it cost, and still did with the readers pulling their lines
- * (allgather 128-256 B 0.37-0.41 -> 0.42-0.46 us), so those calls do
- * without. */
+ * the next call's first store waits for them to be invalidated (cldemote,
+ * which would push them to the readers, is a no-op on AMD). At 2 ranks
+ * it made 8-32 B alltoall, allgather, bcast and reduce and 128 B bcast
+ * and reduce faster, and allreduce a little. Where every rank writes and
+ * reads slots of several lines (from 64 B) it cost, and still did with
+ * the readers pulling their lines, so those calls do without
+ * (docs/collectives.md, "Why the constants are what they are"). */
 static void claim_lines(const struct slot *s, size_t bytes)
 {
     for (size_t l = 0; l < bytes; l += LINE)
@@ -83,9 +81,10 @@ static void claim_lines(const struct slot *s, size_t bytes)
 }
 
 /* Publishes the slot; a small one is also pushed towards the readers'
- * cores, but not in the medium ring, which its size does that for
- * (demoting there cost 2-rank reduces of 256 B-1 KiB 0.16-0.23 -> 0.22-0.39
- * us). */
+ * cores, but not in the medium ring, which its size does that for:
+ * demoting there too only cost the writer, and made 2-rank reduces of
+ * 256 B-1 KiB slower (docs/collectives.md, "Why the constants are what
+ * they are"). */
 void shmc_publish(const struct call *k, struct slot *s, size_t bytes, bool ref)
 {
     s->bytes = bytes;
@@ -107,12 +106,10 @@ static uint64_t ready_tag(const struct call *k)
 
 /* Polls of a slot's seq (asking for its other lines each time, as
  * await_bytes does) between two trips through the progress engine, which
- * take longer than a line takes to cross: 2 ranks on the AMD VM (cores
- * 225 ns apart), interleaved runs: barrier 0.34-0.35 -> 0.31-0.33 us,
- * allreduce 8-32 B 0.35-0.36 -> 0.25-0.28, allgather and alltoall 8-32 B
- * 0.29-0.34 -> 0.24-0.30, 64-256 B 0.38-0.44 -> 0.34-0.40; 8 to 512 polls
- * alike; bcast and reduce, whose readers mostly find the slot posted,
- * unchanged. */
+ * take longer than a line takes to cross: at 2 ranks it made barrier,
+ * 8-32 B allreduce and 8-256 B allgather and alltoall faster, 8 to 512
+ * polls alike; bcast and reduce, whose readers mostly find the slot
+ * posted, unchanged (docs/collectives.md, "Waiting"). */
 #define SEQ_POLLS 16
 
 /* Whether s's seq becomes want within SEQ_POLLS polls. Not on a node with
@@ -139,9 +136,10 @@ const struct slot *shmc_await_bytes(const struct call *k, int w, size_t upto)
     unsigned idle = 0;
     /* A reader that finds the slot not yet posted asks for the rest of its
      * lines at every look at seq, so that they come over with seq's, not
-     * one round trip after it (2 ranks exchanging 128 B on the AMD VM:
-     * 0.52 -> 0.40 us). Not at the first look: a slot posted already, as
-     * a streaming bcast root's mostly is, would only pay for the asking. */
+     * one round trip after it (faster for 2 ranks exchanging 64-256 B;
+     * docs/collectives.md, "Rings"). Not at the first look: a slot posted
+     * already, as a streaming bcast root's mostly is, would only pay for
+     * the asking. */
     for (size_t pull = 0;; pull = k->pull) {
         bmpi_cacheline_pull((const char *)s + LINE, pull);
         if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == want)

@@ -136,8 +136,9 @@ static const unsigned op_classes[OP_COUNT] = {
 
 /* The build's -O2 vectorizes only loops whose trip count is a known
  * multiple of the vector width (gcc's "very cheap" cost model), which
- * leaves every kernel below scalar; a large reduction runs ~2x faster
- * vectorized. Element-wise ops give the same bits either way. */
+ * leaves every kernel below scalar; a large reduction runs much faster
+ * vectorized (docs/collectives.md, "Reduction operations"). Element-wise
+ * ops give the same bits either way. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
