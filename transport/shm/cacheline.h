@@ -95,12 +95,12 @@ static inline bool bmpi_cpu_has_fsrm(void)
  * this core (a consumer reading a posted slot). With fsrm, REP MOVSB: it
  * asks for the source lines as one stream, where glibc's vector loop,
  * which it takes below 2112 bytes, waits on a few at a time. Between the
- * two cores of the AMD EPYC VM, a ring of 2 KiB messages whose producer
- * runs ahead (an ad hoc program): 0.64-0.68 -> 0.40-0.43 us a message in
- * the VM's slow mode, 0.15 -> 0.13 in its fast one (256 B: 0.17-0.19 ->
- * 0.12-0.13, 0.053 -> 0.037). The producer's side gains less, and nothing
- * in the fast mode. In the collectives' slots 512 B-1 KiB lost in the
- * fast mode (bcast 0.043-0.056 -> 0.063-0.080 us), so only above 1 KiB. */
+ * two cores of the AMD EPYC VM, a ring of 256 B or 2 KiB messages whose
+ * producer runs ahead (an ad hoc program) went faster with it, most in
+ * the VM's slow mode, where a line takes longest to cross. The producer's
+ * side gains less, and nothing in the fast mode. In the collectives'
+ * slots 512 B-1 KiB lost in the fast mode, so only above 1 KiB
+ * (docs/shm.md, "Why the constants are what they are"). */
 #define BMPI_COPY_IN_MOVSB_MIN 1025
 static inline void bmpi_cacheline_copy_in(void *dst, const void *src, size_t n, bool fsrm)
 {

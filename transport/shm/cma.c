@@ -133,9 +133,10 @@ static double seconds_now(void)
 
 /* The fixed cost of a single-copy call: the fastest of a few reads of one
  * page from this process itself (the system call and pinning the page,
- * next to nothing to copy). Virtual machines differ tenfold here (0.3 to
- * 1.7 us seen), and with it the size from which one copy by the kernel
- * beats two by the processes. Measured once a process, on first use. */
+ * next to nothing to copy). Virtual machines differ several times over
+ * here (docs/shm.md, "Why the constants are what they are"), and with it
+ * the size from which one copy by the kernel beats two by the processes.
+ * Measured once a process, on first use. */
 double bmpi_shm_cma_call_usec(void)
 {
     static double usec = -1;

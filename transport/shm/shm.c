@@ -143,9 +143,12 @@ static uint64_t make_cookie(void)
 /* Where a single-copy call costs over this many microseconds before it
  * copies anything (bmpi_shm_cma_call_usec()), point-to-point does without
  * it: there pinning pages is as slow as the system call, and the
- * pipelined fragments, which keep both cores copying, won (at 2.6 us:
- * pingpong 32 KiB 8.6 -> 3.6 us, 1 MiB 61-79 -> 38-39 us; docs/shm.md,
- * "Where single copy loses"). The collectives' direct calls keep CMA
+ * pipelined fragments, which keep both cores copying, won in pingpong
+ * from 32 KiB to 4 MiB and in the collectives, which matter more than a
+ * stream of large messages, the one case single copy won (docs/shm.md,
+ * "Where single copy loses"). The threshold lies between the cost on a VM where single
+ * copy did well and the costs on VMs with slow system calls ("Why the
+ * constants are what they are"). The collectives' direct calls keep CMA
  * above a floor of their own. */
 #define SLOW_CMA_USEC 1.0
 
