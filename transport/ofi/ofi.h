@@ -39,8 +39,8 @@
 /* In front of every active message on the wire. 8 bytes, so that the
  * runtime's header, which follows, stays 8-byte aligned in the receive
  * buffer (handlers read it in place), and no more: on the shm provider 8
- * more bytes cost 0.1-0.15 us of latency here. Hence the small fields,
- * which ofi_am_send checks. */
+ * more bytes made small messages measurably slower (docs/ofi.md, "Active
+ * messages"). Hence the small fields, which ofi_am_send checks. */
 struct ofi_wire {
     int32_t src;     /* world rank of the sender */
     uint16_t seq;    /* of the sender's messages to this rank: ofi_order.h */
