@@ -116,8 +116,8 @@ static int cores_detect(struct core_list *cl)
  * CPUs do not stay spread evenly: 4 ranks on 2 cores ran 3 on one core and
  * 1 on the other for whole benchmark runs at times, and a collective in
  * which every rank waits for all others, with waiting ranks yielding,
- * then took twice as long (4-rank barrier 14-15 us, against 7.5-8.5 bound
- * round robin; 8 ranks 28-40 against 28-31). */
+ * then took about twice as long as with the ranks bound round robin
+ * (launcher/README.md). */
 static bool binds_to_cores(const struct bmpi_job *job, const struct core_list *cl)
 {
     switch (job->opt.bind) {
