@@ -109,7 +109,8 @@ static uint64_t ready_tag(const struct call *k)
  * take longer than a line takes to cross: at 2 ranks it made barrier,
  * 8-32 B allreduce and 8-256 B allgather and alltoall faster, 8 to 512
  * polls alike; bcast and reduce, whose readers mostly find the slot
- * posted, unchanged (docs/collectives.md, "Waiting"). */
+ * posted, unchanged (docs/collectives.md, "Waiting" and "Why the
+ * constants are what they are"). */
 #define SEQ_POLLS 16
 
 /* Whether s's seq becomes want within SEQ_POLLS polls. Not on a node with
