@@ -41,13 +41,19 @@ static FILE *fopen_without_kallsyms(const char *path, const char *mode)
     return fopen(path, mode);
 }
 
-/* What the dynamic section says about the object's imports. */
+/* One table of relocations with addends. */
+struct rela_table {
+    const ElfW(Rela) *v;
+    size_t bytes;
+};
+
+/* What the dynamic section says about the object's imports: the PLT's
+ * relocations (DT_JMPREL, when they are RELA) and the others (DT_RELA). */
 struct imports {
     uintptr_t base;
     const ElfW(Sym) *symtab;
     const char *strtab;
-    const ElfW(Rela) *rela[2]; /* DT_JMPREL (when RELA), DT_RELA */
-    size_t rela_bytes[2];
+    struct rela_table plt, other;
 };
 
 /* glibc relocates most d_ptr values of a loaded object in place, some
@@ -62,8 +68,7 @@ static int read_imports(const struct link_map *map, struct imports *im)
     memset(im, 0, sizeof(*im));
     im->base = map->l_addr;
     int plt_is_rela = 0;
-    uintptr_t jmprel = 0;
-    size_t jmprel_bytes = 0;
+    struct rela_table jmprel = {0};
     for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
         case DT_SYMTAB:
@@ -73,26 +78,24 @@ static int read_imports(const struct link_map *map, struct imports *im)
             im->strtab = (const char *)dynamic_address(im->base, d->d_un.d_ptr);
             break;
         case DT_JMPREL:
-            jmprel = dynamic_address(im->base, d->d_un.d_ptr);
+            jmprel.v = (const ElfW(Rela) *)dynamic_address(im->base, d->d_un.d_ptr);
             break;
         case DT_PLTRELSZ:
-            jmprel_bytes = d->d_un.d_val;
+            jmprel.bytes = d->d_un.d_val;
             break;
         case DT_PLTREL:
             plt_is_rela = d->d_un.d_val == DT_RELA;
             break;
         case DT_RELA:
-            im->rela[1] = (const ElfW(Rela) *)dynamic_address(im->base, d->d_un.d_ptr);
+            im->other.v = (const ElfW(Rela) *)dynamic_address(im->base, d->d_un.d_ptr);
             break;
         case DT_RELASZ:
-            im->rela_bytes[1] = d->d_un.d_val;
+            im->other.bytes = d->d_un.d_val;
             break;
         }
     }
-    if (plt_is_rela) {
-        im->rela[0] = (const ElfW(Rela) *)jmprel;
-        im->rela_bytes[0] = jmprel_bytes;
-    }
+    if (plt_is_rela)
+        im->plt = jmprel;
     return im->symtab && im->strtab ? 0 : -1;
 }
 
@@ -100,10 +103,11 @@ static int read_imports(const struct link_map *map, struct imports *im)
  * NULL when no relocation of it imports that symbol. */
 static void **import_slot(const struct imports *im, const char *name)
 {
+    const struct rela_table *tables[] = {&im->plt, &im->other};
     for (int t = 0; t < 2; t++) {
-        size_t n = im->rela_bytes[t] / sizeof(ElfW(Rela));
-        for (size_t i = 0; i < n && im->rela[t]; i++) {
-            const ElfW(Rela) *r = &im->rela[t][i];
+        size_t n = tables[t]->v ? tables[t]->bytes / sizeof(ElfW(Rela)) : 0;
+        for (size_t i = 0; i < n; i++) {
+            const ElfW(Rela) *r = &tables[t]->v[i];
             size_t sym = RELOC_SYMBOL(r->r_info);
             if (sym != 0 && strcmp(im->strtab + im->symtab[sym].st_name, name) == 0)
                 return (void **)(im->base + r->r_offset);
@@ -115,7 +119,7 @@ static void **import_slot(const struct imports *im, const char *name)
 /* The pages the loader made read-only after relocating the object (its
  * PT_GNU_RELRO segment, whole pages only, as glibc protects it). */
 struct relro {
-    uintptr_t base, start, end;
+    uintptr_t base, page, start, end;
 };
 
 static int find_relro(struct dl_phdr_info *info, size_t size, void *arg)
@@ -124,12 +128,11 @@ static int find_relro(struct dl_phdr_info *info, size_t size, void *arg)
     struct relro *r = arg;
     if (info->dlpi_addr != r->base)
         return 0;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_GNU_RELRO) {
-            r->start = (r->base + ph->p_vaddr) & ~(page - 1);
-            r->end = (r->base + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
+            r->start = (r->base + ph->p_vaddr) & ~(r->page - 1);
+            r->end = (r->base + ph->p_vaddr + ph->p_memsz) & ~(r->page - 1);
         }
     }
     return 1;
@@ -140,19 +143,18 @@ static int find_relro(struct dl_phdr_info *info, size_t size, void *arg)
  * gets its page writable for the store and read-only again. */
 static int store_slot(uintptr_t base, void **slot, void *value)
 {
-    struct relro relro = {.base = base};
+    struct relro relro = {.base = base, .page = (uintptr_t)sysconf(_SC_PAGESIZE)};
     dl_iterate_phdr(find_relro, &relro);
     uintptr_t at = (uintptr_t)slot;
     if (at < relro.start || at >= relro.end) {
         __atomic_store_n(slot, value, __ATOMIC_RELEASE);
         return 0;
     }
-    long page = sysconf(_SC_PAGESIZE);
-    void *start = (void *)(at & ~(uintptr_t)(page - 1));
-    if (mprotect(start, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+    void *start = (void *)(at & ~(relro.page - 1));
+    if (mprotect(start, relro.page, PROT_READ | PROT_WRITE) != 0)
         return -1;
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-    return mprotect(start, (size_t)page, PROT_READ);
+    return mprotect(start, relro.page, PROT_READ);
 }
 
 int ofi_skip_kallsyms_scan(void *libfabric)
