@@ -9,9 +9,16 @@ command -v mpirun.openmpi >/dev/null 2>&1 || { echo "SKIP: Open MPI's mpirun is 
 # MPI_Init is then caught alive by with-timeout, which prints every
 # process's stacks (a spawn here hung once in a CI run, where a child's
 # fence timing out first ended the job with no stacks to read).
+# Each mpirun gets a session directory of its own: two started at once
+# (the ports server and client below) race to create the shared default
+# /tmp/ompi.HOST.UID, and the loser fails orte_init ("mkdir ... File
+# exists"), leaving the other job waiting for a peer that never comes.
+dir=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-ompi-ports.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
 mpirun() {
+    session=$(mktemp -d "$dir/session.XXXXXX") || return 1
     OMPI_MCA_plm_rsh_agent=false "$top_srcdir/test/with-timeout" 90 mpirun.openmpi --allow-run-as-root \
-        --oversubscribe "$@"
+        --oversubscribe --mca orte_tmpdir_base "$session" "$@"
 }
 prog=$top_builddir/test/dpm/spawn
 out=$(mpirun -n 2 "$prog" parent "$prog" keep-job 2>&1)
@@ -19,8 +26,6 @@ rc=$?
 printf '%s\n' "$out"
 [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^spawn: ok' || { echo "FAIL: spawn under mpirun ($rc)"; exit 1; }
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bmpi-ompi-ports.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
 ports=$top_builddir/test/dpm/ports
 mpirun -n 2 "$ports" server "$dir/port" > "$dir/server.out" 2>&1 &
 server=$!
