@@ -116,7 +116,7 @@ static void direct_acc(struct bmpi_win *w, char *at, const struct bmpi_rma_call 
         bmpi_rma_atomic_apply(c->op, c->basic, c->origin ? (const char *)c->origin + bmpi_dt_true_lb(c->odt) : NULL,
                               at + bmpi_dt_true_lb(c->tdt),
                               c->result ? (char *)c->result + bmpi_dt_true_lb(c->rdt) : NULL, c->bytes / elem,
-                              t->ctl->stripes);
+                              bmpi_rma_guard_of(w, t->ctl));
         return;
     }
     size_t stage = STAGE - STAGE % elem;
@@ -136,7 +136,7 @@ static void direct_acc(struct bmpi_win *w, char *at, const struct bmpi_rma_call 
             if (c->origin)
                 bmpi_dt_pack(&oc, obuf, len);
             bmpi_rma_atomic_apply(c->op, c->basic, c->origin ? obuf : NULL, iov[i].iov_base,
-                                  c->result ? rbuf : NULL, len / elem, t->ctl->stripes);
+                                  c->result ? rbuf : NULL, len / elem, bmpi_rma_guard_of(w, t->ctl));
             if (c->result)
                 bmpi_dt_unpack(&rc, rbuf, len);
         }
@@ -159,7 +159,7 @@ static void direct_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
         break;
     case BMPI_RMA_CAS:
         bmpi_rma_atomic_cswap(c->basic, c->compare, c->origin, at, c->result,
-                              w->t[c->target].ctl->stripes);
+                              bmpi_rma_guard_of(w, w->t[c->target].ctl));
         break;
     }
 }
@@ -511,7 +511,7 @@ static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
     char *at = direct_range(w, a, 0, bmpi_dt_size(dt), &t);
     if (!at || bmpi_rma_atomic_check(op, a->ttype))
         return false;
-    bmpi_rma_atomic_apply(op, a->ttype, a->origin, at, a->result, 1, t->ctl->stripes);
+    bmpi_rma_atomic_apply(op, a->ttype, a->origin, at, a->result, 1, bmpi_rma_guard_of(w, t->ctl));
     w->epoch_ops++;
     w->acc_count[BMPI_ACC_DIRECT]++;
     return true;

@@ -289,14 +289,14 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
         for (uint32_t i = 0; i < h->nseg; o += segs[i].len, i++)
             memcpy(o, at[i], segs[i].len);
     } else if (am_id == BMPI_AM_RMA_CAS) {
-        bmpi_rma_atomic_cswap(h->basic, data, data + bytes, at[0], out, w->ctl->stripes);
+        bmpi_rma_atomic_cswap(h->basic, data, data + bytes, at[0], out, bmpi_rma_guard_of(w, w->ctl));
     } else {
         struct bmpi_op *op = bmpi_op_get(h->op);
         size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(h->basic));
         bool no_origin = h->op == MPI_NO_OP;
         for (uint32_t i = 0; i < h->nseg; i++) {
             bmpi_rma_atomic_apply(op, h->basic, no_origin ? NULL : data, at[i], o, segs[i].len / elem,
-                                  w->ctl->stripes);
+                                  bmpi_rma_guard_of(w, w->ctl));
             if (!no_origin)
                 data += segs[i].len;
             if (o)

@@ -28,6 +28,18 @@
  * A call picks one kernel (a loop over the elements) from a table per op
  * and type, so nothing is decided per element.
  *
+ * A wide update (at least WIDE_MIN bytes of aligned elements in one run)
+ * is not atomic element by element but as a whole: it closes the
+ * target's gate, waits until every process updating window memory on the
+ * node has no element update in flight, applies op.c's reduction loop
+ * (as fast as the reductions), and opens the gate. Element updates add
+ * themselves to their process's count and look at the gate (both in
+ * sequentially consistent order, so that of an element update and a wide
+ * one at least one sees the other); finding it held, they step back and
+ * wait. A target whose memory a transport's atomics may update keeps its
+ * gate at BMPI_RMA_GATE_NEVER: those atomics know no gate, so there every
+ * update is element-wise, and element updates skip the count.
+ *
  * Element layout: element i of origin, target and result starts at i
  * times the type's extent (an array of the type in C). That is the size
  * for every type but the pairs, whose extent includes the padding of the
@@ -65,9 +77,13 @@ _Static_assert(__atomic_always_lock_free(1, 0) && __atomic_always_lock_free(2, 0
 /* Stripes are chosen by 16-byte granule, so neighbouring elements of up to
  * 16 bytes take different locks. */
 #define STRIPE_GRANULE 16u
-/* Spins on a held stripe before yielding the CPU: the holder may be a
- * process that is not running. */
-#define STRIPE_SPINS 128
+/* Spins on a held stripe or gate before yielding the CPU: the holder may
+ * be a process that is not running. */
+#define SPINS 128
+/* The smallest update that takes the gate, in bytes: below it, element
+ * atomics cost less than closing the gate and reading every updater's
+ * count (docs/rma.md). */
+#define WIDE_MIN 64u
 /* The largest element the stripe path copies (MPI_LONG_DOUBLE_INT's and
  * long double complex's extent). */
 #define ELEM_MAX 32
@@ -317,19 +333,24 @@ static uint32_t *stripe_of(uint32_t *stripes, const void *elem)
     return &stripes[off / STRIPE_GRANULE % BMPI_RMA_LOCK_STRIPES];
 }
 
+/* One more round of waiting for another process: spin a while, then
+ * yield the CPU. */
+static void backoff(int *spins)
+{
+    if (++*spins < SPINS) {
+        bmpi_cpu_relax();
+    } else {
+        sched_yield();
+        *spins = 0;
+    }
+}
+
 static void stripe_lock(uint32_t *s)
 {
-    while (__atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE)) {
-        int spins = 0;
-        while (__atomic_load_n(s, __ATOMIC_RELAXED)) {
-            if (++spins < STRIPE_SPINS) {
-                bmpi_cpu_relax();
-            } else {
-                sched_yield();
-                spins = 0;
-            }
-        }
-    }
+    int spins = 0;
+    while (__atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(s, __ATOMIC_RELAXED))
+            backoff(&spins);
 }
 
 static void stripe_unlock(uint32_t *s) { __atomic_store_n(s, 0, __ATOMIC_RELEASE); }
@@ -368,6 +389,93 @@ static void apply_striped(const struct bmpi_op *op, const struct bmpi_datatype *
     }
 }
 
+/* --- the gate ---------------------------------------------------------------------- */
+
+/* An element update begins: counted, unless the target's gate never
+ * closes; while a wide update holds the gate, wait. Returns whether it
+ * counted. */
+static bool element_begin(struct bmpi_rma_guard g)
+{
+    uint32_t *gate = &g.ctl->gate;
+    if (__atomic_load_n(gate, __ATOMIC_RELAXED) == BMPI_RMA_GATE_NEVER)
+        return false;
+    uint64_t *mine = g.updaters->counts[0];
+    for (;;) {
+        __atomic_fetch_add(mine, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(gate, __ATOMIC_SEQ_CST) != BMPI_RMA_GATE_HELD)
+            return true;
+        __atomic_fetch_sub(mine, 1, __ATOMIC_RELEASE);
+        int spins = 0;
+        while (__atomic_load_n(gate, __ATOMIC_RELAXED) == BMPI_RMA_GATE_HELD)
+            backoff(&spins);
+    }
+}
+
+static void element_end(struct bmpi_rma_guard g, bool counted)
+{
+    if (counted)
+        __atomic_fetch_sub(g.updaters->counts[0], 1, __ATOMIC_RELEASE);
+}
+
+/* Close the gate (false when it never closes), then wait out every
+ * element update in flight on the node. */
+static bool gate_close(struct bmpi_rma_guard g)
+{
+    uint32_t *gate = &g.ctl->gate;
+    int spins = 0;
+    for (;;) {
+        uint32_t seen = __atomic_load_n(gate, __ATOMIC_RELAXED);
+        if (seen == BMPI_RMA_GATE_NEVER)
+            return false;
+        if (seen == BMPI_RMA_GATE_OPEN &&
+            __atomic_compare_exchange_n(gate, &seen, BMPI_RMA_GATE_HELD, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+            break;
+        backoff(&spins);
+    }
+    for (int i = 0; i < g.updaters->n; i++)
+        while (__atomic_load_n(g.updaters->counts[i], __ATOMIC_SEQ_CST))
+            backoff(&spins);
+    return true;
+}
+
+static void gate_open(struct bmpi_rma_guard g)
+{
+    __atomic_store_n(&g.ctl->gate, BMPI_RMA_GATE_OPEN, __ATOMIC_RELEASE);
+}
+
+/* Whether count elements of dt at target (and origin, when read) may go
+ * as one wide update: enough bytes, no padding inside the run (the
+ * pairs), and every element at its natural alignment, as op.c's loops
+ * read them. */
+static bool wide_fits(const struct bmpi_datatype *dt, const void *origin, const void *target,
+                      size_t count)
+{
+    if (!dt || (dt->flags & BMPI_DT_PAIR))
+        return false;
+    size_t size = bmpi_dt_size(dt);
+    if (size != (size_t)bmpi_dt_extent(dt) || count * size < WIDE_MIN)
+        return false;
+    size_t align = size < 16 ? size : 16;
+    if (align & (align - 1))
+        return false;
+    return !((uintptr_t)target & (align - 1)) && !((uintptr_t)origin & (align - 1));
+}
+
+/* The whole run under the gate: the old values copied out, then op.c's
+ * reduction (REPLACE a copy, NO_OP nothing). */
+static void apply_wide(const struct bmpi_op *op, const struct bmpi_datatype *dt, const void *origin,
+                       void *target, void *result, size_t count)
+{
+    size_t bytes = count * bmpi_dt_size(dt);
+    if (result)
+        memcpy(result, target, bytes);
+    if (op->index == OPI(MPI_REPLACE))
+        memcpy(target, origin, bytes);
+    else if (op->index != OPI(MPI_NO_OP))
+        bmpi_op_apply(op, origin, target, count, dt);
+}
+
 /* --- entry points ----------------------------------------------------------------- */
 
 int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic)
@@ -383,16 +491,24 @@ int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic)
 }
 
 void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
-                           void *target, void *result, size_t count, uint32_t *stripes)
+                           void *target, void *result, size_t count, struct bmpi_rma_guard g)
 {
     if (count == 0 || (op->predefined && op->index == OPI(MPI_NO_OP) && !result))
         return;
     const struct bmpi_datatype *dt = bmpi_dt_get(basic);
+    bool no_op = op->predefined && op->index == OPI(MPI_NO_OP);
+    if (op->predefined && wide_fits(dt, no_op ? NULL : origin, target, count) && gate_close(g)) {
+        apply_wide(op, dt, origin, target, result, count);
+        gate_open(g);
+        return;
+    }
     atomic_fn k = op->predefined ? cpu_kernel(op->index, basic, dt, target) : NULL;
+    bool counted = element_begin(g);
     if (k)
         k(origin, target, result, count);
     else
-        apply_striped(op, dt, origin, target, result, count, stripes);
+        apply_striped(op, dt, origin, target, result, count, g.ctl->stripes);
+    element_end(g, counted);
 }
 
 /* Compare-and-swap of one element of 1, 2, 4 or 8 bytes: on failure the
@@ -417,16 +533,10 @@ DEF_CSWAP(cswap_8, uint64_t)
 typedef void (*cswap_fn)(const void *compare, const void *origin, void *target, void *result);
 static const cswap_fn cswap_kernels[4] = {cswap_1, cswap_2, cswap_4, cswap_8};
 
-void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *origin,
-                           void *target, void *result, uint32_t *stripes)
+/* Compare-and-swap under the element's stripe (unaligned elements). */
+static void cswap_striped(size_t bytes, const void *compare, const void *origin, void *target,
+                          void *result, uint32_t *stripes)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(basic);
-    size_t w = cpu_width(dt);
-    if (w && !((uintptr_t)target & (w - 1))) {
-        cswap_kernels[log2_width(w)](compare, origin, target, result);
-        return;
-    }
-    size_t bytes = bmpi_dt_size(dt);
     unsigned char old[8];
     assert(bytes <= sizeof old); /* bmpi_rma_cswap_check's types */
     uint32_t *s = stripe_of(stripes, target);
@@ -436,6 +546,19 @@ void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *
         memcpy(target, origin, bytes);
     stripe_unlock(s);
     memcpy(result, old, bytes);
+}
+
+void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *origin,
+                           void *target, void *result, struct bmpi_rma_guard g)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(basic);
+    size_t w = cpu_width(dt);
+    bool counted = element_begin(g);
+    if (w && !((uintptr_t)target & (w - 1)))
+        cswap_kernels[log2_width(w)](compare, origin, target, result);
+    else
+        cswap_striped(bmpi_dt_size(dt), compare, origin, target, result, g.ctl->stripes);
+    element_end(g, counted);
 }
 
 /* MPI 4.1, 12.3.4: C integer, Fortran integer, logical, multi-language

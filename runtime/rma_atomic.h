@@ -10,6 +10,13 @@
  * the pair types of MINLOC/MAXLOC, unaligned data) under one stripe of
  * the target's lock table, chosen by the element's address, so that two
  * updates of one element always take the same stripe.
+ *
+ * A wide update (many contiguous elements) instead takes the target's
+ * gate, waits until no element update is in flight on the node, and runs
+ * op.c's reduction loop at memory speed; element updates announce
+ * themselves and wait while a gate is held. A target whose memory a
+ * transport's atomics may update keeps its gate shut (BMPI_RMA_GATE_NEVER):
+ * its wide updates go element by element.
  */
 #ifndef BMPI_RUNTIME_RMA_ATOMIC_H
 #define BMPI_RUNTIME_RMA_ATOMIC_H
@@ -21,6 +28,20 @@
 #include "runtime/win.h"
 
 struct bmpi_op;
+
+/* What an update of one target's memory synchronizes with: the target's
+ * control block (lock table and gate), and every process that updates
+ * window memory on its node (this one first). */
+struct bmpi_rma_guard {
+    struct bmpi_win_ctl *ctl;
+    const struct bmpi_win_updaters *updaters;
+};
+
+static inline struct bmpi_rma_guard bmpi_rma_guard_of(const struct bmpi_win *w,
+                                                      struct bmpi_win_ctl *ctl)
+{
+    return (struct bmpi_rma_guard){ctl, &w->updaters};
+}
 
 /* Whether op (predefined, MPI_REPLACE and MPI_NO_OP included) may update
  * elements of the predefined type basic: 0, or MPI_ERR_OP with the reason
@@ -34,16 +55,16 @@ int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic);
  * i at i * extent(basic), as a C array (the pair types' padding included:
  * MPI_DOUBLE_INT elements are 16 bytes apart with 12 of data; callers
  * that hold packed pairs apply them one element at a time);
- * result and origin are private memory, target is window memory whose
- * lock table is stripes (the target rank's struct bmpi_win_ctl). */
+ * result and origin are private memory, target is window memory of the
+ * rank whose guard is g. */
 void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
-                           void *target, void *result, size_t count, uint32_t *stripes);
+                           void *target, void *result, size_t count, struct bmpi_rma_guard g);
 
 /* One element: result = target; if target == compare, target = origin.
  * basic is an integer, logical, byte or multi-language type (the types
  * MPI_Compare_and_swap takes). */
 void bmpi_rma_atomic_cswap(MPI_Datatype basic, const void *compare, const void *origin, void *target,
-                           void *result, uint32_t *stripes);
+                           void *result, struct bmpi_rma_guard g);
 
 /* Which types MPI_Compare_and_swap accepts: 0 or MPI_ERR_TYPE (reason
  * recorded). */

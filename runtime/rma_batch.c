@@ -255,7 +255,7 @@ static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *re
     for (uint32_t i = 0; i < rec->nseg; data += seg[i].len, i++) {
         char *at = bmpi_rma_am_segment(w, &seg[i]);
         if (op)
-            bmpi_rma_atomic_apply(op, rec->basic, data, at, NULL, seg[i].len / elem, w->ctl->stripes);
+            bmpi_rma_atomic_apply(op, rec->basic, data, at, NULL, seg[i].len / elem, bmpi_rma_guard_of(w, w->ctl));
         else
             memcpy(at, data, seg[i].len);
     }

@@ -356,6 +356,37 @@ static void link_pscw_cells(struct bmpi_win *w, const struct layout *l)
     }
 }
 
+/* A transport's atomics may update my memory: those that reach a member,
+ * with atomics the runtime routes accumulates to (rma_amo.c), whatever
+ * this rank's BMPI_RMA_NET_ATOMICS says, as an origin's decides. */
+static bool transport_atomics_reach_me(const struct bmpi_win *w)
+{
+    const unsigned amo = BMPI_TL_RMA_AMO | BMPI_TL_RMA_AMO_CPU;
+    for (int i = 0; i < w->nregs; i++)
+        if ((w->regs[i].tl->caps.flags & amo) == amo)
+            return true;
+    return false;
+}
+
+/* The gate of my memory and who updates the node's window memory
+ * (rma_atomic.c): every member with a control block mapped here. */
+static int init_guard(struct bmpi_win *w)
+{
+    __atomic_store_n(&w->ctl->gate, transport_atomics_reach_me(w) ? BMPI_RMA_GATE_NEVER : BMPI_RMA_GATE_OPEN,
+                     __ATOMIC_RELEASE);
+    int n = 0;
+    for (int r = 0; r < w->comm->size; r++)
+        n += w->t[r].ctl != NULL;
+    if (!(w->updaters.counts = malloc((size_t)n * sizeof *w->updaters.counts)))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a window's updaters");
+    w->updaters.counts[0] = &w->ctl->updating;
+    w->updaters.n = 1;
+    for (int r = 0; r < w->comm->size; r++)
+        if (w->t[r].ctl && r != w->comm->rank)
+            w->updaters.counts[w->updaters.n++] = &w->t[r].ctl->updating;
+    return BMPI_OK;
+}
+
 static int build_targets(struct bmpi_win *w, const struct layout *l, const struct card_a *a,
                          const struct card_b *b)
 {
@@ -380,7 +411,7 @@ static int build_targets(struct bmpi_win *w, const struct layout *l, const struc
     }
     if (needs_region(w, l))
         link_pscw_cells(w, l);
-    return BMPI_OK;
+    return init_guard(w);
 }
 
 /* ---- creation and free ------------------------------------------------------ */
@@ -489,6 +520,7 @@ static void win_release(struct bmpi_win *w)
     for (int r = 0; w->t && w->comm && r < w->comm->size; r++)
         bmpi_rma_batch_free(&w->t[r]);
     free(w->t);
+    free(w->updaters.counts);
     free(w->ranges);
     if (w->handle)
         bmpi_handle_release(&windows.table, w->handle);

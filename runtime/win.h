@@ -70,6 +70,27 @@ struct bmpi_win_ctl {
     uint64_t fences; /* fences this rank has entered (windows on one node) */
     uint8_t pad1[56];
     uint32_t stripes[BMPI_RMA_LOCK_STRIPES];
+    /* Wide updates of this rank's memory (rma_atomic.c): BMPI_RMA_GATE_*,
+     * read by every element update, so on a line of its own. */
+    uint32_t gate;
+    uint8_t pad2[60];
+    /* Element updates this process is applying, to any member's memory
+     * (rma_atomic.c): written by this process only. */
+    uint64_t updating;
+    uint8_t pad3[56];
+};
+
+/* The gate: OPEN, HELD by a wide update, or NEVER when the rank's memory
+ * may be updated by a transport's atomics, which know no gate. */
+#define BMPI_RMA_GATE_OPEN 0u
+#define BMPI_RMA_GATE_HELD 1u
+#define BMPI_RMA_GATE_NEVER 2u
+
+/* Who applies updates to window memory on this node: every local member
+ * that maps it (their control blocks' `updating`), this process first. */
+struct bmpi_win_updaters {
+    uint64_t **counts;
+    int n;
 };
 
 /* What an origin knows of one target. */
@@ -148,6 +169,7 @@ struct bmpi_win {
     size_t batch_max;             /* largest Put/Accumulate gathered (BMPI_RMA_BATCH, rma_batch.c) */
 
     struct bmpi_win_target *t; /* by rank in comm */
+    struct bmpi_win_updaters updaters; /* of this node's window memory */
     struct bmpi_win_ctl *ctl;  /* mine */
     struct bmpi_node_region region; /* control blocks (and data of allocated windows) of this node */
     bool owns_base;            /* base was malloc'ed for MPI_Win_allocate */

@@ -11,7 +11,9 @@
  *     word; released with Accumulate(MPI_REPLACE). The final value is
  *     size * K: any lost update means two ranks held the lock at once.
  *  3. Accumulate(MPI_SUM) storm of int and double arrays from every rank
- *     into every rank, and Get_accumulate(MPI_SUM) into rank 0 whose
+ *     into every rank (whole arrays: the wide updates of docs/rma.md),
+ *     racing Fetch_and_op(MPI_SUM)s of one double into the same arrays
+ *     (element updates), and Get_accumulate(MPI_SUM) into rank 0 whose
  *     fetched values must all be distinct.
  *  4. Ordering (default accumulate_ordering rar,raw,war,waw): one origin
  *     sends a mixed sequence of Accumulate(REPLACE) and Accumulate(SUM)
@@ -160,7 +162,8 @@ static void storm_check(struct storm *st, const long *got)
     MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, st->cwin));
     for (int j = 0; j < ACC_LEN; j++) {
         long wi = j + (long)K_ACC * ranks * (j + 1);
-        double wd = 0.5 * j + 0.25 * K_ACC * (double)ranks * (j + 1);
+        long fops = (long)tu_size * (K_ACC / ACC_LEN + (j < K_ACC % ACC_LEN)); /* hit element j */
+        double wd = 0.5 * j + 0.25 * K_ACC * (double)ranks * (j + 1) + (double)fops;
         CHECK(st->ia[j] == wi, "Accumulate storm (MPI_INT): element %d is %d, expected %ld", j, st->ia[j], wi);
         CHECK(st->da[j] == wd, "Accumulate storm (MPI_DOUBLE): element %d is %g, expected %g", j, st->da[j], wd);
     }
@@ -180,6 +183,8 @@ static void acc_storm(void)
     double dv[ACC_LEN];
     long got[K_ACC];
     static const long one = 1;
+    static const double one_d = 1;
+    double fetched;
     for (int j = 0; j < ACC_LEN; j++) {
         iv[j] = (tu_rank + 1) * (j + 1);
         dv[j] = 0.25 * (tu_rank + 1) * (j + 1);
@@ -193,6 +198,7 @@ static void acc_storm(void)
             int to = (tu_rank + t) % tu_size;
             MPICHK(MPI_Accumulate(iv, ACC_LEN, MPI_INT, to, 0, ACC_LEN, MPI_INT, MPI_SUM, st.iwin));
             MPICHK(MPI_Accumulate(dv, ACC_LEN, MPI_DOUBLE, to, 0, ACC_LEN, MPI_DOUBLE, MPI_SUM, st.dwin));
+            MPICHK(MPI_Fetch_and_op(&one_d, &fetched, MPI_DOUBLE, to, k % ACC_LEN, MPI_SUM, st.dwin));
         }
         MPICHK(MPI_Get_accumulate(&one, 1, MPI_LONG, &got[k], 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, st.cwin));
         if (k % 8 == 7)

@@ -10,10 +10,14 @@
  *    table held, a CPU-atomic element must still be updated (no op on it
  *    may take a stripe, or the two mechanisms would race on one element),
  *    and a striped one must wait for its stripe;
+ *  - the gate: a wide update waits for element updates in flight, an
+ *    element update waits while a wide one holds the gate, and a target
+ *    whose gate never closes takes every update element by element;
  *  - a storm: forked processes, each mapping one shared window page at a
  *    different address, hammer elements of every mechanism; counters,
- *    a MINLOC that may only go down and a swap chain whose tokens must
- *    each come out exactly once prove that no update was lost or torn.
+ *    a MINLOC that may only go down, a swap chain whose tokens must
+ *    each come out exactly once, and wide sums racing element ones
+ *    prove that no update was lost or torn.
  *
  * No MPI_Init: the predefined types and ops work before it.
  */
@@ -200,6 +204,23 @@ static bool accepted(MPI_Op op, MPI_Datatype t)
     return bmpi_rma_atomic_check(bmpi_op_get(op), t) == BMPI_OK;
 }
 
+/* A target's control block and the updaters of its memory, in this
+ * process: this process alone. */
+struct lone_target {
+    struct bmpi_win_ctl ctl;
+    uint64_t *counts[1];
+    struct bmpi_win_updaters updaters;
+};
+
+static struct bmpi_rma_guard lone_guard(struct lone_target *lt, uint32_t gate)
+{
+    memset(lt, 0, sizeof *lt);
+    lt->ctl.gate = gate;
+    lt->counts[0] = &lt->ctl.updating;
+    lt->updaters = (struct bmpi_win_updaters){lt->counts, 1};
+    return (struct bmpi_rma_guard){&lt->ctl, &lt->updaters};
+}
+
 static void assert_stripes_free(const struct bmpi_win_ctl *ctl)
 {
     for (int s = 0; s < BMPI_RMA_LOCK_STRIPES; s++)
@@ -274,7 +295,8 @@ END_TEST
 
 /* One call of apply: target at toff, origin and result at ooff from
  * 64-byte aligned buffers, and the same by reference. */
-static void apply_one(const struct type_case *tc, MPI_Op op, size_t toff, size_t ooff, bool fetch)
+static void apply_one(const struct type_case *tc, MPI_Op op, size_t toff, size_t ooff, bool fetch,
+                      uint32_t gate)
 {
     struct bmpi_op *o = bmpi_op_get(op);
     struct bmpi_datatype *dt = dt_of(tc->t);
@@ -300,11 +322,13 @@ static void apply_one(const struct type_case *tc, MPI_Op op, size_t toff, size_t
         bmpi_op_apply(o, ref_origin, ref_target, NELEM, dt);
     }
 
-    struct bmpi_win_ctl ctl;
-    memset(&ctl, 0, sizeof ctl);
+    struct lone_target lt;
     bmpi_rma_atomic_apply(o, tc->t, op == MPI_NO_OP ? NULL : org, tgt, fetch ? res : NULL, NELEM,
-                          ctl.stripes);
-    assert_stripes_free(&ctl);
+                          lone_guard(&lt, gate));
+    assert_stripes_free(&lt.ctl);
+    ck_assert_msg(lt.ctl.gate == gate && lt.ctl.updating == 0, "%s on %s: gate %u, count %llu left",
+                  bmpi_op_name(o), bmpi_dt_name(tc->t), lt.ctl.gate,
+                  (unsigned long long)lt.ctl.updating);
     ck_assert_msg(same_elems(tc->t, tgt, ref_target, NELEM),
                   "%s on %s (target +%zu, origin +%zu): target differs",
                   bmpi_op_name(o), bmpi_dt_name(tc->t), toff, ooff);
@@ -323,12 +347,16 @@ START_TEST(apply_all)
             if (!accepted(ops[k], types[t].t))
                 continue;
             combos++;
-            for (int fetch = 0; fetch < 2; fetch++) {
-                apply_one(&types[t], ops[k], 0, 0, fetch);  /* all aligned */
-                apply_one(&types[t], ops[k], 1, 0, fetch);  /* target unaligned: stripes */
-                apply_one(&types[t], ops[k], 0, 3, fetch);  /* private buffers unaligned */
-                apply_one(&types[t], ops[k], 5, 3, fetch);
-            }
+            /* NELEM elements of 8 bytes and more are a wide update
+             * where the gate opens and alignment allows */
+            for (int fetch = 0; fetch < 2; fetch++)
+                for (uint32_t gate = BMPI_RMA_GATE_OPEN; gate <= BMPI_RMA_GATE_NEVER;
+                     gate += BMPI_RMA_GATE_NEVER) {
+                    apply_one(&types[t], ops[k], 0, 0, fetch, gate); /* all aligned */
+                    apply_one(&types[t], ops[k], 1, 0, fetch, gate); /* target unaligned */
+                    apply_one(&types[t], ops[k], 0, 3, fetch, gate); /* private buffers unaligned */
+                    apply_one(&types[t], ops[k], 5, 3, fetch, gate);
+                }
         }
     /* a sanity floor: the loop really ran the table */
     ck_assert_int_gt(combos, 250);
@@ -350,10 +378,10 @@ static void cswap_one(const struct type_case *tc, size_t toff, bool equal)
             fill(tc, compare, 1);
         while (memcmp(compare, tgt, size) == 0);
     memset(result, 0x5a, sizeof result);
-    struct bmpi_win_ctl ctl;
-    memset(&ctl, 0, sizeof ctl);
-    bmpi_rma_atomic_cswap(tc->t, compare, origin, tgt, result, ctl.stripes);
-    assert_stripes_free(&ctl);
+    struct lone_target lt;
+    bmpi_rma_atomic_cswap(tc->t, compare, origin, tgt, result, lone_guard(&lt, BMPI_RMA_GATE_OPEN));
+    assert_stripes_free(&lt.ctl);
+    ck_assert_int_eq(lt.ctl.updating, 0);
     ck_assert_msg(memcmp(result, old, size) == 0, "cswap %s +%zu: result is not the old value",
                   bmpi_dt_name(tc->t), toff);
     ck_assert_msg(memcmp(tgt, equal ? origin : old, size) == 0, "cswap %s +%zu (%s): target wrong",
@@ -382,10 +410,26 @@ END_TEST
 
 /* What a forked child shares with the test. */
 struct shared_ctl {
-    struct bmpi_win_ctl ctl;
+    struct bmpi_win_ctl ctl;   /* the target's */
+    struct bmpi_win_ctl other; /* another updater's */
     volatile int started, done;
-    _Alignas(64) char data[256];
+    _Alignas(64) char data[1024];
 };
+
+/* The guard of s's target as the forked child sees it: itself and one
+ * other updater. */
+struct child_guard {
+    uint64_t *counts[2];
+    struct bmpi_win_updaters updaters;
+};
+
+static struct bmpi_rma_guard shared_guard(struct shared_ctl *s, struct child_guard *cg)
+{
+    cg->counts[0] = &s->ctl.updating;
+    cg->counts[1] = &s->other.updating;
+    cg->updaters = (struct bmpi_win_updaters){cg->counts, 2};
+    return (struct bmpi_rma_guard){&s->ctl, &cg->updaters};
+}
 
 static struct shared_ctl *shared_ctl_new(void)
 {
@@ -417,6 +461,9 @@ START_TEST(cpu_path_takes_no_stripe)
 {
     struct shared_ctl *s = shared_ctl_new();
     hold_all_stripes(&s->ctl, 1);
+    s->ctl.gate = BMPI_RMA_GATE_NEVER; /* element by element, however many */
+    struct child_guard cg;
+    struct bmpi_rma_guard g = shared_guard(s, &cg);
     fflush(stderr);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -432,12 +479,12 @@ START_TEST(cpu_path_takes_no_stripe)
                 fill(&types[t], origin, NELEM);
                 fill(&types[t], target, NELEM);
                 bmpi_rma_atomic_apply(bmpi_op_get(ops[k]), types[t].t, origin, target, result,
-                                      NELEM, s->ctl.stripes);
+                                      NELEM, g);
                 bmpi_rma_atomic_apply(bmpi_op_get(ops[k]), types[t].t, origin, target, NULL,
-                                      NELEM, s->ctl.stripes);
+                                      NELEM, g);
             }
             if (bmpi_rma_cswap_check(types[t].t) == BMPI_OK)
-                bmpi_rma_atomic_cswap(types[t].t, target, origin, target, result, s->ctl.stripes);
+                bmpi_rma_atomic_cswap(types[t].t, target, origin, target, result, g);
         }
         _exit(0);
     }
@@ -475,6 +522,8 @@ static void run_striped(const struct striped_case *c)
     else if (c->op != MPI_NO_OP)
         bmpi_op_apply(bmpi_op_get(c->op), origin, expect, 1, dt_of(c->t));
     hold_all_stripes(&s->ctl, 1);
+    struct child_guard cg;
+    struct bmpi_rma_guard g = shared_guard(s, &cg);
     fflush(stderr);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -482,11 +531,10 @@ static void run_striped(const struct striped_case *c)
         alarm(20);
         s->started = 1;
         if (c->op == MPI_OP_NULL)
-            bmpi_rma_atomic_cswap(c->t, s->data + c->off, origin, s->data + c->off, result,
-                                  s->ctl.stripes);
+            bmpi_rma_atomic_cswap(c->t, s->data + c->off, origin, s->data + c->off, result, g);
         else
             bmpi_rma_atomic_apply(bmpi_op_get(c->op), c->t, origin, s->data + c->off, result, 1,
-                                  s->ctl.stripes);
+                                  g);
         s->done = 1;
         _exit(0);
     }
@@ -528,6 +576,88 @@ START_TEST(stripe_path_waits)
 }
 END_TEST
 
+/* --- the gate -------------------------------------------------------------------- */
+
+#define WIDE_DOUBLES 64 /* 512 bytes: a wide update */
+
+/* What a child does while the test holds something it may need. */
+enum gated_op { WIDE_SUM, ELEMENT_SUM };
+
+/* Forks a child doing op on s's data, checks after a while whether it
+ * finished (it must not when blocked), lets release() free it, and
+ * checks the data. Returns nothing; asserts. */
+static void run_gated(const char *what, struct shared_ctl *s, enum gated_op op, bool blocked,
+                      void (*release)(struct shared_ctl *))
+{
+    double *data = (double *)s->data;
+    _Alignas(64) double ones[WIDE_DOUBLES], old[WIDE_DOUBLES];
+    for (int i = 0; i < WIDE_DOUBLES; i++) {
+        ones[i] = 1;
+        data[i] = i;
+    }
+    s->started = s->done = 0;
+    struct child_guard cg;
+    struct bmpi_rma_guard g = shared_guard(s, &cg);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        s->started = 1;
+        bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), MPI_DOUBLE, ones, data, old,
+                              op == WIDE_SUM ? WIDE_DOUBLES : 1, g);
+        s->done = 1;
+        _exit(0);
+    }
+    while (!s->started)
+        sched_yield();
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    bool done_early = s->done;
+    uint32_t gate = __atomic_load_n(&s->ctl.gate, __ATOMIC_ACQUIRE);
+    uint64_t counted = __atomic_load_n(&s->ctl.updating, __ATOMIC_ACQUIRE);
+    release(s);
+    int st = wait_child(pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: child status 0x%x", what, st);
+    ck_assert_msg(done_early == !blocked, "%s: %s", what,
+                  blocked ? "finished while it should wait" : "waited");
+    if (blocked && op == WIDE_SUM)
+        ck_assert_msg(gate == BMPI_RMA_GATE_HELD, "%s: the gate was %u while waiting", what, gate);
+    if (blocked && op == ELEMENT_SUM)
+        ck_assert_msg(counted == 0, "%s: counted itself while waiting", what);
+    int n = op == WIDE_SUM ? WIDE_DOUBLES : 1;
+    for (int i = 0; i < WIDE_DOUBLES; i++)
+        ck_assert_msg(data[i] == i + (i < n), "%s: element %d is %g", what, i, data[i]);
+    ck_assert_msg(s->ctl.gate != BMPI_RMA_GATE_HELD && s->ctl.updating == 0,
+                  "%s: gate %u, count %llu left", what, s->ctl.gate,
+                  (unsigned long long)s->ctl.updating);
+}
+
+static void end_other_update(struct shared_ctl *s)
+{
+    __atomic_store_n(&s->other.updating, 0, __ATOMIC_RELEASE);
+}
+
+static void open_gate(struct shared_ctl *s)
+{
+    __atomic_store_n(&s->ctl.gate, BMPI_RMA_GATE_OPEN, __ATOMIC_RELEASE);
+}
+
+START_TEST(gate)
+{
+    struct shared_ctl *s = shared_ctl_new();
+    s->other.updating = 1; /* another process is in an element update */
+    run_gated("a wide update while an element update is in flight", s, WIDE_SUM, true,
+              end_other_update);
+    s->ctl.gate = BMPI_RMA_GATE_HELD; /* another process is in a wide update */
+    run_gated("an element update while the gate is held", s, ELEMENT_SUM, true, open_gate);
+    s->ctl.gate = BMPI_RMA_GATE_NEVER;
+    s->other.updating = 1;
+    run_gated("a wide update where the gate never closes", s, WIDE_SUM, false, end_other_update);
+    munmap(s, sizeof *s);
+}
+END_TEST
+
 /* --- the storm ------------------------------------------------------------------- */
 
 #define NRANKS 4
@@ -552,11 +682,12 @@ enum phase {
     PH_UNAL,      /* unaligned int32: SUM by even ranks, CAS increments by odd ones (stripe) */
     PH_MINLOC,    /* MPI_DOUBLE_INT MINLOC with fetch (stripe) */
     PH_CHAIN,     /* MPI_DOUBLE_INT REPLACE with fetch: a swap chain (stripe) */
+    PH_WIDE,      /* doubles: wide SUMs by even ranks, element SUMs among them by odd ones */
     PH_END
 };
 static const int phase_off[PH_END] = {
     [PH_SUM64] = 0, [PH_SUMD] = 8, [PH_MIXED] = 16, [PH_CAS] = 24, [PH_SUMLD] = 32,
-    [PH_UNAL] = 49, [PH_MINLOC] = 64, [PH_CHAIN] = 80,
+    [PH_UNAL] = 49, [PH_MINLOC] = 64, [PH_CHAIN] = 80, [PH_WIDE] = 256,
 };
 
 struct pair_di {
@@ -576,9 +707,12 @@ struct storm_shared {
 struct storm_rank {
     int rank;
     struct storm_shared *sh;
-    char *data;        /* the window's data page */
-    uint32_t *stripes; /* its lock table, on the page before */
-    int64_t last_sum;  /* the last SUM int64 this rank fetched */
+    char *data;                 /* the window's data page */
+    struct bmpi_rma_guard guard; /* its control block, on the page before */
+    uint64_t *counts[NRANKS];   /* every rank's count of updates in flight, its own first */
+    struct bmpi_win_updaters updaters;
+    int64_t last_sum;           /* the last SUM int64 this rank fetched */
+    _Alignas(64) double ones[WIDE_DOUBLES], old[WIDE_DOUBLES]; /* PH_WIDE's operands */
 };
 
 #define FAIL(...)                                                                                  \
@@ -593,7 +727,7 @@ static void *elem(struct storm_rank *sr, enum phase ph) { return sr->data + phas
 
 static void add(struct storm_rank *sr, MPI_Datatype t, enum phase ph, const void *v, void *old)
 {
-    bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), t, v, elem(sr, ph), old, 1, sr->stripes);
+    bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), t, v, elem(sr, ph), old, 1, sr->guard);
 }
 
 /* Increment by compare-and-swap: read (NO_OP fetch), swap in old + 1,
@@ -601,10 +735,10 @@ static void add(struct storm_rank *sr, MPI_Datatype t, enum phase ph, const void
 static void cas_increment(struct storm_rank *sr, MPI_Datatype t, enum phase ph)
 {
     int64_t old = 0, seen = 0, next;
-    bmpi_rma_atomic_apply(bmpi_op_get(MPI_NO_OP), t, NULL, elem(sr, ph), &old, 1, sr->stripes);
+    bmpi_rma_atomic_apply(bmpi_op_get(MPI_NO_OP), t, NULL, elem(sr, ph), &old, 1, sr->guard);
     for (;;) {
         next = old + 1;
-        bmpi_rma_atomic_cswap(t, &old, &next, elem(sr, ph), &seen, sr->stripes);
+        bmpi_rma_atomic_cswap(t, &old, &next, elem(sr, ph), &seen, sr->guard);
         if (seen == old)
             return;
         old = seen;
@@ -645,7 +779,7 @@ static void storm_op(struct storm_rank *sr, enum phase ph, long i)
     case PH_MINLOC: /* the minimum only goes down; its index names its value */
         mine = (struct pair_di){-(double)token, token};
         bmpi_rma_atomic_apply(bmpi_op_get(MPI_MINLOC), MPI_DOUBLE_INT, &mine, elem(sr, ph), &got,
-                              1, sr->stripes);
+                              1, sr->guard);
         if (got.v != -(double)got.i)
             FAIL("MINLOC fetched a torn pair (%g, %d)", got.v, got.i);
         if (i > 0 && got.v > -(double)(token - NRANKS))
@@ -654,10 +788,18 @@ static void storm_op(struct storm_rank *sr, enum phase ph, long i)
     case PH_CHAIN: /* every token comes out exactly once */
         mine = (struct pair_di){(double)token, token};
         bmpi_rma_atomic_apply(bmpi_op_get(MPI_REPLACE), MPI_DOUBLE_INT, &mine, elem(sr, ph), &got,
-                              1, sr->stripes);
+                              1, sr->guard);
         if (got.v != (double)got.i)
             FAIL("swap fetched a torn pair (%g, %d)", got.v, got.i);
         sr->sh->chain[sr->rank][i] = got.i;
+        break;
+    case PH_WIDE:
+        if (sr->rank % 2)
+            bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), MPI_DOUBLE, sr->ones,
+                                  (double *)elem(sr, ph) + i % WIDE_DOUBLES, NULL, 1, sr->guard);
+        else
+            bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), MPI_DOUBLE, sr->ones, elem(sr, ph),
+                                  i & 1 ? sr->old : NULL, WIDE_DOUBLES, sr->guard);
         break;
     case PH_END: break;
     }
@@ -681,7 +823,17 @@ static void storm_rank(int rank, int fd, struct storm_shared *sh)
     if (base == MAP_FAILED)
         FAIL("map: %s", strerror(errno));
     sh->base[rank] = (uintptr_t)base;
-    sr->stripes = ((struct bmpi_win_ctl *)base)->stripes;
+    /* the window's first page: the target's control block, then the
+     * other ranks' (their counts of updates in flight) */
+    struct bmpi_win_ctl *ctls = (struct bmpi_win_ctl *)base;
+    sr->counts[0] = &ctls[rank].updating;
+    for (int r = 0, n = 1; r < NRANKS; r++)
+        if (r != rank)
+            sr->counts[n++] = &ctls[r].updating;
+    sr->updaters = (struct bmpi_win_updaters){sr->counts, NRANKS};
+    sr->guard = (struct bmpi_rma_guard){&ctls[0], &sr->updaters};
+    for (int i = 0; i < WIDE_DOUBLES; i++)
+        sr->ones[i] = 1;
     sr->data = base + PAGE;
     __atomic_add_fetch(&sh->ready, 1, __ATOMIC_ACQ_REL);
 
@@ -840,6 +992,23 @@ START_TEST(storm)
     memcpy(&last, data + phase_off[PH_CHAIN], sizeof last);
     int bad = check_chain(sh, last.i);
     ck_assert_msg(bad < 0, "swap chain: token %d lost, duplicated or never sent", bad);
+
+    /* every wide SUM added 1 to each element; element SUM i of an odd
+     * rank added 1 to element i % WIDE_DOUBLES */
+    long wide = 0;
+    for (int r = 0; r < NRANKS; r += 2)
+        wide += sh->count[PH_WIDE][r];
+    for (int k = 0; k < WIDE_DOUBLES; k++) {
+        long expect = wide;
+        for (int r = 1; r < NRANKS; r += 2)
+            expect += sh->count[PH_WIDE][r] / WIDE_DOUBLES + (k < sh->count[PH_WIDE][r] % WIDE_DOUBLES);
+        double got;
+        memcpy(&got, data + phase_off[PH_WIDE] + k * sizeof got, sizeof got);
+        ck_assert_msg(got == (double)expect, "wide and element SUMs: element %d is %.17g, not %ld", k,
+                      got, expect);
+    }
+    ck_assert_msg(wide > 0 && sh->count[PH_WIDE][1] > 0, "PH_WIDE: %ld wide, %ld element updates",
+                  wide, sh->count[PH_WIDE][1]);
     for (int s = 0; s < BMPI_RMA_LOCK_STRIPES; s++)
         ck_assert_msg(((struct bmpi_win_ctl *)base)->stripes[s] == 0, "stripe %d left held", s);
     munmap(base, 2 * PAGE);
@@ -851,6 +1020,6 @@ END_TEST
 int main(void)
 {
     const TTest *tests[] = {check_ops, check_cswap, apply_all, cswap_all, cpu_path_takes_no_stripe,
-                            stripe_path_waits, storm};
+                            stripe_path_waits, gate, storm};
     return run_suite("rma_atomic", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
