@@ -144,6 +144,16 @@ static const unsigned op_classes[OP_COUNT] = {
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #endif
 
+/* On x86-64 each kernel is built for AVX-512, AVX2 and the baseline
+ * (SSE2), and the loader picks the widest the CPU runs (an ifunc): each
+ * step doubles the width of every loop, which shows wherever the data sit
+ * in cache (a reduction's chunks, an accumulate's run). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KERNEL_CLONES
+#endif
+
 #define LOOP(expr)                                                                                 \
     do {                                                                                           \
         for (size_t i = 0; i < n; i++)                                                             \
@@ -154,14 +164,15 @@ static const unsigned op_classes[OP_COUNT] = {
  * b[i]: inout = in op inout (b reads o), and out = in op src into a third
  * buffer (bmpi_op_apply_into), which saves a reduction a copy. */
 #define DEF_KERNEL(name, T, OPS)                                                                   \
-    static void name(int op, const void *vin, void *vio, size_t n)                                 \
+    KERNEL_CLONES static void name(int op, const void *vin, void *vio, size_t n)                   \
     {                                                                                              \
         const T *restrict a = vin;                                                                 \
         T *restrict o = vio;                                                                       \
         const T *b = o;                                                                            \
         OPS                                                                                        \
     }                                                                                              \
-    static void name##_into(int op, const void *vin, const void *vsrc, void *vout, size_t n)       \
+    KERNEL_CLONES static void name##_into(int op, const void *vin, const void *vsrc, void *vout,   \
+                                          size_t n)                                                \
     {                                                                                              \
         const T *restrict a = vin;                                                                 \
         const T *restrict b = vsrc;                                                                \
