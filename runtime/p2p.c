@@ -854,7 +854,6 @@ int bmpi_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
 int bmpi_iprobe(int source, int tag, struct bmpi_comm *comm, int *found, MPI_Status *status,
                 struct bmpi_request **msg)
 {
-    bmpi_progress();
     struct bmpi_unexpected *u = bmpi_match_unexpected(comm->pt2pt, source, tag, msg != NULL);
     *found = u != NULL;
     if (!u)

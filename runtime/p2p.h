@@ -33,7 +33,7 @@ int bmpi_recv_start(struct bmpi_request *req);
 /* Receive-side cancel: succeeds if the receive has not matched yet. */
 int bmpi_recv_cancel(struct bmpi_request *req);
 
-/* Probe the unexpected queue (progressing once); *found when a message
+/* Probe the unexpected queue (the caller progresses); *found when a message
  * matches, with its status. take: remove it into *msg (MPI_Mprobe). */
 int bmpi_iprobe(int source, int tag, struct bmpi_comm *comm, int *found, MPI_Status *status,
                 struct bmpi_request **msg);

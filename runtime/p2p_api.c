@@ -567,11 +567,16 @@ static int probe_checked(const char *fn, int source, int tag, MPI_Comm comm, int
     unsigned idle = 0;
     struct bmpi_request *msg = NULL;
     for (;;) {
+        int events = bmpi_progress();
         err = bmpi_iprobe(source, tag, c, &found, &st, message ? &msg : NULL);
         if (err)
             return bmpi_err_comm(comm, err, fn, NULL);
-        if (found || !blocking)
+        if (found)
             break;
+        if (!blocking) {
+            bmpi_progress_missed(events);
+            break;
+        }
         bmpi_progress_idle(&idle);
     }
     if (found)

@@ -28,6 +28,19 @@ int bmpi_progress(void)
            bmpi_rma_progress() + bmpi_io_progress();
 }
 
+void bmpi_progress_missed(int events)
+{
+    if (!events && bmpi_world.oversubscribed)
+        sched_yield();
+}
+
+int bmpi_progress_poll(void)
+{
+    int events = bmpi_progress();
+    bmpi_progress_missed(events);
+    return events;
+}
+
 void bmpi_progress_idle(unsigned *idle_rounds)
 {
     unsigned n = ++*idle_rounds;

@@ -173,7 +173,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     if (!req->complete)
-        bmpi_progress();
+        bmpi_progress_poll();
     *flag = req->complete;
     return *flag ? retire_reporting(req, request, status, "MPI_Test") : MPI_SUCCESS;
 }
@@ -272,8 +272,11 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
         return bmpi_err_noobj(MPI_ERR_NO_MEM, "MPI_Testall", "out of memory");
     int err = lookup_all(count, array_of_requests, "MPI_Testall", objs);
     if (!err) {
-        bmpi_progress();
         *flag = all_complete(count, objs);
+        if (!*flag) {
+            bmpi_progress_poll();
+            *flag = all_complete(count, objs);
+        }
         if (*flag)
             err = retire_all(count, array_of_requests, objs, array_of_statuses, "MPI_Testall");
     }
@@ -326,7 +329,7 @@ static int any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status 
             if (active == 0)
                 empty_out(status);
             if (!block && active > 0 && idle++ == 0) {
-                bmpi_progress();
+                bmpi_progress_poll();
                 continue;
             }
             return MPI_SUCCESS;
@@ -374,7 +377,9 @@ static int some(int incount, MPI_Request reqs[], int *outcount, int indices[], M
             return MPI_SUCCESS;
         }
         progressed = true;
-        if (!bmpi_progress() && block)
+        if (!block)
+            bmpi_progress_poll();
+        else if (!bmpi_progress())
             bmpi_progress_idle(&idle);
     }
     int n = 0;
@@ -440,7 +445,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (err)
         return err;
     if (req && !req->complete)
-        bmpi_progress();
+        bmpi_progress_poll();
     *flag = !req || req->complete;
     if (*flag)
         peek_status_out(req, status);
@@ -455,7 +460,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
     if (count < 0 || (count > 0 && !array_of_requests) || !index || !flag)
         return bmpi_err_noobj(count < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, fn,
                               count < 0 ? "negative count" : "NULL array, index or flag");
-    bmpi_progress();
+    bmpi_progress_poll();
     int active, err = MPI_SUCCESS;
     int i = first_complete(count, (MPI_Request *)array_of_requests, fn, &active, &err);
     if (err)
@@ -479,7 +484,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
         return bmpi_err_noobj(MPI_ERR_NO_MEM, fn, "out of memory");
     int err = lookup_all(count, (MPI_Request *)array_of_requests, fn, objs);
     if (!err) {
-        bmpi_progress();
+        bmpi_progress_poll();
         *flag = all_complete(count, objs);
         for (int i = 0; *flag && array_of_statuses != MPI_STATUSES_IGNORE && i < count; i++)
             peek_status(objs[i], &array_of_statuses[i]);
@@ -497,7 +502,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
     if (incount < 0 || (incount > 0 && (!array_of_requests || !array_of_indices)) || !outcount)
         return bmpi_err_noobj(incount < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, fn,
                               incount < 0 ? "negative count" : "NULL array or outcount");
-    bmpi_progress();
+    bmpi_progress_poll();
     int n = 0, active = 0;
     for (int i = 0; i < incount; i++) {
         struct bmpi_request *req;

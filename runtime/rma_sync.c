@@ -440,7 +440,7 @@ static int end_exposure(struct bmpi_win *w, bool block, int *flag, const char *f
             wait_above(t->completes_in, t->completes_used);
         }
     } else if (!all_completed(w, false)) {
-        bmpi_progress();
+        bmpi_progress_poll();
         if (!all_completed(w, false)) {
             *flag = 0;
             return MPI_SUCCESS;
@@ -648,7 +648,7 @@ static int flush_one(MPI_Win win, int rank, const char *fn)
      * active messages: a spin of CAS + flush on its own word must not
      * starve a remote origin that holds the lock it spins for */
     if (w->serves_am)
-        bmpi_progress();
+        bmpi_progress_poll();
     return take_op_error(w, fn);
 }
 
@@ -689,6 +689,6 @@ int PMPI_Win_sync(MPI_Win win)
     if (err)
         return err;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    bmpi_progress();
+    bmpi_progress_poll();
     return MPI_SUCCESS;
 }
