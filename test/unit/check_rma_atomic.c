@@ -454,6 +454,46 @@ static int wait_child(pid_t pid)
     return st;
 }
 
+/* One update in a forked child, watched: what the child applies. */
+struct watched_update {
+    MPI_Op op; /* MPI_OP_NULL: compare-and-swap, compare being the target */
+    MPI_Datatype t;
+    const void *origin;
+    void *target, *result;
+    size_t count;
+    struct bmpi_rma_guard guard;
+};
+
+/* Forks a child that applies u, marking s->started before and s->done
+ * after; returns its pid once it has started and had 50 ms to run, with
+ * *done_early telling whether it was done by then. Whatever the
+ * scheduler does, a child that is waiting cannot be done; one that is
+ * done did not wait. */
+static pid_t watch_update(struct shared_ctl *s, const struct watched_update *u, bool *done_early)
+{
+    s->started = s->done = 0;
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        s->started = 1;
+        if (u->op == MPI_OP_NULL)
+            bmpi_rma_atomic_cswap(u->t, u->target, u->origin, u->target, u->result, u->guard);
+        else
+            bmpi_rma_atomic_apply(bmpi_op_get(u->op), u->t, u->origin, u->target, u->result,
+                                  u->count, u->guard);
+        s->done = 1;
+        _exit(0);
+    }
+    while (!s->started)
+        sched_yield();
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    *done_early = s->done;
+    return pid;
+}
+
 /* With every stripe held, each accepted op on each CPU-width type at
  * natural alignment, and compare-and-swap, still completes: none takes a
  * stripe. A child that took one would spin until the alarm. */
@@ -523,28 +563,10 @@ static void run_striped(const struct striped_case *c)
         bmpi_op_apply(bmpi_op_get(c->op), origin, expect, 1, dt_of(c->t));
     hold_all_stripes(&s->ctl, 1);
     struct child_guard cg;
-    struct bmpi_rma_guard g = shared_guard(s, &cg);
-    fflush(stderr);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        alarm(20);
-        s->started = 1;
-        if (c->op == MPI_OP_NULL)
-            bmpi_rma_atomic_cswap(c->t, s->data + c->off, origin, s->data + c->off, result, g);
-        else
-            bmpi_rma_atomic_apply(bmpi_op_get(c->op), c->t, origin, s->data + c->off, result, 1,
-                                  g);
-        s->done = 1;
-        _exit(0);
-    }
-    while (!s->started)
-        sched_yield();
-    /* Whatever the scheduler does, a child that is waiting for a stripe
-     * cannot be done; one that is done did not wait. */
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    bool done_early = s->done;
+    struct watched_update u = {c->op, c->t, origin, s->data + c->off, result, 1,
+                               shared_guard(s, &cg)};
+    bool done_early;
+    pid_t pid = watch_update(s, &u, &done_early);
     hold_all_stripes(&s->ctl, 0);
     int st = wait_child(pid);
     ck_assert_msg(!done_early, "%s did not wait for its stripe", c->what);
@@ -595,25 +617,11 @@ static void run_gated(const char *what, struct shared_ctl *s, enum gated_op op, 
         ones[i] = 1;
         data[i] = i;
     }
-    s->started = s->done = 0;
     struct child_guard cg;
-    struct bmpi_rma_guard g = shared_guard(s, &cg);
-    fflush(stderr);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        alarm(20);
-        s->started = 1;
-        bmpi_rma_atomic_apply(bmpi_op_get(MPI_SUM), MPI_DOUBLE, ones, data, old,
-                              op == WIDE_SUM ? WIDE_DOUBLES : 1, g);
-        s->done = 1;
-        _exit(0);
-    }
-    while (!s->started)
-        sched_yield();
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    bool done_early = s->done;
+    struct watched_update u = {MPI_SUM, MPI_DOUBLE, ones, data, old,
+                               op == WIDE_SUM ? WIDE_DOUBLES : 1, shared_guard(s, &cg)};
+    bool done_early;
+    pid_t pid = watch_update(s, &u, &done_early);
     uint32_t gate = __atomic_load_n(&s->ctl.gate, __ATOMIC_ACQUIRE);
     uint64_t counted = __atomic_load_n(&s->ctl.updating, __ATOMIC_ACQUIRE);
     release(s);
