@@ -20,7 +20,9 @@ bench_sources = \
 	bench/ofi_floor.c \
 	bench/tcp_stream.c \
 	bench/spawn.c \
-	bench/io.c
+	bench/io.c \
+	bench/poll.c \
+	bench/reduce_local.c
 
 EXTRA_DIST += $(bench_sources) bench/bench_util.h bench/run-compare bench/io-raw bench/net-compare bench/startup-hosts bench/bundle bench/README.md
 
