@@ -80,9 +80,10 @@ _Static_assert(__atomic_always_lock_free(1, 0) && __atomic_always_lock_free(2, 0
 /* Spins on a held stripe or gate before yielding the CPU: the holder may
  * be a process that is not running. */
 #define SPINS 128
-/* The smallest update that takes the gate, in bytes: below it, element
- * atomics cost less than closing the gate and reading every updater's
- * count (docs/rma.md). */
+/* The smallest update that takes the gate, in bytes. Alone, a wide update
+ * wins from two elements on; but wide updates to one target take turns
+ * at its gate where element updates of different elements run side by
+ * side, so a few elements stay element-wise (docs/rma.md). */
 #define WIDE_MIN 64u
 /* The largest element the stripe path copies (MPI_LONG_DOUBLE_INT's and
  * long double complex's extent). */
