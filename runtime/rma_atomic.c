@@ -392,6 +392,19 @@ static void apply_striped(const struct bmpi_op *op, const struct bmpi_datatype *
 
 /* --- the gate ---------------------------------------------------------------------- */
 
+/* An element update ends: uncounted. Where one thread alone counts, the
+ * count is 0 or 1 and a plain store undoes it; the begin needs its atomic
+ * only for the order against the gate's load. */
+static void element_end(struct bmpi_rma_guard g, bool counted)
+{
+    if (!counted)
+        return;
+    if (g.updaters->threads)
+        __atomic_fetch_sub(g.updaters->counts[0], 1, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(g.updaters->counts[0], 0, __ATOMIC_RELEASE);
+}
+
 /* An element update begins: counted, unless the target's gate never
  * closes; while a wide update holds the gate, wait. Returns whether it
  * counted. */
@@ -402,20 +415,17 @@ static bool element_begin(struct bmpi_rma_guard g)
         return false;
     uint64_t *mine = g.updaters->counts[0];
     for (;;) {
-        __atomic_fetch_add(mine, 1, __ATOMIC_SEQ_CST);
+        if (g.updaters->threads)
+            __atomic_fetch_add(mine, 1, __ATOMIC_SEQ_CST);
+        else
+            __atomic_exchange_n(mine, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(gate, __ATOMIC_SEQ_CST) != BMPI_RMA_GATE_HELD)
             return true;
-        __atomic_fetch_sub(mine, 1, __ATOMIC_RELEASE);
+        element_end(g, true);
         int spins = 0;
         while (__atomic_load_n(gate, __ATOMIC_RELAXED) == BMPI_RMA_GATE_HELD)
             backoff(&spins);
     }
-}
-
-static void element_end(struct bmpi_rma_guard g, bool counted)
-{
-    if (counted)
-        __atomic_fetch_sub(g.updaters->counts[0], 1, __ATOMIC_RELEASE);
 }
 
 /* Close the gate (false when it never closes), then wait out every

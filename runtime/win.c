@@ -381,6 +381,7 @@ static int init_guard(struct bmpi_win *w)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a window's updaters");
     w->updaters.counts[0] = &w->ctl->updating;
     w->updaters.n = 1;
+    w->updaters.threads = bmpi_world.thread_level == MPI_THREAD_MULTIPLE;
     for (int r = 0; r < w->comm->size; r++)
         if (w->t[r].ctl && r != w->comm->rank)
             w->updaters.counts[w->updaters.n++] = &w->t[r].ctl->updating;

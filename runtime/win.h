@@ -91,6 +91,7 @@ struct bmpi_win_ctl {
 struct bmpi_win_updaters {
     uint64_t **counts;
     int n;
+    bool threads; /* this process's count may be changed by several threads at once */
 };
 
 /* What an origin knows of one target. */

@@ -217,7 +217,7 @@ static struct bmpi_rma_guard lone_guard(struct lone_target *lt, uint32_t gate)
     memset(lt, 0, sizeof *lt);
     lt->ctl.gate = gate;
     lt->counts[0] = &lt->ctl.updating;
-    lt->updaters = (struct bmpi_win_updaters){lt->counts, 1};
+    lt->updaters = (struct bmpi_win_updaters){lt->counts, 1, false};
     return (struct bmpi_rma_guard){&lt->ctl, &lt->updaters};
 }
 
@@ -427,7 +427,7 @@ static struct bmpi_rma_guard shared_guard(struct shared_ctl *s, struct child_gua
 {
     cg->counts[0] = &s->ctl.updating;
     cg->counts[1] = &s->other.updating;
-    cg->updaters = (struct bmpi_win_updaters){cg->counts, 2};
+    cg->updaters = (struct bmpi_win_updaters){cg->counts, 2, false};
     return (struct bmpi_rma_guard){&s->ctl, &cg->updaters};
 }
 
@@ -838,7 +838,8 @@ static void storm_rank(int rank, int fd, struct storm_shared *sh)
     for (int r = 0, n = 1; r < NRANKS; r++)
         if (r != rank)
             sr->counts[n++] = &ctls[r].updating;
-    sr->updaters = (struct bmpi_win_updaters){sr->counts, NRANKS};
+    /* ranks 2 and 3 count as processes of several threads do */
+    sr->updaters = (struct bmpi_win_updaters){sr->counts, NRANKS, rank >= 2};
     sr->guard = (struct bmpi_rma_guard){&ctls[0], &sr->updaters};
     for (int i = 0; i < WIDE_DOUBLES; i++)
         sr->ones[i] = 1;
