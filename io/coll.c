@@ -213,8 +213,7 @@ struct coll_op {
     bool gather;                /* write: pwritev from the slots, no copy into cbuf */
     struct iovec *iov;
     size_t iovcap;
-    bool rmw;                   /* write: the span was read to fill holes */
-    bool locked;                /* atomic mode: the span is locked */
+    bool rmw;                   /* write: the span is read to fill holes */
     int errs_out;               /* the error class sent to every rank */
 };
 
@@ -935,35 +934,22 @@ static void exchange_others(struct coll_op *op)
             post(op, op->a.dir == BMPI_IO_READ, op->abuf + at, op->asize[i], i);
 }
 
-/* The aggregator's side of a round: for a write, post the receives and
- * read the span when the pieces leave holes; for a read, read the span
- * and send each other rank its pieces. */
+/* The aggregator's side of a round: for a write, post the receives (the
+ * span is read and written when they are done, round_complete); for a
+ * read, read the span and send each other rank its pieces. */
 static int round_post_aggr(struct coll_op *op)
 {
-    struct bmpi_file *f = op->op.file;
     int err;
     if ((err = round_take(op)) || !op->ap.n)
         return err;
     if (op->a.dir == BMPI_IO_WRITE) {
-        op->rmw = false;
         if ((err = plan_write(op)))
             return err;
-        bool holes = op->runs.n > 1;
+        /* read-modify-write over holes; a file we cannot read gets one
+         * write per run */
+        op->rmw = op->runs.n > 1 && op->op.file->readable;
         exchange_others(op);
-        if (op->err)
-            return 0;
-        /* atomic mode, and any read-modify-write: the lock covers the
-         * read of holes and the write, so that an independent writer's
-         * bytes in the holes survive (as ROMIO locks there too) */
-        if (f->atomic || (holes && f->readable)) {
-            if ((err = bmpi_io_lock(f, op->span_lo, op->span_hi - op->span_lo, BMPI_IO_WRITE)))
-                return err;
-            op->locked = true;
-        }
-        /* read-modify-write over holes: the file's bytes come in while
-         * the pieces travel. A file we cannot read gets one write per run. */
-        op->rmw = holes && f->readable;
-        return op->rmw ? read_span(op) : 0;
+        return 0;
     }
     if (!op->err)
         set_err(op, read_span(op));
@@ -1009,18 +995,37 @@ static int write_slots(struct coll_op *op)
     return bmpi_io_pwritev(op->op.file, op->iov, op->ap.n, op->span_lo);
 }
 
+/* The aggregator writes its window, in one step from the lock to the
+ * unlock. The lock (atomic mode, and any read-modify-write) keeps another
+ * process's bytes in the holes, as ROMIO locks there too; doing the read,
+ * the merge and the write in one progress step keeps those of another
+ * operation of this process in flight on the same bytes, which a lock
+ * held by the same process cannot exclude. */
+static void aggr_write(struct coll_op *op)
+{
+    struct bmpi_file *f = op->op.file;
+    MPI_Offset len = op->span_hi - op->span_lo;
+    bool lock = f->atomic || op->rmw;
+    if (lock && set_err(op, bmpi_io_lock(f, op->span_lo, len, BMPI_IO_WRITE)))
+        return;
+    if (!op->rmw || !set_err(op, read_span(op))) {
+        self_move(op);
+        if (op->gather)
+            set_err(op, write_slots(op));
+        else
+            write_window(op);
+    }
+    if (lock)
+        bmpi_io_unlock(f, op->span_lo, len);
+}
+
 /* The round's messages are done: the aggregator writes its window, the
  * ranks unpack what they read. After an error the rounds go on only to
  * keep the messages flowing: nothing more is written or unpacked. */
 static void round_complete(struct coll_op *op)
 {
-    struct bmpi_file *f = op->op.file;
-    if (op->err) {
-        if (op->locked)
-            bmpi_io_unlock(f, op->span_lo, op->span_hi - op->span_lo);
-        op->locked = false;
+    if (op->err)
         return;
-    }
     if (op->a.dir == BMPI_IO_READ) {
         char *p = op->xbuf;
         for (size_t i = 0; i < op->xp.n; i++)
@@ -1031,16 +1036,8 @@ static void round_complete(struct coll_op *op)
         self_move(op);
         return;
     }
-    if (op->my_aggr < 0 || !op->ap.n)
-        return;
-    self_move(op);
-    if (op->gather)
-        set_err(op, write_slots(op));
-    else
-        write_window(op);
-    if (op->locked)
-        bmpi_io_unlock(f, op->span_lo, op->span_hi - op->span_lo);
-    op->locked = false;
+    if (op->my_aggr >= 0 && op->ap.n)
+        aggr_write(op);
 }
 
 static void round_post(struct coll_op *op)

@@ -14,7 +14,8 @@
  * rank 0 wrote with plain pwrite; gaps of strided memory types must stay
  * untouched. Some cases leave the odd ranks without data (zero-count
  * participants), nonblocking cases keep two collectives in flight and
- * overlap them with point-to-point traffic, and the split collective rules
+ * overlap them with point-to-point traffic, four nonblocking writes whose
+ * holes and spans overlap are in flight together, and the split collective rules
  * (one at a time per file, no end without begin) are checked; a view in
  * external32 goes through conversion (where supported). Last, a
  * write whose aggregator cannot write (RLIMIT_FSIZE on rank 0) must fail
@@ -556,6 +557,73 @@ static void failing_aggregator(const char *path)
     MPICHK(MPI_File_close(&fh));
 }
 
+/* --- collectives in flight over the same bytes' neighbourhood -------------------- */
+
+#define INFLIGHT_OPS 4
+#define INFLIGHT_PART 1024 /* ints of a rank in one operation */
+#define INFLIGHT_REPS 12
+
+/* INFLIGHT_OPS nonblocking collective writes in flight at once, under a
+ * view that interleaves the ranks int by int and is cut into
+ * INFLIGHT_OPS parts. In operation j the lower half of the ranks writes
+ * part j and the upper half part j + 1: each operation's bytes interleave
+ * (two-phase), leave holes of the other half's ints, and share a part with
+ * the next operation. An aggregator that read the bytes around its pieces
+ * while another operation's pieces for those bytes were still on their
+ * way would write the old bytes back over them. Small collective buffers
+ * make many rounds, so the operations' rounds are in flight together. */
+static void inflight_case(const char *path, const char *cb)
+{
+    MPI_Info info;
+    MPI_File fh;
+    MPI_Datatype ftype;
+    MPICHK(MPI_Info_create(&info));
+    if (cb)
+        MPICHK(MPI_Info_set(info, "cb_buffer_size", cb));
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPICHK(MPI_Info_free(&info));
+    MPICHK(MPI_Type_vector(INFLIGHT_OPS * INFLIGHT_PART, 1, tu_size, MPI_INT, &ftype));
+    MPICHK(MPI_Type_commit(&ftype));
+    MPICHK(MPI_File_set_view(fh, (MPI_Offset)tu_rank * (MPI_Offset)sizeof(int), MPI_INT, ftype, "native",
+                             MPI_INFO_NULL));
+    int n = INFLIGHT_OPS * INFLIGHT_PART, total = n * tu_size;
+    int *buf = malloc((size_t)n * sizeof(int)), *got = malloc((size_t)total * sizeof(int));
+    CHECK(buf && got, "out of memory");
+    for (unsigned rep = 0; rep < INFLIGHT_REPS; rep++) {
+        MPICHK(MPI_File_set_size(fh, 0));
+        for (int i = 0; i < n; i++)
+            buf[i] = value(i * tu_size + tu_rank, 7000u + rep);
+        MPI_Request rq[INFLIGHT_OPS];
+        for (int j = 0; j < INFLIGHT_OPS; j++) {
+            int part = (j + (tu_rank >= tu_size / 2)) % INFLIGHT_OPS;
+            MPICHK(MPI_File_iwrite_at_all(fh, (MPI_Offset)part * INFLIGHT_PART, buf + part * INFLIGHT_PART,
+                                          INFLIGHT_PART, MPI_INT, &rq[j]));
+        }
+        MPICHK(MPI_Waitall(INFLIGHT_OPS, rq, MPI_STATUSES_IGNORE));
+        MPICHK(MPI_File_sync(fh));
+        MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+        if (tu_rank == 0) {
+            int fd = open(path, O_RDONLY);
+            CHECK(fd >= 0, "open %s for the reference", path);
+            ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
+            close(fd);
+            CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "%d collective writes in flight: file has %zd bytes",
+                  INFLIGHT_OPS, len);
+            for (int g = 0; g < total; g++)
+                CHECK(got[g] == value(g, 7000u + rep),
+                      "%d collective writes in flight, cb_buffer_size %s, repetition %u: element %d (rank %d's) "
+                      "is 0x%08x, expected 0x%08x",
+                      INFLIGHT_OPS, cb ? cb : "default", rep, g, g % tu_size, (unsigned)got[g],
+                      (unsigned)value(g, 7000u + rep));
+        }
+        MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    free(buf);
+    free(got);
+    MPICHK(MPI_Type_free(&ftype));
+    MPICHK(MPI_File_close(&fh));
+}
+
 /* --- external32 ---------------------------------------------------------------------- */
 
 /* A view in "external32": the file holds big-endian ints, converted on
@@ -687,11 +755,14 @@ int main(int argc, char **argv)
         if (tu_rank == 0)
             CHECK(unlink(path) == 0, "unlink %s", path);
     }
+    inflight_case(iu_path("inflight"), NULL);
+    inflight_case(iu_path("inflight"), "16384");
     external32_case(iu_path("ext32"));
     failing_aggregator(iu_path("fail"));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     if (tu_rank == 0) {
         CHECK(unlink(iu_path("fail")) == 0, "unlink");
+        CHECK(unlink(iu_path("inflight")) == 0, "unlink");
         printf("io_coll: %ld collective accesses checked\n", cases);
     }
     MPICHK(MPI_Type_free(&strided));
