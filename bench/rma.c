@@ -17,6 +17,11 @@
  *                        origin bytes, as osu_put_bw reuses its buffers
  *   acc                  MPI_Accumulate of doubles with MPI_SUM, windows
  *                        of -W as put-bw-lock, sizes 8 B .. 1 MiB
+ *   acc-many             every rank but 0 at once: MPI_Accumulate of doubles
+ *                        with MPI_SUM into its own slot of rank 0's
+ *                        window under MPI_Win_lock_all, windows of -W
+ *                        then MPI_Win_flush; MB/s of all origins together
+ *                        (the slowest rank's time), sizes 8 B .. 64 KiB
  *   fop                  MPI_Fetch_and_op (MPI_LONG, MPI_SUM) on one counter
  *                        at rank 0, every rank at once under
  *                        MPI_Win_lock_all, MPI_Win_flush after each
@@ -30,7 +35,7 @@
  *                        The size is N (doubles per edge).
  *
  * Latency, bandwidth and acc use ranks 0 and 1 (others wait in
- * MPI_Finalize); fop and halo use every rank. Each size gets a window of
+ * MPI_Finalize); acc-many, fop and halo use every rank. Each size gets a window of
  * its own (MPI_Win_allocate, or MPI_Win_create on malloc'ed memory with
  * -w create), as OSU does. Right after creation the program times the
  * window's first use alone: the first epoch (lock + first operation +
@@ -69,7 +74,7 @@
 
 #include "bench_util.h"
 
-enum op { OP_PUT, OP_GET, OP_ACC, OP_FOP, OP_HALO };
+enum op { OP_PUT, OP_GET, OP_ACC, OP_ACC_MANY, OP_FOP, OP_HALO };
 enum sync { SYNC_LOCK, SYNC_FENCE, SYNC_PSCW };
 enum kind { KIND_LAT, KIND_BW };
 
@@ -94,6 +99,7 @@ static const struct mode modes[] = {
     {"get-bw-lock", OP_GET, SYNC_LOCK, KIND_BW, 8, 16 << 20},
     {"get-bw-fence", OP_GET, SYNC_FENCE, KIND_BW, 8, 16 << 20},
     {"acc", OP_ACC, SYNC_LOCK, KIND_BW, 8, 1 << 20},
+    {"acc-many", OP_ACC_MANY, SYNC_LOCK, KIND_BW, 8, 64 << 10},
     {"fop", OP_FOP, SYNC_LOCK, KIND_LAT, 8, 8},
     {"halo", OP_HALO, SYNC_FENCE, KIND_LAT, 16, 1024},
 };
@@ -405,6 +411,59 @@ static void run_fop(struct bench *b, size_t size, double *first, double *create)
     win_close(&w);
 }
 
+/* --- acc-many: every origin into its own slot of rank 0 ---------------------- */
+
+static void run_acc_many(struct bench *b, size_t size, double *first, double *create)
+{
+    struct win w;
+    int nops = window_for(b, size), warm, iters, n = (int)(size / 8);
+    MPI_Aint slot = (MPI_Aint)(b->rank > 0 ? b->rank - 1 : 0) * (MPI_Aint)n;
+    size_t bytes = size * (size_t)(b->np - 1);
+
+    counts(b, size, nops, &warm, &iters);
+    *create = win_open(b, &w, b->rank == 0 ? bytes : 0, 8);
+    if (b->rank == 0) win_fill(b, &w, bytes, 0);
+    MPI_Barrier(b->comm);
+
+    double t0 = MPI_Wtime();
+    MPI_Win_lock_all(0, w.win);
+    if (b->rank > 0) {
+        MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w.win);
+        MPI_Win_flush(0, w.win);
+    }
+    *first = slowest(b, (MPI_Wtime() - t0) * 1e6);
+
+    for (int i = 0; i < warm && b->rank > 0; i++) {
+        for (int k = 0; k < nops; k++)
+            MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w.win);
+        MPI_Win_flush(0, w.win);
+    }
+    for (int s = 0; s < b->o.samples; s++) {
+        MPI_Barrier(b->comm);
+        t0 = MPI_Wtime();
+        for (int i = 0; i < iters && b->rank > 0; i++) {
+            for (int k = 0; k < nops; k++)
+                MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w.win);
+            MPI_Win_flush(0, w.win);
+        }
+        /* as fop: the sample ends when every origin is done */
+        MPI_Barrier(b->comm);
+        double dt = slowest(b, MPI_Wtime() - t0);
+        b->t[s] = (double)bytes * nops * iters / dt / 1e6;
+    }
+    MPI_Win_unlock_all(w.win);
+    MPI_Barrier(b->comm);
+    if (b->rank == 0) {
+        double want = (double)(1 + (long)warm * nops + (long)b->o.samples * iters * nops);
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w.win);
+        const double *d = (const double *)(void *)w.base;
+        for (size_t i = 0; i < bytes / 8; i++)
+            if (d[i] != want) fail(b, size, "a target sum", d[i], want);
+        MPI_Win_unlock(0, w.win);
+    }
+    win_close(&w);
+}
+
 /* --- halo: 2D grid, Put + fence ----------------------------------------------- */
 
 struct grid {
@@ -580,7 +639,7 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
     if (!*mode) return -1;
     o->min = min ? min : (*mode)->min;
     o->max = max ? max : (*mode)->max;
-    if ((*mode)->op == OP_ACC && o->min < 8) o->min = 8;
+    if (((*mode)->op == OP_ACC || (*mode)->op == OP_ACC_MANY) && o->min < 8) o->min = 8;
     if (o->min < 1) o->min = 1;
     if (o->samples < 1) o->samples = 1;
     if (o->window < 1) o->window = 1;
@@ -608,7 +667,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    int all = b.mode->op == OP_FOP || b.mode->op == OP_HALO;
+    int all = b.mode->op == OP_FOP || b.mode->op == OP_HALO || b.mode->op == OP_ACC_MANY;
     if (world_np < 2) {
         if (world_rank == 0) fprintf(stderr, "rma: needs 2 ranks at least, got %d\n", world_np);
         MPI_Finalize();
@@ -627,16 +686,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "rma: out of memory for 2 x %zu bytes\n", bytes);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (b.mode->op == OP_ACC)
+        if (b.mode->op == OP_ACC || b.mode->op == OP_ACC_MANY)
             for (size_t i = 0; i < bytes / 8; i++) ((double *)(void *)b.sbuf)[i] = 1.0;
         memset(b.rbuf, 0, bytes);
         header(&b);
         for (size_t size = b.o.min; size <= b.o.max; size *= 2) {
             double first, create;
-            if (b.mode->op != OP_ACC && b.mode->op != OP_HALO && b.mode->op != OP_FOP)
+            if (b.mode->op != OP_ACC && b.mode->op != OP_ACC_MANY && b.mode->op != OP_HALO && b.mode->op != OP_FOP)
                 memset(b.sbuf, pattern(size), size);
             if (b.mode->op == OP_FOP) run_fop(&b, size, &first, &create);
             else if (b.mode->op == OP_HALO) run_halo(&b, size, &first, &create);
+            else if (b.mode->op == OP_ACC_MANY) run_acc_many(&b, size, &first, &create);
             else run_pair_size(&b, size, &first, &create);
             report(&b, size, first, create);
         }
