@@ -25,6 +25,7 @@
 #include "runtime/rma_atomic.h"
 #include "runtime/rma_impl.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 
 /* Bytes of staging for a non-contiguous side of a DIRECT accumulate. */
 #define STAGE 4096u
@@ -488,9 +489,9 @@ static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
         return false;
     const char *buf_lb = (const char *)(put ? a->origin : a->result) + bmpi_dt_true_lb(dt);
     if (put)
-        memcpy(at, buf_lb, bytes);
+        bmpi_copy(at, buf_lb, bytes);
     else
-        memcpy((char *)buf_lb, at, bytes);
+        bmpi_copy((char *)buf_lb, at, bytes);
     w->epoch_ops++;
     return true;
 }

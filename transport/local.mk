@@ -3,6 +3,7 @@
 # error helpers.
 libbmpi_core_la_SOURCES += \
 	transport/transport.h \
+	transport/copy.h \
 	transport/common.c \
 	transport/env.c \
 	transport/self/self.c

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "runtime/error.h"
+#include "transport/copy.h"
 #include "transport/shm/heap.h"
 #include "transport/shm/shm.h"
 
@@ -104,7 +105,7 @@ int bmpi_shm_peer_read(int pid, void *local, uint64_t remote, size_t len)
     const char *src = bmpi_shm_peer_translate(pid, remote, len);
     if (!src)
         return bmpi_shm_cma_read(pid, local, remote, len);
-    memcpy(local, src, len);
+    bmpi_copy(local, src, len);
     return BMPI_OK;
 }
 
@@ -113,6 +114,6 @@ int bmpi_shm_peer_write(int pid, const void *local, uint64_t remote, size_t len)
     char *dst = bmpi_shm_peer_translate(pid, remote, len);
     if (!dst)
         return bmpi_shm_cma_write(pid, local, remote, len);
-    memcpy(dst, local, len);
+    bmpi_copy(dst, local, len);
     return BMPI_OK;
 }

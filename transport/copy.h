@@ -1,0 +1,34 @@
+/*
+ * Bulk copies into or out of memory another process maps or owns: RMA
+ * windows and a peer's heap blocks. Any layer may use it.
+ *
+ * bmpi_copy() is memcpy in pieces of at most BMPI_COPY_PIECE bytes, as
+ * Open MPI's datatype engine copies contiguous data. glibc's memcpy picks
+ * its method by the size of the call: on AMD processors it stops using
+ * `rep movsb` above the L2 cache's size and runs a vector loop that is
+ * slower from there up to its non-temporal threshold, so one call of
+ * 1-8 MiB loses to the same bytes in 128 KiB calls (docs/performance.md,
+ * "Bandwidth"). Below the piece size this is one memcpy.
+ */
+#ifndef BMPI_TRANSPORT_COPY_H
+#define BMPI_TRANSPORT_COPY_H
+
+#include <stddef.h>
+#include <string.h>
+
+#define BMPI_COPY_PIECE ((size_t)128 << 10)
+
+static inline void bmpi_copy(void *dst, const void *src, size_t len)
+{
+    char *d = dst;
+    const char *s = src;
+    while (len > BMPI_COPY_PIECE) {
+        memcpy(d, s, BMPI_COPY_PIECE);
+        d += BMPI_COPY_PIECE;
+        s += BMPI_COPY_PIECE;
+        len -= BMPI_COPY_PIECE;
+    }
+    memcpy(d, s, len);
+}
+
+#endif
