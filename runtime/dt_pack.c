@@ -7,7 +7,7 @@
  * instance that frame k's current repetition points at; the deepest frame
  * sits on a leaf segment, leaf_off bytes into its current block. Whole
  * blocks of a leaf segment are copied in a tight loop specialised for the
- * common block sizes; contiguous data is one memcpy.
+ * common block sizes; contiguous data is one bmpi_copy (transport/copy.h).
  *
  * Addresses are computed in uintptr_t: with MPI_BOTTOM the buffer is NULL
  * and the displacements are absolute, which pointer arithmetic may not do.
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/datatype_impl.h"
+#include "transport/copy.h"
 
 static inline const struct bmpi_dt_seg *seg_of(const struct bmpi_dt_cursor *c,
                                                const struct bmpi_dt_frame *f)
@@ -162,9 +163,9 @@ static inline __attribute__((always_inline)) void xfer(uintptr_t buf, char *stre
                                                        enum dir d)
 {
     if (d == PACK)
-        memcpy(stream, (const void *)buf, len);
+        bmpi_copy(stream, (const void *)buf, len);
     else
-        memcpy((void *)buf, stream, len);
+        bmpi_copy((void *)buf, stream, len);
 }
 
 static inline __attribute__((always_inline)) size_t walk(struct bmpi_dt_cursor *c, char *stream,
