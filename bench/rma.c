@@ -75,6 +75,9 @@
 #include "bench_util.h"
 
 enum op { OP_PUT, OP_GET, OP_ACC, OP_ACC_MANY, OP_FOP, OP_HALO };
+
+/* The modes whose origin buffer holds doubles of 1.0 to sum. */
+static int sums_doubles(enum op op) { return op == OP_ACC || op == OP_ACC_MANY; }
 enum sync { SYNC_LOCK, SYNC_FENCE, SYNC_PSCW };
 enum kind { KIND_LAT, KIND_BW };
 
@@ -413,6 +416,16 @@ static void run_fop(struct bench *b, size_t size, double *first, double *create)
 
 /* --- acc-many: every origin into its own slot of rank 0 ---------------------- */
 
+/* One iteration of an origin: nops Accumulates of n doubles into its
+ * slot, then the flush. Rank 0, the target, issues nothing. */
+static void acc_many_window(const struct bench *b, struct win *w, int n, MPI_Aint slot, int nops)
+{
+    if (b->rank == 0) return;
+    for (int k = 0; k < nops; k++)
+        MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w->win);
+    MPI_Win_flush(0, w->win);
+}
+
 static void run_acc_many(struct bench *b, size_t size, double *first, double *create)
 {
     struct win w;
@@ -427,25 +440,14 @@ static void run_acc_many(struct bench *b, size_t size, double *first, double *cr
 
     double t0 = MPI_Wtime();
     MPI_Win_lock_all(0, w.win);
-    if (b->rank > 0) {
-        MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w.win);
-        MPI_Win_flush(0, w.win);
-    }
+    acc_many_window(b, &w, n, slot, 1);
     *first = slowest(b, (MPI_Wtime() - t0) * 1e6);
 
-    for (int i = 0; i < warm && b->rank > 0; i++) {
-        for (int k = 0; k < nops; k++)
-            MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w.win);
-        MPI_Win_flush(0, w.win);
-    }
+    for (int i = 0; i < warm; i++) acc_many_window(b, &w, n, slot, nops);
     for (int s = 0; s < b->o.samples; s++) {
         MPI_Barrier(b->comm);
         t0 = MPI_Wtime();
-        for (int i = 0; i < iters && b->rank > 0; i++) {
-            for (int k = 0; k < nops; k++)
-                MPI_Accumulate(b->sbuf, n, MPI_DOUBLE, 0, slot, n, MPI_DOUBLE, MPI_SUM, w.win);
-            MPI_Win_flush(0, w.win);
-        }
+        for (int i = 0; i < iters; i++) acc_many_window(b, &w, n, slot, nops);
         /* as fop: the sample ends when every origin is done */
         MPI_Barrier(b->comm);
         double dt = slowest(b, MPI_Wtime() - t0);
@@ -639,7 +641,7 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
     if (!*mode) return -1;
     o->min = min ? min : (*mode)->min;
     o->max = max ? max : (*mode)->max;
-    if (((*mode)->op == OP_ACC || (*mode)->op == OP_ACC_MANY) && o->min < 8) o->min = 8;
+    if (sums_doubles((*mode)->op) && o->min < 8) o->min = 8;
     if (o->min < 1) o->min = 1;
     if (o->samples < 1) o->samples = 1;
     if (o->window < 1) o->window = 1;
@@ -686,13 +688,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "rma: out of memory for 2 x %zu bytes\n", bytes);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (b.mode->op == OP_ACC || b.mode->op == OP_ACC_MANY)
+        if (sums_doubles(b.mode->op))
             for (size_t i = 0; i < bytes / 8; i++) ((double *)(void *)b.sbuf)[i] = 1.0;
         memset(b.rbuf, 0, bytes);
         header(&b);
         for (size_t size = b.o.min; size <= b.o.max; size *= 2) {
             double first, create;
-            if (b.mode->op != OP_ACC && b.mode->op != OP_ACC_MANY && b.mode->op != OP_HALO && b.mode->op != OP_FOP)
+            if (!sums_doubles(b.mode->op) && b.mode->op != OP_HALO && b.mode->op != OP_FOP)
                 memset(b.sbuf, pattern(size), size);
             if (b.mode->op == OP_FOP) run_fop(&b, size, &first, &create);
             else if (b.mode->op == OP_HALO) run_halo(&b, size, &first, &create);
