@@ -1,13 +1,14 @@
 /*
- * Bulk copies into or out of memory another process maps or owns: RMA
- * windows and a peer's heap blocks. Any layer may use it.
+ * Bulk copies of contiguous bytes: direct Put and Get into a mapped
+ * window, the single copy from or into a peer's heap block, contiguous
+ * pack and unpack. Any layer may use it.
  *
  * bmpi_copy() is memcpy in pieces of at most BMPI_COPY_PIECE bytes, as
  * Open MPI's datatype engine copies contiguous data. glibc's memcpy picks
  * its method by the size of the call: on AMD processors it stops using
  * `rep movsb` above the L2 cache's size and runs a vector loop that is
  * slower from there up to its non-temporal threshold, so one call of
- * 1-8 MiB loses to the same bytes in 128 KiB calls (docs/performance.md,
+ * some MiB loses to the same bytes in 128 KiB calls (docs/performance.md,
  * "Bandwidth"). Below the piece size this is one memcpy.
  */
 #ifndef BMPI_TRANSPORT_COPY_H
