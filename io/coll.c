@@ -19,9 +19,10 @@
  *   lists   each rank sends each aggregator the list of its file runs in
  *           that aggregator's domain (a count, then the runs);
  *   rounds  each round covers at most cb_buffer_size bytes of every
- *           domain: for a write, ranks pack the pieces that fall in the
- *           round's windows and send them to the aggregators, which write
- *           each window's span with one pwrite (reading it first when the
+ *           domain: for a write, ranks send the pieces that fall in the
+ *           round's windows to the aggregators (from their buffer in
+ *           place when it is contiguous, else packed), which write each
+ *           window's span with one pwrite (reading it first when the
  *           pieces leave holes); a read is the mirror image;
  *   errors  each aggregator sends its error class to every rank, and a
  *           rank takes the first error of an aggregator that held its data,
@@ -186,8 +187,11 @@ struct coll_op {
     int64_t *mine_count;        /* runs per group, as sent */
     struct run_cursor *mcur;
     struct coll_pieces xp;      /* this round's pieces, grouped by aggregator */
-    size_t xself_lo, xself_hi;  /* xp[lo, hi): those in my own window, not in xbuf */
+    size_t *xat;                /* aggregator k's are xp[xat[k], xat[k + 1]) */
     size_t *xsize;              /* bytes per aggregator this round */
+    char **xmem;                /* per aggregator: its pieces in my memory, in
+                                 * place, or NULL: packed in xbuf (never mine) */
+    char *mem_base;             /* contiguous memory: where the stream starts */
     char *xbuf;
     size_t xcap;
     bool *touched;              /* aggregators that held some of my data */
@@ -458,7 +462,9 @@ static void coll_destroy(struct bmpi_io_op *o)
     free(op->mine_count);
     free(op->mcur);
     free(op->xp.v);
+    free(op->xat);
     free(op->xsize);
+    free(op->xmem);
     free(op->touched);
     free(op->aerr);
     free(op->fd);
@@ -592,10 +598,12 @@ static int alloc_state(struct coll_op *op)
     op->mine_at = calloc(naggr + 1, sizeof(size_t));
     op->mine_count = calloc(naggr, sizeof(int64_t));
     op->mcur = calloc(naggr, sizeof(struct run_cursor));
+    op->xat = calloc(naggr + 1, sizeof(size_t));
     op->xsize = calloc(naggr, sizeof(size_t));
+    op->xmem = calloc(naggr, sizeof(char *));
     op->touched = calloc(naggr, sizeof(bool));
     op->aerr = calloc(naggr, sizeof(int));
-    bool ok = op->mine_at && op->mine_count && op->mcur && op->xsize && op->touched && op->aerr;
+    bool ok = op->mine_at && op->mine_count && op->mcur && op->xat && op->xsize && op->xmem && op->touched && op->aerr;
     if (ok && op->my_aggr >= 0) {
         op->ocount = calloc(size, sizeof(int64_t));
         op->others = calloc(size, sizeof(*op->others));
@@ -721,56 +729,76 @@ static void mem_move(struct coll_op *op, size_t pos, char *p, size_t len)
         bmpi_dt_unpack(&op->mem, p, len);
 }
 
-static bool xp_is_self(const struct coll_op *op, size_t i)
+/* Where my pieces xp[first, last) lie in my memory when it is contiguous
+ * and they are one stretch of it, else NULL. They are: the runs of one
+ * aggregator's window come in stream order with nothing of another window
+ * between them, so a contiguous buffer needs no packing. */
+static char *mem_stretch(const struct coll_op *op, size_t first, size_t last)
 {
-    return i >= op->xself_lo && i < op->xself_hi;
+    if (!op->mem_base || first == last)
+        return NULL;
+    for (size_t i = first + 1; i < last; i++)
+        if (op->xp.v[i].mem != op->xp.v[i - 1].mem + op->xp.v[i - 1].len)
+            return NULL;
+    return op->mem_base + op->xp.v[first].mem;
 }
 
-/* My side of a round: the pieces in each aggregator's window, packed and
- * sent (write) or received (read). The pieces in my own window travel
- * between my memory and the window's bytes directly (round_complete). */
+/* Aggregator k's pieces of this round between my memory and p. */
+static void pieces_move(struct coll_op *op, int k, char *p)
+{
+    for (size_t i = op->xat[k]; i < op->xat[k + 1]; i++) {
+        mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
+        p += op->xp.v[i].len;
+    }
+}
+
+/* My side of a round: the pieces in each aggregator's window sent from
+ * my memory in place or packed (write), or received (read). The pieces
+ * in my own window travel between my memory and the window's bytes
+ * directly (round_complete). */
 static int round_post_mine(struct coll_op *op)
 {
     size_t total = 0, bytes;
     int err;
     op->xp.n = 0;
-    op->xself_lo = op->xself_hi = 0;
     for (int k = 0; k < op->naggr; k++) {
         MPI_Offset lo, hi;
         window(op, k, &lo, &hi);
-        size_t first = op->mine_at[k], before = op->xp.n;
+        size_t first = op->mine_at[k];
+        op->xat[k] = op->xp.n;
         if ((err = take(op->mine.v + first, op->mine_at[k + 1] - first, &op->mcur[k], hi, &op->xp, NULL, &bytes)))
             return err;
+        op->xat[k + 1] = op->xp.n;
         op->xsize[k] = bytes;
         op->touched[k] |= bytes != 0;
-        if (k == op->my_aggr) {
-            op->xself_lo = before;
-            op->xself_hi = op->xp.n;
-        } else
+        op->xmem[k] = k == op->my_aggr ? NULL : mem_stretch(op, op->xat[k], op->xat[k + 1]);
+        if (k != op->my_aggr && !op->xmem[k])
             total += bytes;
     }
     if ((err = grow((void **)&op->xbuf, &op->xcap, total, 1)))
         return err;
     char *p = op->xbuf;
-    if (op->a.dir == BMPI_IO_WRITE)
-        for (size_t i = 0; i < op->xp.n; i++)
-            if (!xp_is_self(op, i)) {
-                mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
-                p += op->xp.v[i].len;
-            }
-    p = op->xbuf;
-    for (int k = 0; k < op->naggr; k++)
-        if (op->xsize[k] && k != op->my_aggr) {
-            post(op, op->a.dir == BMPI_IO_WRITE, p, op->xsize[k], op->aggr[k]);
+    for (int k = 0; k < op->naggr; k++) {
+        if (!op->xsize[k] || k == op->my_aggr)
+            continue;
+        char *buf = op->xmem[k];
+        if (!buf) {
+            buf = p;
             p += op->xsize[k];
+            if (op->a.dir == BMPI_IO_WRITE)
+                pieces_move(op, k, buf);
         }
+        post(op, op->a.dir == BMPI_IO_WRITE, buf, op->xsize[k], op->aggr[k]);
+    }
     return 0;
 }
 
 /* My own pieces of this round between my memory and the window's bytes. */
 static void self_move(struct coll_op *op)
 {
-    for (size_t i = op->xself_lo; i < op->xself_hi; i++) {
+    if (op->my_aggr < 0)
+        return;
+    for (size_t i = op->xat[op->my_aggr]; i < op->xat[op->my_aggr + 1]; i++) {
         const struct coll_piece *p = &op->xp.v[i];
         mem_move(op, p->mem, op->cbuf + (p->off - op->span_lo), p->len);
     }
@@ -1028,10 +1056,10 @@ static void round_complete(struct coll_op *op)
         return;
     if (op->a.dir == BMPI_IO_READ) {
         char *p = op->xbuf;
-        for (size_t i = 0; i < op->xp.n; i++)
-            if (!xp_is_self(op, i)) {
-                mem_move(op, op->xp.v[i].mem, p, op->xp.v[i].len);
-                p += op->xp.v[i].len;
+        for (int k = 0; k < op->naggr; k++)
+            if (op->xsize[k] && k != op->my_aggr && !op->xmem[k]) {
+                pieces_move(op, k, p);
+                p += op->xsize[k];
             }
         self_move(op);
         return;
@@ -1133,6 +1161,8 @@ static bool ranges_complete(struct coll_op *op)
         memset(op->mine_at, 0, ((size_t)op->naggr + 1) * sizeof(size_t));
     }
     bmpi_dt_cursor_init(&op->mem, op->w.buf, op->w.count, op->w.dt);
+    if (bmpi_dt_is_contig(op->w.dt))
+        op->mem_base = (char *)op->w.buf + bmpi_dt_true_lb(op->w.dt);
     op->state = ST_COUNTS;
     lists_post_counts(op);
     return true;
