@@ -47,7 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "io/file.h"
 #include "runtime/comm.h"
@@ -244,6 +246,36 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for %zu bytes of collective I/O state", n * elem);
     *p = q;
     *cap = n;
+    return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* A round buffer of at least need bytes whose old contents do not matter
+ * (doubling, as grow), its first need bytes faulted in with one call (a
+ * kernel without MADV_POPULATE_WRITE leaves them to fault): every page is
+ * written in the round that needs it, and a fault per page costs more
+ * than the copy into it. Buffers this large go back to the system at free
+ * (glibc's mmap threshold, and the shared heap that mirrors it), so each
+ * new file's first rounds would fault them in again. */
+static int buffer_grow(char **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    free(*p);
+    *cap = 0;
+    if (!(*p = malloc(n)))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for %zu bytes of collective I/O buffer", n);
+    *cap = n;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)*p + page - 1) & ~(page - 1), hi = ((uintptr_t)*p + need) & ~(page - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
     return 0;
 }
 
@@ -775,7 +807,7 @@ static int round_post_mine(struct coll_op *op)
         if (k != op->my_aggr && !op->xmem[k])
             total += bytes;
     }
-    if ((err = grow((void **)&op->xbuf, &op->xcap, total, 1)))
+    if ((err = buffer_grow(&op->xbuf, &op->xcap, total)))
         return err;
     char *p = op->xbuf;
     for (int k = 0; k < op->naggr; k++) {
@@ -941,9 +973,9 @@ static int round_take(struct coll_op *op)
     }
     if (!op->ap.n)
         return 0;
-    return (err = grow((void **)&op->abuf, &op->acap, total, 1))
+    return (err = buffer_grow(&op->abuf, &op->acap, total))
                ? err
-               : grow((void **)&op->cbuf, &op->ccap, (size_t)(op->span_hi - op->span_lo), 1);
+               : buffer_grow(&op->cbuf, &op->ccap, (size_t)(op->span_hi - op->span_lo));
 }
 
 static bool ap_is_self(const struct coll_op *op, size_t i)
