@@ -47,13 +47,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "io/file.h"
 #include "runtime/comm.h"
 #include "runtime/api.h"
+#include "transport/copy.h"
 
 /* Tags of the protocol on f->comm: one per collective operation of the
  * file, wrapping after COLL_TAG_SPAN operations (far more than can be in
@@ -249,10 +248,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
 /* A round buffer of at least need bytes whose old contents do not matter
  * (doubling, as grow), its first need bytes faulted in with one call (a
  * kernel without MADV_POPULATE_WRITE leaves them to fault): every page is
@@ -272,10 +267,7 @@ static int buffer_grow(char **p, size_t *cap, size_t need)
     if (!(*p = malloc(n)))
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for %zu bytes of collective I/O buffer", n);
     *cap = n;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t lo = ((uintptr_t)*p + page - 1) & ~(page - 1), hi = ((uintptr_t)*p + need) & ~(page - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+    bmpi_prefault(*p, need);
     return 0;
 }
 

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/api.h"
@@ -34,6 +33,7 @@
 #include "runtime/progress.h"
 #include "runtime/rma_impl.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 
 #define REGION_HDR 64
 #define PAGE 4096u
@@ -182,9 +182,6 @@ static void layout_free(struct layout *l)
 /* Bytes at the start of a node region each member maps in at creation:
  * the control blocks, the PSCW cells and the first of the data. */
 #define PREFAULT_MAX (256u << 10)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
 
 /* Fault the region's first pages in now, writable, so that the first
  * epoch does not take a page fault in every member for every page it
@@ -193,7 +190,7 @@ static void layout_free(struct layout *l)
 static void prefault_region(const struct bmpi_win *w, const struct layout *l)
 {
     size_t len = l->len < PREFAULT_MAX ? l->len : PREFAULT_MAX;
-    (void)madvise(w->region.addr, len, MADV_POPULATE_WRITE);
+    bmpi_prefault(w->region.addr, len);
 }
 
 static bool needs_region(const struct bmpi_win *w, const struct layout *l)

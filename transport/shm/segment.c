@@ -190,17 +190,6 @@ int bmpi_shm_attach(const char *name, void **addr, size_t *len)
     return BMPI_OK;
 }
 
-void bmpi_shm_prefault(void *addr, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-    /* Only a hint: older kernels refuse it, and the pages then fault in
-     * on first touch as before. */
-    (void)madvise(addr, len, MADV_POPULATE_WRITE);
-#else
-    (void)addr, (void)len;
-#endif
-}
-
 int bmpi_shm_unlink(const char *name)
 {
     if (shm_unlink(name) != 0 && errno != ENOENT)

@@ -21,6 +21,7 @@
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 #include "transport/shm/cacheline.h"
 #include "transport/shm/heap.h"
 #include "transport/shm/shm.h"
@@ -648,7 +649,9 @@ static int fp_setup(struct shm_priv *p, int lr)
                     s->world_rank, bmpi_err_reason());
         goto never;
     }
-    bmpi_shm_prefault(a, maplen);
+    /* every page of the ring now: a first touch in the middle of a
+     * message costs microseconds in a VM */
+    bmpi_prefault(a, maplen);
     struct shm_ring_ctl *ctl = a;
     ctl->magic = SHM_RING_MAGIC;
     ctl->size = p->cfg.ring_size;
@@ -747,7 +750,7 @@ static int ring_accept(struct shm_priv *p, int lr, const struct shm_announce *an
     }
     bmpi_shm_unlink(name);
     __atomic_store_n(&ctl->unlinked, 1, __ATOMIC_RELEASE);
-    bmpi_shm_prefault(a, len);
+    bmpi_prefault(a, len);
     struct shm_peer *s = &p->peers[lr];
     s->in = ctl;
     s->in_data = (uint8_t *)a + SHM_RING_DATA;

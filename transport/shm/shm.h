@@ -247,9 +247,6 @@ int bmpi_shm_name(char *buf, size_t len, const char *nspace, uint32_t nodeid, co
 int bmpi_shm_create(const char *name, size_t len, void **addr);
 int bmpi_shm_attach(const char *name, void **addr, size_t *len);
 int bmpi_shm_unlink(const char *name);
-/* Map every page of a mapping now (a fast-path ring): a first touch in
- * the middle of a message costs microseconds in a VM. */
-void bmpi_shm_prefault(void *addr, size_t len);
 int bmpi_shm_ring_name(char *buf, size_t len, int sender, int receiver, const char *tag);
 /* SHM_TAG_LEN random hex digits for a name, from getrandom(). */
 int bmpi_shm_random_tag(char tag[SHM_TAG_LEN + 1]);
