@@ -641,12 +641,64 @@ static int alloc_state(struct coll_op *op)
     return ok ? 0 : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for collective I/O on %s", op->op.file->path);
 }
 
+/* The domain of file offset off, searched upward from *k (offsets come
+ * in increasing order). */
+static int domain_of(const struct coll_op *op, MPI_Offset off, int *k)
+{
+    while (*k < op->naggr - 1 && off >= op->fd[*k + 1])
+        (*k)++;
+    return *k;
+}
+
+/* Whether one of my sorted runs reaches past the end of its domain. With
+ * one aggregator, or boundaries between runs, none does, and the runs
+ * stay where they are: a fresh copy of a list of a million runs costs
+ * more than the rest of the plan where first touches of memory are slow
+ * (a virtual machine's). */
+static bool crosses_domains(const struct coll_op *op)
+{
+    int k = 0;
+    for (size_t i = 0; i < op->mine.n; i++) {
+        const struct coll_piece *p = &op->mine.v[i];
+        int d = domain_of(op, p->off, &k);
+        if (d < op->naggr - 1 && p->off + (MPI_Offset)p->len > op->fd[d + 1])
+            return true;
+    }
+    return false;
+}
+
+/* Split my sorted runs at the domain boundaries: one more piece per
+ * boundary crossed. */
+static int split_at_domains(struct coll_op *op)
+{
+    struct coll_pieces split = {0};
+    int k = 0, err;
+    for (size_t i = 0; i < op->mine.n; i++) {
+        struct coll_piece p = op->mine.v[i];
+        while (p.len) {
+            int d = domain_of(op, p.off, &k);
+            size_t len = p.len;
+            if (d < op->naggr - 1 && p.off + (MPI_Offset)len > op->fd[d + 1])
+                len = (size_t)(op->fd[d + 1] - p.off);
+            if ((err = pieces_push(&split, p.off, len, p.mem))) {
+                free(split.v);
+                return err;
+            }
+            p.off += (MPI_Offset)len;
+            p.mem += len;
+            p.len -= len;
+        }
+    }
+    free(op->mine.v);
+    op->mine = split;
+    return 0;
+}
+
 /* This rank's file runs, split at the domain boundaries and grouped by
  * aggregator; for a read, the bytes before the end of file too. */
 static int build_mine(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
-    int naggr = op->naggr;
     struct bmpi_io_map m;
     struct bmpi_io_run runs[64];
     size_t mem = 0;
@@ -675,30 +727,12 @@ static int build_mine(struct coll_op *op)
                                 : (size_t)(eof - op->mine.v[i].off);
     }
 
-    /* split at domain boundaries: one more piece per boundary crossed */
-    struct coll_pieces split = {0};
+    if (crosses_domains(op) && (err = split_at_domains(op)))
+        return err;
     int k = 0;
-    for (size_t i = 0; i < op->mine.n; i++) {
-        struct coll_piece p = op->mine.v[i];
-        while (p.len) {
-            while (k < naggr - 1 && p.off >= op->fd[k + 1])
-                k++;
-            size_t len = p.len;
-            if (k < naggr - 1 && p.off + (MPI_Offset)len > op->fd[k + 1])
-                len = (size_t)(op->fd[k + 1] - p.off);
-            if ((err = pieces_push(&split, p.off, len, p.mem))) {
-                free(split.v);
-                return err;
-            }
-            op->mine_count[k]++;
-            p.off += (MPI_Offset)len;
-            p.mem += len;
-            p.len -= len;
-        }
-    }
-    free(op->mine.v);
-    op->mine = split;
-    for (k = 0; k < naggr; k++)
+    for (size_t i = 0; i < op->mine.n; i++)
+        op->mine_count[domain_of(op, op->mine.v[i].off, &k)]++;
+    for (k = 0; k < op->naggr; k++)
         op->mine_at[k + 1] = op->mine_at[k] + (size_t)op->mine_count[k];
     return 0;
 }
