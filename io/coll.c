@@ -201,7 +201,7 @@ struct coll_op {
 
     /* aggregator: the runs of every rank in my domain */
     int64_t *ocount;
-    struct coll_piece **others;
+    struct coll_piece **others; /* mine: my own list, in op->mine */
     struct run_cursor *ocur;
     struct coll_pieces ap;      /* this round's pieces, grouped by rank */
     size_t *aat;                /* rank i's are ap[aat[i], aat[i + 1]); mine are not in abuf */
@@ -459,7 +459,8 @@ static void coll_destroy(struct bmpi_io_op *o)
     struct coll_op *op = (struct coll_op *)o;
     if (op->others)
         for (int i = 0; i < o->file->size; i++)
-            free(op->others[i]);
+            if (i != o->file->rank) /* mine point into op->mine */
+                free(op->others[i]);
     free(op->others);
     free(op->ocount);
     free(op->ocur);
@@ -1135,28 +1136,35 @@ static void round_post(struct coll_op *op)
 
 /* --- the states ------------------------------------------------------------------------- */
 
+/* Each rank's count of runs to each aggregator; an aggregator's own are
+ * no message. */
 static void lists_post_counts(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
     for (int k = 0; k < op->naggr; k++)
-        post(op, true, &op->mine_count[k], sizeof(int64_t), op->aggr[k]);
+        if (k != op->my_aggr)
+            post(op, true, &op->mine_count[k], sizeof(int64_t), op->aggr[k]);
     if (op->my_aggr < 0)
         return;
     for (int i = 0; i < f->size; i++)
-        post(op, false, &op->ocount[i], sizeof(int64_t), i);
+        if (i != f->rank)
+            post(op, false, &op->ocount[i], sizeof(int64_t), i);
+    op->ocount[f->rank] = op->mine_count[op->my_aggr];
 }
 
+/* The runs themselves; an aggregator reads its own where they are. */
 static void lists_post_runs(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
     for (int k = 0; k < op->naggr; k++)
-        if (op->mine_count[k])
+        if (op->mine_count[k] && k != op->my_aggr)
             post(op, true, op->mine.v + op->mine_at[k], (size_t)op->mine_count[k] * sizeof(struct coll_piece),
                  op->aggr[k]);
     if (op->my_aggr < 0)
         return;
+    op->others[f->rank] = op->mine.v + op->mine_at[op->my_aggr];
     for (int i = 0; i < f->size; i++) {
-        if (!op->ocount[i])
+        if (!op->ocount[i] || i == f->rank)
             continue;
         size_t bytes = (size_t)op->ocount[i] * sizeof(struct coll_piece);
         if (!(op->others[i] = malloc(bytes))) {
