@@ -107,6 +107,29 @@ static void keep_larger(char **keep, size_t *keep_cap, char *other, size_t other
     }
 }
 
+/* Keep the larger of each of b's buffers and keep's in keep; b is empty
+ * afterwards. */
+static void buffers_keep(struct coll_buffers *keep, struct coll_buffers *b)
+{
+    keep_larger(&keep->xbuf, &keep->xcap, b->xbuf, b->xcap);
+    keep_larger(&keep->abuf, &keep->acap, b->abuf, b->acap);
+    keep_larger(&keep->cbuf, &keep->ccap, b->cbuf, b->ccap);
+    *b = (struct coll_buffers){0};
+}
+
+/* The round buffers of the files closed so far, for the next file's
+ * collective accesses: a program that writes each checkpoint to a new
+ * file would otherwise allocate them, and fault every page in, for every
+ * file (docs/io.md). Process state of this module, freed by
+ * bmpi_io_coll_finalize: at most three buffers of about cb_buffer_size,
+ * two of them on aggregators only. */
+static struct coll_buffers closed_files_spare;
+
+void bmpi_io_coll_finalize(void)
+{
+    buffers_free(&closed_files_spare);
+}
+
 enum split_kind { SPLIT_READ_ALL, SPLIT_WRITE_ALL, SPLIT_READ_AT_ALL, SPLIT_WRITE_AT_ALL };
 
 /* A split collective between _begin and _end. */
@@ -402,6 +425,7 @@ static int coll_file_state(struct bmpi_file *f, bool may_block, struct bmpi_io_c
         free(c);
         return err;
     }
+    buffers_keep(&c->spare, &closed_files_spare);
     f->coll = c;
     *out = c;
     return 0;
@@ -432,7 +456,7 @@ void bmpi_io_coll_close(struct bmpi_file *f)
         f->split = NULL;
     }
     if (f->coll) {
-        buffers_free(&f->coll->spare);
+        buffers_keep(&closed_files_spare, &f->coll->spare);
         free(f->coll->aggr_order);
         free(f->coll);
         f->coll = NULL;
@@ -472,16 +496,13 @@ static void coll_destroy(struct bmpi_io_op *o)
     free(op->merge.next);
     free(op->aat);
     free(op->asize);
+    struct coll_buffers mine = {.xbuf = op->xbuf, .abuf = op->abuf, .cbuf = op->cbuf,
+                                .xcap = op->xcap, .acap = op->acap, .ccap = op->ccap};
     struct bmpi_io_coll *c = o->file->coll;
-    if (c) {
-        keep_larger(&c->spare.xbuf, &c->spare.xcap, op->xbuf, op->xcap);
-        keep_larger(&c->spare.abuf, &c->spare.acap, op->abuf, op->acap);
-        keep_larger(&c->spare.cbuf, &c->spare.ccap, op->cbuf, op->ccap);
-    } else {
-        free(op->xbuf);
-        free(op->abuf);
-        free(op->cbuf);
-    }
+    if (c)
+        buffers_keep(&c->spare, &mine);
+    else
+        buffers_free(&mine);
     free(op->mine.v);
     free(op->mine_at);
     free(op->mine_count);

@@ -665,6 +665,7 @@ void bmpi_io_finalize(void)
         }
     free(files.objs);
     files = (struct bmpi_file_table){0};
+    bmpi_io_coll_finalize();
     bmpi_datarep_finalize();
     bmpi_file_errhandler_finalize();
 }

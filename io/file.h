@@ -291,6 +291,8 @@ int bmpi_io_coll_aggregators(struct bmpi_file *f);
 /* MPI_File_close: free what collective access kept for f (and a split
  * collective left open, which is erroneous). Local. */
 void bmpi_io_coll_close(struct bmpi_file *f);
+/* MPI_Finalize: free the round buffers closed files left for the next. */
+void bmpi_io_coll_finalize(void);
 
 /* --- the shared file pointer (shared.c) ---------------------------------------- */
 
