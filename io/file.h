@@ -288,7 +288,8 @@ int bmpi_io_coll_start(struct bmpi_file *f, const struct bmpi_io_access *a, MPI_
  * per node, at most one per rank); 0 when that takes messages to learn
  * (ranks of other jobs in the group). Local. */
 int bmpi_io_coll_aggregators(struct bmpi_file *f);
-/* MPI_File_close: free what collective access kept for f (and a split
+/* MPI_File_close: free what collective access kept for f, its round
+ * buffers going to the next file's collective accesses (and a split
  * collective left open, which is erroneous). Local. */
 void bmpi_io_coll_close(struct bmpi_file *f);
 /* MPI_Finalize: free the round buffers closed files left for the next. */
