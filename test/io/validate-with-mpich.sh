@@ -15,8 +15,10 @@
 # h5pcc against MPICH anyway, is not one of them).
 # A program without a .sh of its own (a helper another script drives)
 # is built, not run. COUNTS runs the program through run-ranks at those
-# counts instead of its .sh. Prints one line per program, ends with those
-# that failed; exit status 1 if any did.
+# counts instead of its .sh. TIMEOUT is each run's limit in seconds
+# (default 240: MPICH's ranks busy-poll, and io_coll at 8 ranks on 2
+# cores takes about 90 s under it). Prints one line per program, ends
+# with those that failed; exit status 1 if any did.
 #
 # The behaviours test/io/README lists as the library's known deviations
 # from the standard are named in IO_KNOWN_DEVIATIONS: a test then prints a
@@ -79,7 +81,7 @@ for p in $programs; do
         continue
     fi
     rc=0
-    top_builddir=$dir top_srcdir=$top BMPIRUN=$dir/launch BMPI_TEST_TIMEOUT=${TIMEOUT:-60} "$@" \
+    top_builddir=$dir top_srcdir=$top BMPIRUN=$dir/launch BMPI_TEST_TIMEOUT=${TIMEOUT:-240} "$@" \
         >"$dir/out" 2>&1 </dev/null || rc=$?
     grep -E "^NOTE|^SKIP" "$dir/out" | sed 's/rank [0-9]*: //' | sort -u
     case $rc in
