@@ -624,6 +624,55 @@ static void inflight_case(const char *path, const char *cb)
     MPICHK(MPI_File_close(&fh));
 }
 
+/* --- runs across domain boundaries -------------------------------------------- */
+
+#define CROSS_UNIT 1000 /* rank r's block is (r + 1) * CROSS_UNIT + 1 ints */
+
+/* Collective buffering forced on with two aggregators, each rank one
+ * contiguous block of a different size, so that the boundary between the
+ * two file domains falls inside a rank's block and its run is split
+ * there: written with write_at_all, checked against the file's bytes,
+ * read back with read_at_all. */
+static void crossing_case(const char *path)
+{
+    MPI_Info info;
+    MPI_File fh;
+    MPICHK(MPI_Info_create(&info));
+    MPICHK(MPI_Info_set(info, "cb_nodes", "2"));
+    MPICHK(MPI_Info_set(info, "romio_cb_write", "enable"));
+    MPICHK(MPI_Info_set(info, "romio_cb_read", "enable"));
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPICHK(MPI_Info_free(&info));
+    int n = (tu_rank + 1) * CROSS_UNIT + 1, first = tu_rank * (tu_rank + 1) / 2 * CROSS_UNIT + tu_rank;
+    int total = tu_size * (tu_size + 1) / 2 * CROSS_UNIT + tu_size;
+    int *buf = malloc((size_t)n * sizeof(int)), *back = malloc((size_t)n * sizeof(int));
+    int *got = malloc((size_t)total * sizeof(int));
+    CHECK(buf && back && got, "out of memory");
+    for (int i = 0; i < n; i++)
+        buf[i] = value(first + i, 8100u);
+    MPI_Offset at = (MPI_Offset)first * (MPI_Offset)sizeof(int);
+    MPICHK(MPI_File_write_at_all(fh, at, buf, n, MPI_INT, MPI_STATUS_IGNORE));
+    MPICHK(MPI_File_sync(fh));
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (tu_rank == 0) {
+        int fd = open(path, O_RDONLY);
+        CHECK(fd >= 0, "open %s for the reference", path);
+        ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
+        close(fd);
+        CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "runs across domains: file has %zd bytes", len);
+        for (int g = 0; g < total; g++)
+            CHECK(got[g] == value(g, 8100u), "runs across domains: element %d is 0x%08x, expected 0x%08x", g,
+                  (unsigned)got[g], (unsigned)value(g, 8100u));
+    }
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPICHK(MPI_File_read_at_all(fh, at, back, n, MPI_INT, MPI_STATUS_IGNORE));
+    CHECK(memcmp(buf, back, (size_t)n * sizeof(int)) == 0, "runs across domains: read_at_all differs");
+    free(buf);
+    free(back);
+    free(got);
+    MPICHK(MPI_File_close(&fh));
+}
+
 /* --- external32 ---------------------------------------------------------------------- */
 
 /* A view in "external32": the file holds big-endian ints, converted on
@@ -757,12 +806,14 @@ int main(int argc, char **argv)
     }
     inflight_case(iu_path("inflight"), NULL);
     inflight_case(iu_path("inflight"), "16384");
+    crossing_case(iu_path("cross"));
     external32_case(iu_path("ext32"));
     failing_aggregator(iu_path("fail"));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     if (tu_rank == 0) {
         CHECK(unlink(iu_path("fail")) == 0, "unlink");
         CHECK(unlink(iu_path("inflight")) == 0, "unlink");
+        CHECK(unlink(iu_path("cross")) == 0, "unlink");
         printf("io_coll: %ld collective accesses checked\n", cases);
     }
     MPICHK(MPI_Type_free(&strided));
