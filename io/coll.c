@@ -672,6 +672,13 @@ static int domain_of(const struct coll_op *op, MPI_Offset off, int *k)
     return *k;
 }
 
+/* Whether [off, off + len) reaches past the end of domain d (the last
+ * domain has none). */
+static bool past_domain(const struct coll_op *op, int d, MPI_Offset off, size_t len)
+{
+    return d < op->naggr - 1 && off + (MPI_Offset)len > op->fd[d + 1];
+}
+
 /* Whether one of my sorted runs reaches past the end of its domain. With
  * one aggregator, or boundaries between runs, none does, and the runs
  * stay where they are: a fresh copy of a list of a million runs costs
@@ -682,8 +689,7 @@ static bool crosses_domains(const struct coll_op *op)
     int k = 0;
     for (size_t i = 0; i < op->mine.n; i++) {
         const struct coll_piece *p = &op->mine.v[i];
-        int d = domain_of(op, p->off, &k);
-        if (d < op->naggr - 1 && p->off + (MPI_Offset)p->len > op->fd[d + 1])
+        if (past_domain(op, domain_of(op, p->off, &k), p->off, p->len))
             return true;
     }
     return false;
@@ -699,9 +705,7 @@ static int split_at_domains(struct coll_op *op)
         struct coll_piece p = op->mine.v[i];
         while (p.len) {
             int d = domain_of(op, p.off, &k);
-            size_t len = p.len;
-            if (d < op->naggr - 1 && p.off + (MPI_Offset)len > op->fd[d + 1])
-                len = (size_t)(op->fd[d + 1] - p.off);
+            size_t len = past_domain(op, d, p.off, p.len) ? (size_t)(op->fd[d + 1] - p.off) : p.len;
             if ((err = pieces_push(&split, p.off, len, p.mem))) {
                 free(split.v);
                 return err;
