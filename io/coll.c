@@ -50,8 +50,9 @@
 #include <sys/uio.h>
 
 #include "io/file.h"
-#include "runtime/comm.h"
 #include "runtime/api.h"
+#include "runtime/comm.h"
+#include "runtime/p2p.h"
 #include "transport/copy.h"
 
 /* Tags of the protocol on f->comm: one per collective operation of the
@@ -329,6 +330,28 @@ static void post(struct coll_op *op, bool send, void *buf, size_t bytes, int pee
         set_err(op, bmpi_err_set(MPI_ERR_OTHER, "collective I/O on %s: posting a message to rank %d failed",
                                  op->op.file->path, peer));
     }
+}
+
+/* A receive of an aggregator's write round: the sender writes its pieces
+ * into the round's buffer itself where the transport can (runtime/p2p.h,
+ * bmpi_irecv_sender_writes), so the copies run on the senders' cores and
+ * the aggregator never maps the senders' buffers. */
+static void post_round_recv(struct coll_op *op, void *buf, size_t bytes, int peer)
+{
+    MPI_Request *r = new_req(op);
+    if (!r) {
+        set_err(op, MPI_ERR_NO_MEM);
+        return;
+    }
+    struct bmpi_comm *c = bmpi_comm_get(op->op.file->comm);
+    struct bmpi_request *req;
+    if (!c || bmpi_irecv_sender_writes(buf, bytes, MPI_BYTE, peer, op->tag, c, c->context_id, &req)) {
+        op->nreqs--;
+        set_err(op, bmpi_err_set(MPI_ERR_OTHER, "collective I/O on %s: posting a receive from rank %d failed",
+                                 op->op.file->path, peer));
+        return;
+    }
+    *r = bmpi_request_handle(req);
 }
 
 static bool reqs_done(struct coll_op *op)
@@ -1041,9 +1064,14 @@ static void exchange_others(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
     size_t at = 0;
-    for (int i = 0; i < f->size; at += op->asize[i], i++)
-        if (op->asize[i])
-            post(op, op->a.dir == BMPI_IO_READ, op->abuf + at, op->asize[i], i);
+    for (int i = 0; i < f->size; at += op->asize[i], i++) {
+        if (!op->asize[i])
+            continue;
+        if (op->a.dir == BMPI_IO_READ)
+            post(op, true, op->abuf + at, op->asize[i], i);
+        else
+            post_round_recv(op, op->abuf + at, op->asize[i], i);
+    }
 }
 
 /* The aggregator's side of a round: for a write, post the receives (the

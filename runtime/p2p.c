@@ -461,19 +461,20 @@ static void rget_next(struct bmpi_request *req)
     finish_recv(req, req->status.MPI_SOURCE, req->status.MPI_TAG);
 }
 
-/* Ask the sender to write the first half of the message into the receive
- * buffer itself while this side pulls the rest: on a transport whose RMA
- * is a CPU copy, that puts the sender's idle core to work. The message
- * cannot complete before the sender answers PUTFIN, so small messages,
- * whose pull is over sooner than a round trip, are not split, and neither
- * are receives of a rank with sends of its own open (see rget_start). */
-static void ask_sender_to_put(struct bmpi_request *req, struct bmpi_tl *tl, size_t want)
+/* Ask the sender to write the first share bytes of the message into the
+ * receive buffer itself while this side pulls the rest: on a transport
+ * whose RMA is a CPU copy, that puts the sender's idle core to work. The
+ * message cannot complete before the sender answers PUTFIN, so small
+ * messages, whose pull is over sooner than a round trip, are not split,
+ * and neither are receives of a rank with sends of its own open, unless
+ * the receive asks the sender to write all of it (see rget_start). */
+static void ask_sender_to_put(struct bmpi_request *req, struct bmpi_tl *tl, size_t share)
 {
     struct bmpi_putreq pr = {
         .sreq = req->remote_req,
         .rreq = bmpi_request_id(req),
         .raddr = (uint64_t)(uintptr_t)contig_base(req),
-        .len = (want / 2) & ~(size_t)(COOP_ALIGN - 1),
+        .len = share & ~(size_t)(COOP_ALIGN - 1),
     };
     size_t klen = sizeof(pr.rkey);
     /* The sender writes into this buffer: it needs a registration of its
@@ -500,9 +501,9 @@ static void rget_start(struct bmpi_request *req)
     size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
     /* With sends of our own still open (bidirectional traffic), the peer's
      * core is busy pulling them: asking it for more only delays this one. */
-    if (want >= COOP_MIN && p2p.sends_open == 0 && (tl->caps.flags & coop) == coop &&
+    if (want >= COOP_MIN && (req->sender_writes || p2p.sends_open == 0) && (tl->caps.flags & coop) == coop &&
         !(tl->caps.flags & BMPI_TL_NEEDS_MR) && bmpi_dt_is_contig(req->dt))
-        ask_sender_to_put(req, tl, want);
+        ask_sender_to_put(req, tl, req->sender_writes ? want : want / 2);
     rget_next(req);
 }
 
@@ -799,12 +800,13 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
     return BMPI_OK;
 }
 
-int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-               struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out)
+static int irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag, struct bmpi_comm *comm,
+                 uint32_t context_id, bool sender_writes, struct bmpi_request **out)
 {
     struct bmpi_request *req = bmpi_p2p_request_new(BMPI_REQ_RECV, buf, count, type, source, tag, comm, context_id);
     if (!req)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a request");
+    req->sender_writes = sender_writes;
     int rc = bmpi_recv_start(req);
     if (rc) {
         bmpi_request_free(req);
@@ -812,6 +814,18 @@ int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
     }
     *out = req;
     return BMPI_OK;
+}
+
+int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+               struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out)
+{
+    return irecv(buf, count, type, source, tag, comm, context_id, false, out);
+}
+
+int bmpi_irecv_sender_writes(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                             struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out)
+{
+    return irecv(buf, count, type, source, tag, comm, context_id, true, out);
 }
 
 int bmpi_send_immediate(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,

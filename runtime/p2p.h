@@ -18,6 +18,16 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
                struct bmpi_request **out);
 int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
                struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out);
+/* bmpi_irecv for a rank that takes large messages from many senders at
+ * once into a buffer it reuses (collective I/O's aggregator): where the
+ * transport's RMA is a CPU copy, the sender writes the whole message into
+ * buf instead of half of it while this rank reads the rest (p2p.c,
+ * rget_start). The copies then run on the senders' cores instead of one
+ * after another on this one, and each sender maps the pages of buf, which
+ * stay mapped, where this rank would map every sender's buffer afresh
+ * (docs/performance.md, "Fresh memory"). */
+int bmpi_irecv_sender_writes(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                             struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out);
 
 /* A send or receive request of (buf, count, type) with peer and tag,
  * holding references on the datatype and the communicator; not started. */

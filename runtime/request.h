@@ -70,6 +70,7 @@ struct bmpi_request {
     size_t staged;       /* bytes of the chunk being pulled into bounce */
     int pending_ops;     /* outstanding gets */
     bool put_pending;    /* RGET receive: the sender still writes its part */
+    bool sender_writes;  /* receive: ask the sender to write all of it (bmpi_irecv_sender_writes) */
     uint64_t rget_raddr;
     size_t rkey_len;
 

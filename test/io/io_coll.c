@@ -15,7 +15,8 @@
  * untouched. Some cases leave the odd ranks without data (zero-count
  * participants), nonblocking cases keep two collectives in flight and
  * overlap them with point-to-point traffic, four nonblocking writes whose
- * holes and spans overlap are in flight together, and the split collective rules
+ * holes and spans overlap are in flight together, pieces large enough to
+ * go by single copy are exchanged, and the split collective rules
  * (one at a time per file, no end without begin) are checked; a view in
  * external32 goes through conversion (where supported). Last, a
  * write whose aggregator cannot write (RLIMIT_FSIZE on rank 0) must fail
@@ -673,6 +674,65 @@ static void crossing_case(const char *path)
     MPICHK(MPI_File_close(&fh));
 }
 
+/* Pieces large enough that the exchange goes by single copy (a message of
+ * at least 32 KiB from a large block: bmpi's aggregator then has each
+ * sender write its pieces into the round's buffer instead of reading them
+ * itself): rank r owns blocks r, r + size, ... of BIG_BLOCK ints, written
+ * with one collective write from contiguous memory through a vector view,
+ * checked in the file by rank 0 and read back collectively. Collective
+ * buffering forced on; the default cb_buffer_size and a smaller one
+ * (several rounds per block). */
+#define BIG_BLOCK (64 * 1024)
+#define BIG_BLOCKS 6
+
+static void big_pieces_case(const char *path, const char *cb)
+{
+    MPI_Info info;
+    MPI_File fh;
+    MPICHK(MPI_Info_create(&info));
+    MPICHK(MPI_Info_set(info, "romio_cb_write", "enable"));
+    MPICHK(MPI_Info_set(info, "romio_cb_read", "enable"));
+    if (cb)
+        MPICHK(MPI_Info_set(info, "cb_buffer_size", cb));
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPICHK(MPI_Info_free(&info));
+    MPI_Datatype ftype;
+    MPICHK(MPI_Type_vector(BIG_BLOCKS, BIG_BLOCK, BIG_BLOCK * tu_size, MPI_INT, &ftype));
+    MPICHK(MPI_Type_commit(&ftype));
+    MPI_Offset disp = (MPI_Offset)tu_rank * BIG_BLOCK * (MPI_Offset)sizeof(int);
+    MPICHK(MPI_File_set_view(fh, disp, MPI_INT, ftype, "native", MPI_INFO_NULL));
+    int n = BIG_BLOCKS * BIG_BLOCK, total = n * tu_size;
+    int *buf = malloc((size_t)n * sizeof(int)), *back = malloc((size_t)n * sizeof(int));
+    int *got = malloc((size_t)total * sizeof(int));
+    CHECK(buf && back && got, "out of memory");
+    for (int i = 0; i < n; i++)
+        buf[i] = value((i / BIG_BLOCK * tu_size + tu_rank) * BIG_BLOCK + i % BIG_BLOCK, 8200u);
+    MPICHK(MPI_File_write_all(fh, buf, n, MPI_INT, MPI_STATUS_IGNORE));
+    MPICHK(MPI_File_sync(fh));
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (tu_rank == 0) {
+        int fd = open(path, O_RDONLY);
+        CHECK(fd >= 0, "open %s for the reference", path);
+        ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
+        close(fd);
+        CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "big pieces, cb_buffer_size %s: file has %zd bytes",
+              cb ? cb : "default", len);
+        for (int g = 0; g < total; g++)
+            CHECK(got[g] == value(g, 8200u), "big pieces, cb_buffer_size %s: element %d is 0x%08x, expected 0x%08x",
+                  cb ? cb : "default", g, (unsigned)got[g], (unsigned)value(g, 8200u));
+    }
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    MPICHK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    MPICHK(MPI_File_read_all(fh, back, n, MPI_INT, MPI_STATUS_IGNORE));
+    CHECK(memcmp(buf, back, (size_t)n * sizeof(int)) == 0, "big pieces, cb_buffer_size %s: read_all differs",
+          cb ? cb : "default");
+    free(buf);
+    free(back);
+    free(got);
+    MPICHK(MPI_Type_free(&ftype));
+    MPICHK(MPI_File_close(&fh));
+}
+
 /* --- external32 ---------------------------------------------------------------------- */
 
 /* A view in "external32": the file holds big-endian ints, converted on
@@ -807,6 +867,8 @@ int main(int argc, char **argv)
     inflight_case(iu_path("inflight"), NULL);
     inflight_case(iu_path("inflight"), "16384");
     crossing_case(iu_path("cross"));
+    big_pieces_case(iu_path("big"), NULL);
+    big_pieces_case(iu_path("big"), "262144");
     external32_case(iu_path("ext32"));
     failing_aggregator(iu_path("fail"));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
