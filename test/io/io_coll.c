@@ -564,6 +564,29 @@ static void failing_aggregator(const char *path)
 #define INFLIGHT_PART 1024 /* ints of a rank in one operation */
 #define INFLIGHT_REPS 12
 
+/* After a collective write of the whole file: sync, and rank 0 checks
+ * that the file holds value(g, salt) at every element g of [0, total),
+ * naming the case with what in a failure; every rank waits for it. */
+static void check_file(MPI_File fh, const char *path, int total, unsigned salt, const char *what)
+{
+    MPICHK(MPI_File_sync(fh));
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (tu_rank == 0) {
+        int *got = malloc((size_t)total * sizeof(int));
+        CHECK(got, "out of memory");
+        int fd = open(path, O_RDONLY);
+        CHECK(fd >= 0, "open %s for the reference", path);
+        ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
+        close(fd);
+        CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "%s: file has %zd bytes", what, len);
+        for (int g = 0; g < total; g++)
+            CHECK(got[g] == value(g, salt), "%s: element %d is 0x%08x, expected 0x%08x", what, g,
+                  (unsigned)got[g], (unsigned)value(g, salt));
+        free(got);
+    }
+    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* INFLIGHT_OPS nonblocking collective writes in flight at once, under a
  * view that interleaves the ranks int by int and is cut into
  * INFLIGHT_OPS parts. In operation j the lower half of the ranks writes
@@ -588,8 +611,8 @@ static void inflight_case(const char *path, const char *cb)
     MPICHK(MPI_File_set_view(fh, (MPI_Offset)tu_rank * (MPI_Offset)sizeof(int), MPI_INT, ftype, "native",
                              MPI_INFO_NULL));
     int n = INFLIGHT_OPS * INFLIGHT_PART, total = n * tu_size;
-    int *buf = malloc((size_t)n * sizeof(int)), *got = malloc((size_t)total * sizeof(int));
-    CHECK(buf && got, "out of memory");
+    int *buf = malloc((size_t)n * sizeof(int));
+    CHECK(buf, "out of memory");
     for (unsigned rep = 0; rep < INFLIGHT_REPS; rep++) {
         MPICHK(MPI_File_set_size(fh, 0));
         for (int i = 0; i < n; i++)
@@ -601,26 +624,12 @@ static void inflight_case(const char *path, const char *cb)
                                           INFLIGHT_PART, MPI_INT, &rq[j]));
         }
         MPICHK(MPI_Waitall(INFLIGHT_OPS, rq, MPI_STATUSES_IGNORE));
-        MPICHK(MPI_File_sync(fh));
-        MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-        if (tu_rank == 0) {
-            int fd = open(path, O_RDONLY);
-            CHECK(fd >= 0, "open %s for the reference", path);
-            ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
-            close(fd);
-            CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "%d collective writes in flight: file has %zd bytes",
-                  INFLIGHT_OPS, len);
-            for (int g = 0; g < total; g++)
-                CHECK(got[g] == value(g, 7000u + rep),
-                      "%d collective writes in flight, cb_buffer_size %s, repetition %u: element %d (rank %d's) "
-                      "is 0x%08x, expected 0x%08x",
-                      INFLIGHT_OPS, cb ? cb : "default", rep, g, g % tu_size, (unsigned)got[g],
-                      (unsigned)value(g, 7000u + rep));
-        }
-        MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+        char what[128];
+        snprintf(what, sizeof what, "%d collective writes in flight, cb_buffer_size %s, repetition %u",
+                 INFLIGHT_OPS, cb ? cb : "default", rep);
+        check_file(fh, path, total, 7000u + rep, what);
     }
     free(buf);
-    free(got);
     MPICHK(MPI_Type_free(&ftype));
     MPICHK(MPI_File_close(&fh));
 }
@@ -647,30 +656,16 @@ static void crossing_case(const char *path)
     int n = (tu_rank + 1) * CROSS_UNIT + 1, first = tu_rank * (tu_rank + 1) / 2 * CROSS_UNIT + tu_rank;
     int total = tu_size * (tu_size + 1) / 2 * CROSS_UNIT + tu_size;
     int *buf = malloc((size_t)n * sizeof(int)), *back = malloc((size_t)n * sizeof(int));
-    int *got = malloc((size_t)total * sizeof(int));
-    CHECK(buf && back && got, "out of memory");
+    CHECK(buf && back, "out of memory");
     for (int i = 0; i < n; i++)
         buf[i] = value(first + i, 8100u);
     MPI_Offset at = (MPI_Offset)first * (MPI_Offset)sizeof(int);
     MPICHK(MPI_File_write_at_all(fh, at, buf, n, MPI_INT, MPI_STATUS_IGNORE));
-    MPICHK(MPI_File_sync(fh));
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (tu_rank == 0) {
-        int fd = open(path, O_RDONLY);
-        CHECK(fd >= 0, "open %s for the reference", path);
-        ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
-        close(fd);
-        CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "runs across domains: file has %zd bytes", len);
-        for (int g = 0; g < total; g++)
-            CHECK(got[g] == value(g, 8100u), "runs across domains: element %d is 0x%08x, expected 0x%08x", g,
-                  (unsigned)got[g], (unsigned)value(g, 8100u));
-    }
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    check_file(fh, path, total, 8100u, "runs across domains");
     MPICHK(MPI_File_read_at_all(fh, at, back, n, MPI_INT, MPI_STATUS_IGNORE));
     CHECK(memcmp(buf, back, (size_t)n * sizeof(int)) == 0, "runs across domains: read_at_all differs");
     free(buf);
     free(back);
-    free(got);
     MPICHK(MPI_File_close(&fh));
 }
 
@@ -703,32 +698,18 @@ static void big_pieces_case(const char *path, const char *cb)
     MPICHK(MPI_File_set_view(fh, disp, MPI_INT, ftype, "native", MPI_INFO_NULL));
     int n = BIG_BLOCKS * BIG_BLOCK, total = n * tu_size;
     int *buf = malloc((size_t)n * sizeof(int)), *back = malloc((size_t)n * sizeof(int));
-    int *got = malloc((size_t)total * sizeof(int));
-    CHECK(buf && back && got, "out of memory");
+    CHECK(buf && back, "out of memory");
     for (int i = 0; i < n; i++)
         buf[i] = value((i / BIG_BLOCK * tu_size + tu_rank) * BIG_BLOCK + i % BIG_BLOCK, 8200u);
     MPICHK(MPI_File_write_all(fh, buf, n, MPI_INT, MPI_STATUS_IGNORE));
-    MPICHK(MPI_File_sync(fh));
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    if (tu_rank == 0) {
-        int fd = open(path, O_RDONLY);
-        CHECK(fd >= 0, "open %s for the reference", path);
-        ssize_t len = pread(fd, got, (size_t)total * sizeof(int), 0);
-        close(fd);
-        CHECK(len == (ssize_t)total * (ssize_t)sizeof(int), "big pieces, cb_buffer_size %s: file has %zd bytes",
-              cb ? cb : "default", len);
-        for (int g = 0; g < total; g++)
-            CHECK(got[g] == value(g, 8200u), "big pieces, cb_buffer_size %s: element %d is 0x%08x, expected 0x%08x",
-                  cb ? cb : "default", g, (unsigned)got[g], (unsigned)value(g, 8200u));
-    }
-    MPICHK(MPI_Barrier(MPI_COMM_WORLD));
+    char what[64];
+    snprintf(what, sizeof what, "big pieces, cb_buffer_size %s", cb ? cb : "default");
+    check_file(fh, path, total, 8200u, what);
     MPICHK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
     MPICHK(MPI_File_read_all(fh, back, n, MPI_INT, MPI_STATUS_IGNORE));
-    CHECK(memcmp(buf, back, (size_t)n * sizeof(int)) == 0, "big pieces, cb_buffer_size %s: read_all differs",
-          cb ? cb : "default");
+    CHECK(memcmp(buf, back, (size_t)n * sizeof(int)) == 0, "%s: read_all differs", what);
     free(buf);
     free(back);
-    free(got);
     MPICHK(MPI_Type_free(&ftype));
     MPICHK(MPI_File_close(&fh));
 }
