@@ -500,9 +500,11 @@ static void rget_start(struct bmpi_request *req)
     const unsigned coop = BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU;
     size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
     /* With sends of our own still open (bidirectional traffic), the peer's
-     * core is busy pulling them: asking it for more only delays this one. */
-    if (want >= COOP_MIN && (req->sender_writes || p2p.sends_open == 0) && (tl->caps.flags & coop) == coop &&
-        !(tl->caps.flags & BMPI_TL_NEEDS_MR) && bmpi_dt_is_contig(req->dt))
+     * core is busy pulling them: asking it for more only delays this one,
+     * unless the receive wants the sender to write all of it. */
+    bool ask = req->sender_writes || p2p.sends_open == 0;
+    if (ask && want >= COOP_MIN && (tl->caps.flags & coop) == coop && !(tl->caps.flags & BMPI_TL_NEEDS_MR) &&
+        bmpi_dt_is_contig(req->dt))
         ask_sender_to_put(req, tl, req->sender_writes ? want : want / 2);
     rget_next(req);
 }
