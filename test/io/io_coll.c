@@ -70,6 +70,22 @@ static int value(int g, unsigned salt)
     return (int)(uint32_t)tu_mix(((uint64_t)salt << 32) ^ (uint64_t)(unsigned)g);
 }
 
+/* Collective: open (creating) path for reading and writing with hints,
+ * key/value pairs up to a NULL key; a pair whose value is NULL is left
+ * out (the library's default). */
+static MPI_File open_with_hints(const char *path, const char *const *hints)
+{
+    MPI_Info info;
+    MPI_File fh;
+    MPICHK(MPI_Info_create(&info));
+    for (int k = 0; hints[k]; k += 2)
+        if (hints[k + 1])
+            MPICHK(MPI_Info_set(info, hints[k], hints[k + 1]));
+    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPICHK(MPI_Info_free(&info));
+    return fh;
+}
+
 static MPI_Datatype build_filetype(enum pattern_kind kind, MPI_Offset *disp, int *nglobal)
 {
     MPI_Datatype t;
@@ -520,13 +536,7 @@ static void split_rules(MPI_File fh)
  * whose data all went through rank 0. */
 static void failing_aggregator(const char *path)
 {
-    MPI_Info info;
-    MPI_File fh;
-    MPICHK(MPI_Info_create(&info));
-    MPICHK(MPI_Info_set(info, "cb_nodes", "1"));
-    MPICHK(MPI_Info_set(info, "romio_cb_write", "enable"));
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    MPICHK(MPI_Info_free(&info));
+    MPI_File fh = open_with_hints(path, (const char *const[]){"cb_nodes", "1", "romio_cb_write", "enable", NULL});
     struct pattern p;
     pattern_init(&p, PAT_VECTOR, 0);
     MPICHK(MPI_File_set_view(fh, p.disp, MPI_INT, p.ftype, "native", MPI_INFO_NULL));
@@ -598,14 +608,8 @@ static void check_file(MPI_File fh, const char *path, int total, unsigned salt, 
  * make many rounds, so the operations' rounds are in flight together. */
 static void inflight_case(const char *path, const char *cb)
 {
-    MPI_Info info;
-    MPI_File fh;
+    MPI_File fh = open_with_hints(path, (const char *const[]){"cb_buffer_size", cb, NULL});
     MPI_Datatype ftype;
-    MPICHK(MPI_Info_create(&info));
-    if (cb)
-        MPICHK(MPI_Info_set(info, "cb_buffer_size", cb));
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    MPICHK(MPI_Info_free(&info));
     MPICHK(MPI_Type_vector(INFLIGHT_OPS * INFLIGHT_PART, 1, tu_size, MPI_INT, &ftype));
     MPICHK(MPI_Type_commit(&ftype));
     MPICHK(MPI_File_set_view(fh, (MPI_Offset)tu_rank * (MPI_Offset)sizeof(int), MPI_INT, ftype, "native",
@@ -645,14 +649,8 @@ static void inflight_case(const char *path, const char *cb)
  * read back with read_at_all. */
 static void crossing_case(const char *path)
 {
-    MPI_Info info;
-    MPI_File fh;
-    MPICHK(MPI_Info_create(&info));
-    MPICHK(MPI_Info_set(info, "cb_nodes", "2"));
-    MPICHK(MPI_Info_set(info, "romio_cb_write", "enable"));
-    MPICHK(MPI_Info_set(info, "romio_cb_read", "enable"));
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    MPICHK(MPI_Info_free(&info));
+    MPI_File fh = open_with_hints(
+        path, (const char *const[]){"cb_nodes", "2", "romio_cb_write", "enable", "romio_cb_read", "enable", NULL});
     int n = (tu_rank + 1) * CROSS_UNIT + 1, first = tu_rank * (tu_rank + 1) / 2 * CROSS_UNIT + tu_rank;
     int total = tu_size * (tu_size + 1) / 2 * CROSS_UNIT + tu_size;
     int *buf = malloc((size_t)n * sizeof(int)), *back = malloc((size_t)n * sizeof(int));
@@ -682,15 +680,8 @@ static void crossing_case(const char *path)
 
 static void big_pieces_case(const char *path, const char *cb)
 {
-    MPI_Info info;
-    MPI_File fh;
-    MPICHK(MPI_Info_create(&info));
-    MPICHK(MPI_Info_set(info, "romio_cb_write", "enable"));
-    MPICHK(MPI_Info_set(info, "romio_cb_read", "enable"));
-    if (cb)
-        MPICHK(MPI_Info_set(info, "cb_buffer_size", cb));
-    MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    MPICHK(MPI_Info_free(&info));
+    MPI_File fh = open_with_hints(path, (const char *const[]){"romio_cb_write", "enable", "romio_cb_read", "enable",
+                                                              "cb_buffer_size", cb, NULL});
     MPI_Datatype ftype;
     MPICHK(MPI_Type_vector(BIG_BLOCKS, BIG_BLOCK, BIG_BLOCK * tu_size, MPI_INT, &ftype));
     MPICHK(MPI_Type_commit(&ftype));
@@ -723,13 +714,8 @@ static void external32_case(const char *path)
 {
     static const char *const cb[] = {"enable", "disable"};
     for (int c = 0; c < 2; c++) {
-        MPI_Info info;
-        MPI_File fh;
-        MPICHK(MPI_Info_create(&info));
-        MPICHK(MPI_Info_set(info, "romio_cb_write", cb[c]));
-        MPICHK(MPI_Info_set(info, "romio_cb_read", cb[c]));
-        MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-        MPICHK(MPI_Info_free(&info));
+        MPI_File fh =
+            open_with_hints(path, (const char *const[]){"romio_cb_write", cb[c], "romio_cb_read", cb[c], NULL});
         struct pattern p;
         pattern_init(&p, PAT_VECTOR, 0);
         int rc = MPI_File_set_view(fh, p.disp, MPI_INT, p.ftype, "external32", MPI_INFO_NULL);
@@ -804,13 +790,7 @@ int main(int argc, char **argv)
         char hints[200], what[400], path[PATH_MAX + 64];
         hints_text(h, hints, sizeof(hints));
         snprintf(path, sizeof(path), "%s", iu_path("coll"));
-        MPI_Info info;
-        MPICHK(MPI_Info_create(&info));
-        for (int k = 0; hint_sets[h][k]; k += 2)
-            MPICHK(MPI_Info_set(info, hint_sets[h][k], hint_sets[h][k + 1]));
-        MPI_File fh;
-        MPICHK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-        MPICHK(MPI_Info_free(&info));
+        MPI_File fh = open_with_hints(path, hint_sets[h]);
         for (int kind = 0; kind < PAT_COUNT; kind++)
             for (int zero = 0; zero < 2; zero++) {
                 struct pattern p;
