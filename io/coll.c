@@ -313,45 +313,46 @@ static MPI_Request *new_req(struct coll_op *op)
     return &op->reqs[op->nreqs++];
 }
 
+enum post_kind {
+    POST_SEND,
+    POST_RECV,
+    /* an aggregator's write-round receive: the sender writes its pieces
+     * into the round's buffer itself where the transport can
+     * (runtime/p2p.h, bmpi_irecv_sender_writes), so the copies run on the
+     * senders' cores and the aggregator never maps the senders' buffers */
+    POST_RECV_SENDER_WRITES,
+};
+
+static int start_message(struct coll_op *op, enum post_kind kind, void *buf, size_t bytes, int peer,
+                         MPI_Request *r)
+{
+    MPI_Comm comm = op->op.file->comm;
+    if (kind == POST_SEND)
+        return PMPI_Isend_c(buf, (MPI_Count)bytes, MPI_BYTE, peer, op->tag, comm, r);
+    if (kind == POST_RECV)
+        return PMPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, peer, op->tag, comm, r);
+    struct bmpi_comm *c = bmpi_comm_get(comm);
+    struct bmpi_request *req;
+    if (!c || bmpi_irecv_sender_writes(buf, bytes, MPI_BYTE, peer, op->tag, c, c->context_id, &req))
+        return MPI_ERR_OTHER;
+    *r = bmpi_request_handle(req);
+    return MPI_SUCCESS;
+}
+
 /* Point-to-point on the file's communicator; a failure to post is this
  * rank's error (the peer then waits: that is a broken transport). */
-static void post(struct coll_op *op, bool send, void *buf, size_t bytes, int peer)
+static void post(struct coll_op *op, enum post_kind kind, void *buf, size_t bytes, int peer)
 {
     MPI_Request *r = new_req(op);
     if (!r) {
         set_err(op, MPI_ERR_NO_MEM);
         return;
     }
-    MPI_Comm comm = op->op.file->comm;
-    int rc = send ? PMPI_Isend_c(buf, (MPI_Count)bytes, MPI_BYTE, peer, op->tag, comm, r)
-                  : PMPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, peer, op->tag, comm, r);
-    if (rc != MPI_SUCCESS) {
+    if (start_message(op, kind, buf, bytes, peer, r) != MPI_SUCCESS) {
         op->nreqs--;
         set_err(op, bmpi_err_set(MPI_ERR_OTHER, "collective I/O on %s: posting a message to rank %d failed",
                                  op->op.file->path, peer));
     }
-}
-
-/* A receive of an aggregator's write round: the sender writes its pieces
- * into the round's buffer itself where the transport can (runtime/p2p.h,
- * bmpi_irecv_sender_writes), so the copies run on the senders' cores and
- * the aggregator never maps the senders' buffers. */
-static void post_round_recv(struct coll_op *op, void *buf, size_t bytes, int peer)
-{
-    MPI_Request *r = new_req(op);
-    if (!r) {
-        set_err(op, MPI_ERR_NO_MEM);
-        return;
-    }
-    struct bmpi_comm *c = bmpi_comm_get(op->op.file->comm);
-    struct bmpi_request *req;
-    if (!c || bmpi_irecv_sender_writes(buf, bytes, MPI_BYTE, peer, op->tag, c, c->context_id, &req)) {
-        op->nreqs--;
-        set_err(op, bmpi_err_set(MPI_ERR_OTHER, "collective I/O on %s: posting a receive from rank %d failed",
-                                 op->op.file->path, peer));
-        return;
-    }
-    *r = bmpi_request_handle(req);
 }
 
 static bool reqs_done(struct coll_op *op)
@@ -895,7 +896,7 @@ static int round_post_mine(struct coll_op *op)
             if (op->a.dir == BMPI_IO_WRITE)
                 pieces_move(op, k, buf);
         }
-        post(op, op->a.dir == BMPI_IO_WRITE, buf, op->xsize[k], op->aggr[k]);
+        post(op, op->a.dir == BMPI_IO_WRITE ? POST_SEND : POST_RECV, buf, op->xsize[k], op->aggr[k]);
     }
     return 0;
 }
@@ -1064,14 +1065,10 @@ static void exchange_others(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
     size_t at = 0;
-    for (int i = 0; i < f->size; at += op->asize[i], i++) {
-        if (!op->asize[i])
-            continue;
-        if (op->a.dir == BMPI_IO_READ)
-            post(op, true, op->abuf + at, op->asize[i], i);
-        else
-            post_round_recv(op, op->abuf + at, op->asize[i], i);
-    }
+    enum post_kind kind = op->a.dir == BMPI_IO_READ ? POST_SEND : POST_RECV_SENDER_WRITES;
+    for (int i = 0; i < f->size; at += op->asize[i], i++)
+        if (op->asize[i])
+            post(op, kind, op->abuf + at, op->asize[i], i);
 }
 
 /* The aggregator's side of a round: for a write, post the receives (the
@@ -1196,12 +1193,12 @@ static void lists_post_counts(struct coll_op *op)
     struct bmpi_file *f = op->op.file;
     for (int k = 0; k < op->naggr; k++)
         if (k != op->my_aggr)
-            post(op, true, &op->mine_count[k], sizeof(int64_t), op->aggr[k]);
+            post(op, POST_SEND, &op->mine_count[k], sizeof(int64_t), op->aggr[k]);
     if (op->my_aggr < 0)
         return;
     for (int i = 0; i < f->size; i++)
         if (i != f->rank)
-            post(op, false, &op->ocount[i], sizeof(int64_t), i);
+            post(op, POST_RECV, &op->ocount[i], sizeof(int64_t), i);
     op->ocount[f->rank] = op->mine_count[op->my_aggr];
 }
 
@@ -1211,8 +1208,8 @@ static void lists_post_runs(struct coll_op *op)
     struct bmpi_file *f = op->op.file;
     for (int k = 0; k < op->naggr; k++)
         if (op->mine_count[k] && k != op->my_aggr)
-            post(op, true, op->mine.v + op->mine_at[k], (size_t)op->mine_count[k] * sizeof(struct coll_piece),
-                 op->aggr[k]);
+            post(op, POST_SEND, op->mine.v + op->mine_at[k],
+                 (size_t)op->mine_count[k] * sizeof(struct coll_piece), op->aggr[k]);
     if (op->my_aggr < 0)
         return;
     op->others[f->rank] = op->mine.v + op->mine_at[op->my_aggr];
@@ -1225,7 +1222,7 @@ static void lists_post_runs(struct coll_op *op)
             op->ocount[i] = 0;
             continue;
         }
-        post(op, false, op->others[i], bytes, i);
+        post(op, POST_RECV, op->others[i], bytes, i);
     }
 }
 
@@ -1235,9 +1232,9 @@ static void errors_post(struct coll_op *op)
     op->errs_out = op->err;
     if (op->my_aggr >= 0)
         for (int i = 0; i < f->size; i++)
-            post(op, true, &op->errs_out, sizeof(int), i);
+            post(op, POST_SEND, &op->errs_out, sizeof(int), i);
     for (int k = 0; k < op->naggr; k++)
-        post(op, false, &op->aerr[k], sizeof(int), op->aggr[k]);
+        post(op, POST_RECV, &op->aerr[k], sizeof(int), op->aggr[k]);
 }
 
 static void errors_complete(struct coll_op *op)
