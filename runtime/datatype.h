@@ -255,6 +255,30 @@ int bmpi_dt_pack_external(const void *buf, size_t count, const struct bmpi_datat
 int bmpi_dt_unpack_external(const void *src, MPI_Count srcsize, MPI_Count *position, void *buf,
                             size_t count, const struct bmpi_datatype *dt);
 
+/* --- other representations (dt_repr.c) ----------------------------------------- */
+
+/* A representation's size of one predefined type (a pair type: of each
+ * member): external32's fixed sizes, or a registered data
+ * representation's extent function (io/datarep.c). Returns 0 or an error
+ * class with the reason recorded. */
+typedef int bmpi_dt_basic_size_fn(const struct bmpi_datatype *basic, void *ctx, MPI_Count *size);
+
+/* Bytes of one element of dt when every basic type takes what fn says. */
+int bmpi_dt_size_in(const struct bmpi_datatype *dt, bmpi_dt_basic_size_fn *fn, void *ctx, MPI_Count *size);
+/* Of one element of dt in that representation, the leading basic items
+ * that lie whole within its first `limit` bytes: *mem is their bytes in
+ * memory (the element a short read cut). */
+int bmpi_dt_prefix_in(const struct bmpi_datatype *dt, bmpi_dt_basic_size_fn *fn, void *ctx, MPI_Count limit,
+                      MPI_Count *mem);
+/* dt's layout in that representation: its constructors called again with
+ * the same arguments, over a block of the representation's bytes wherever
+ * a predefined type's size differs there (a pair type counts as one).
+ * Counts and strides in elements therefore scale with the new sizes while
+ * displacements, strides and bounds given in bytes stay, which is how MPI
+ * 4.1 (section 14.5.1) reads a filetype under a data representation.
+ * Committed; the caller owns one reference (bmpi_dt_release). */
+int bmpi_dt_relayout(struct bmpi_datatype *dt, bmpi_dt_basic_size_fn *fn, void *ctx, struct bmpi_datatype **out);
+
 /* Call fn on each predefined basic type of dt's type map (pair types as
  * their two members), once per part of the type rather than per element,
  * so the cost follows the constructors' arguments, never the data; stops

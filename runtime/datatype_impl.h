@@ -1,6 +1,6 @@
 /*
  * Between the datatype files only (datatype.c, dt_node.c, dt_pack.c,
- * dt_array.c, dt_external.c, type_api.c); everyone else uses datatype.h.
+ * dt_array.c, dt_external.c, dt_repr.c, type_api.c); everyone else uses datatype.h.
  */
 #ifndef BMPI_RUNTIME_DATATYPE_IMPL_H
 #define BMPI_RUNTIME_DATATYPE_IMPL_H

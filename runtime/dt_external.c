@@ -23,28 +23,16 @@ static int ext_basic_size(const struct bmpi_datatype *T)
     return (int)T->size;
 }
 
+static int ext_size_of(const struct bmpi_datatype *basic, void *ctx, MPI_Count *size)
+{
+    (void)ctx;
+    *size = ext_basic_size(basic);
+    return BMPI_OK;
+}
+
 int bmpi_dt_external_size(const struct bmpi_datatype *dt, MPI_Count *size)
 {
-    if (dt->defn == MPI_COMBINER_NAMED) {
-        *size = ext_basic_size(dt);
-        return BMPI_OK;
-    }
-    MPI_Count total = 0, one, n;
-    size_t np = bmpi_dt_nparts(dt);
-    for (size_t i = 0; i < np; i++) {
-        struct bmpi_dt_part p;
-        bmpi_dt_part(dt, i, &p);
-        if (p.type->size == 0)
-            continue;
-        int rc = bmpi_dt_external_size(p.type, &one);
-        if (rc)
-            return rc;
-        if (__builtin_mul_overflow(p.count * p.bl, one, &n) ||
-            __builtin_add_overflow(total, n, &total))
-            return bmpi_err_set(BMPI_ERR_TOO_LARGE, "the external32 size overflows MPI_Count");
-    }
-    *size = total;
-    return BMPI_OK;
+    return bmpi_dt_size_in(dt, ext_size_of, NULL, size);
 }
 
 int bmpi_dt_for_each_basic(const struct bmpi_datatype *dt,

@@ -901,6 +901,115 @@ static MPI_Datatype rand_type(int depth, unsigned *s)
     return t;
 }
 
+/* --- other representations (dt_repr.c) ------------------------------------------- */
+
+/* A representation in which MPI_INT takes 8 bytes (and the rest their
+ * memory size), and one in which nothing changes. */
+static int int_as_8(const struct bmpi_datatype *basic, void *ctx, MPI_Count *size)
+{
+    (void)ctx;
+    *size = basic->handle == MPI_INT ? 8 : (MPI_Count)bmpi_dt_size(basic);
+    return BMPI_OK;
+}
+
+static int unchanged(const struct bmpi_datatype *basic, void *ctx, MPI_Count *size)
+{
+    (void)ctx;
+    *size = (MPI_Count)bmpi_dt_size(basic);
+    return BMPI_OK;
+}
+
+/* Constructor k of a list (those of every_constructor, a struct, a
+ * darray, a nesting) over base. */
+enum { N_RELAYOUT_CASES = 14 };
+
+static MPI_Datatype relayout_case(int k, MPI_Datatype b)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL, v;
+    int bl[4] = {1, 0, 3, 2}, dis[4] = {0, 3, 7, -4};
+    MPI_Aint hd[4] = {0, 24, 64, -40};
+    int sz[3] = {4, 3, 5}, sub[3] = {2, 3, 1}, st[3] = {1, 0, 4};
+    int g[2] = {10, 7}, dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK};
+    int darg[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
+    int sbl[2] = {2, 1};
+    MPI_Aint sd[2] = {0, 40};
+    MPI_Datatype stypes[2] = {b, MPI_DOUBLE};
+    switch (k) {
+    case 0: OK(MPI_Type_contiguous(3, b, &t)); break;
+    case 1: OK(MPI_Type_vector(3, 2, 3, b, &t)); break;
+    case 2: OK(MPI_Type_create_hvector(4, 2, -37, b, &t)); break;
+    case 3: OK(MPI_Type_indexed(4, bl, dis, b, &t)); break;
+    case 4: OK(MPI_Type_create_hindexed(4, bl, hd, b, &t)); break;
+    case 5: OK(MPI_Type_create_indexed_block(4, 2, dis, b, &t)); break;
+    case 6: OK(MPI_Type_create_hindexed_block(4, 1, hd, b, &t)); break;
+    case 7: OK(MPI_Type_create_resized(b, 3, 100, &t)); break;
+    case 8: OK(MPI_Type_dup(b, &t)); break;
+    case 9: OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_C, b, &t)); break;
+    case 10: OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_FORTRAN, b, &t)); break;
+    case 11: OK(MPI_Type_create_struct(2, sbl, sd, stypes, &t)); break;
+    case 12: t = darray(4, 3, 2, g, dist, darg, ps, MPI_ORDER_C, b); break;
+    case 13:
+        OK(MPI_Type_vector(2, 1, 3, b, &v));
+        OK(MPI_Type_contiguous(2, v, &t));
+        OK(MPI_Type_free(&v));
+        break;
+    }
+    OK(MPI_Type_commit(&t));
+    return t;
+}
+
+/* a and b describe the same bytes: bounds, and what packing 2 elements
+ * of each out of one patterned buffer gives. */
+static void expect_same_bytes(struct bmpi_datatype *a, MPI_Datatype b, int k)
+{
+    struct bmpi_datatype *B = bmpi_dt_get(b);
+    ck_assert_msg(bmpi_dt_size(a) == bmpi_dt_size(B), "case %d: size %zu, expected %zu", k, bmpi_dt_size(a),
+                  bmpi_dt_size(B));
+    ck_assert_msg(bmpi_dt_lb(a) == bmpi_dt_lb(B) && bmpi_dt_extent(a) == bmpi_dt_extent(B),
+                  "case %d: lb %ld extent %ld, expected %ld %ld", k, (long)bmpi_dt_lb(a), (long)bmpi_dt_extent(a),
+                  (long)bmpi_dt_lb(B), (long)bmpi_dt_extent(B));
+    ck_assert_int_eq(bmpi_dt_true_lb(a), bmpi_dt_true_lb(B));
+    ck_assert_int_eq(bmpi_dt_true_extent(a), bmpi_dt_true_extent(B));
+    enum { SPAN = 1 << 14 };
+    static unsigned char src[2 * SPAN], pa[SPAN], pb[SPAN];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (unsigned char)(i % 251);
+    ck_assert(2 * bmpi_dt_size(a) <= SPAN);
+    bmpi_dt_pack_all(src + SPAN, 2, a, pa);
+    bmpi_dt_pack_all(src + SPAN, 2, B, pb);
+    ck_assert_msg(!memcmp(pa, pb, 2 * bmpi_dt_size(a)), "case %d: the layouts select other bytes", k);
+}
+
+/* Relaid out with MPI_INT in 8 bytes, a type over MPI_INT is the same
+ * type over MPI_INT64_T (element counts scale, bytes stay); with no size
+ * changed it is itself. Sizes and prefixes in the representation too. */
+START_TEST(relayouts)
+{
+    for (int k = 0; k < N_RELAYOUT_CASES; k++) {
+        MPI_Datatype on_int = relayout_case(k, MPI_INT), on_int64 = relayout_case(k, MPI_INT64_T);
+        struct bmpi_datatype *dt = bmpi_dt_get(on_int), *r;
+        ck_assert_int_eq(bmpi_dt_relayout(dt, int_as_8, NULL, &r), BMPI_OK);
+        expect_same_bytes(r, on_int64, k);
+        bmpi_dt_release(r);
+        ck_assert_int_eq(bmpi_dt_relayout(dt, unchanged, NULL, &r), BMPI_OK);
+        expect_same_bytes(r, on_int, k);
+        bmpi_dt_release(r);
+
+        MPI_Count size, mem;
+        ck_assert_int_eq(bmpi_dt_size_in(dt, int_as_8, NULL, &size), BMPI_OK);
+        ck_assert_int_eq(size, (MPI_Count)bmpi_dt_size(bmpi_dt_get(on_int64)));
+        /* every item but the last whole, and 3 of the last one's 8 bytes
+         * (an int, or the struct's double) */
+        ck_assert_int_eq(bmpi_dt_prefix_in(dt, int_as_8, NULL, size - 8 + 3, &mem), BMPI_OK);
+        ck_assert_int_eq(mem, (MPI_Count)bmpi_dt_size(dt) - (k == 11 ? 8 : 4));
+        ck_assert_int_eq(bmpi_dt_prefix_in(dt, int_as_8, NULL, size, &mem), BMPI_OK);
+        ck_assert_int_eq(mem, (MPI_Count)bmpi_dt_size(dt));
+        OK(MPI_Type_free(&on_int));
+        OK(MPI_Type_free(&on_int64));
+    }
+}
+END_TEST
+
 START_TEST(random_types)
 {
     unsigned s = 12345u + (unsigned)_i * 7919u;
@@ -1408,6 +1517,7 @@ static Suite *datatype_suite(void)
     tcase_add_test(tc, nested_types);
     tcase_add_test(tc, every_constructor);
     tcase_add_test(tc, darrays);
+    tcase_add_test(tc, relayouts);
     tcase_add_loop_test(tc, random_types, 0, 10);
     tcase_add_test(tc, large_counts);
     tcase_add_test(tc, too_deep);
