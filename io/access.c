@@ -123,6 +123,8 @@ int bmpi_io_access_check(struct bmpi_file *f, const char *fn, enum bmpi_io_dir d
     if (!bmpi_dt_total(dt, (size_t)count, &bytes) || bytes > (size_t)INT64_MAX)
         return bmpi_err_file_obj(f, MPI_ERR_COUNT, fn, "count %lld of %s overflows", (long long)count,
                                  bmpi_dt_name(datatype));
+    if (!bmpi_datarep_is_native(f->view.rep) && (err = bmpi_datarep_size(f->view.rep, dt, (size_t)count, &bytes)))
+        return bmpi_err_file_obj(f, err, fn, NULL);
     /* Type matching is that of communication (MPI 4.1 14.6.5): the count
      * copies together must be whole etypes, not each copy (24 MPI_INT
      * under an etype of 2 ints are 12 etypes). */
@@ -130,7 +132,8 @@ int bmpi_io_access_check(struct bmpi_file *f, const char *fn, enum bmpi_io_dir d
         return bmpi_err_file_obj(f, MPI_ERR_TYPE, fn, "%lld x %s hold %zu bytes, not whole etypes of %zu",
                                  (long long)count, bmpi_dt_name(datatype), bytes, f->view.esize);
     *a = (struct bmpi_io_access){
-        .dir = dir, .buf = (void *)buf, .count = (size_t)count, .type = datatype, .dt = dt, .bytes = bytes};
+        .dir = dir, .buf = (void *)buf, .count = (size_t)count, .type = datatype, .dt = dt, .rep = f->view.rep,
+        .bytes = bytes};
     return MPI_SUCCESS;
 }
 
@@ -159,7 +162,7 @@ static int access_at(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count 
         return err;
     size_t done = 0;
     err = bmpi_io_independent(f, &a, offset, &done);
-    bmpi_io_status(status, done);
+    bmpi_io_status(status, &a, done);
     return err ? bmpi_err_file_obj(f, err, fn, NULL) : MPI_SUCCESS;
 }
 
@@ -177,7 +180,7 @@ static int access_individual(MPI_File fh, const void *buf, MPI_Count count, MPI_
     size_t done = 0;
     err = bmpi_io_independent(f, &a, f->pos, &done);
     f->pos += (MPI_Offset)(done / f->view.esize);
-    bmpi_io_status(status, done);
+    bmpi_io_status(status, &a, done);
     return err ? bmpi_err_file_obj(f, err, fn, NULL) : MPI_SUCCESS;
 }
 

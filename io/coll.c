@@ -499,7 +499,7 @@ static void coll_finish(struct coll_op *op)
         op->done = 0;
     if (op->err)
         bmpi_err_set(op->err, "%s", op->reason);
-    bmpi_io_op_finish(&op->op, op->err, op->err && op->a.dir == BMPI_IO_WRITE ? 0 : op->done);
+    bmpi_io_op_finish(&op->op, op->err, &op->a, op->err && op->a.dir == BMPI_IO_WRITE ? 0 : op->done);
 }
 
 static void coll_destroy(struct bmpi_io_op *o)
@@ -563,7 +563,7 @@ static size_t gcd(size_t a, size_t b)
 static bool indep_step(struct coll_op *op)
 {
     struct bmpi_file *f = op->op.file;
-    size_t size = bmpi_dt_size(op->a.dt);
+    size_t size = bmpi_io_access_element(&op->a);
     /* a step starts on an etype: whole multiples of unit elements */
     size_t unit = f->view.esize / gcd(size, f->view.esize);
     size_t n = COLL_INDEP_STEP / size / unit * unit;

@@ -2,18 +2,17 @@
  * Data representations (MPI 4.1 section 14.5): "native", "internal",
  * "external32", and those the program adds with MPI_Register_datarep.
  *
- * What this implementation supports. A view may use a non-native
- * representation only when every basic type of its etype and filetype
- * takes as many bytes in the file as in memory (bmpi_datarep_check_view),
- * and an access only when its memory type does too. The file layout of
- * the view is then the memory layout of its types, so the view's map
- * (view.c) stays the native one, and a conversion is a transform of the
- * access's packed data, element by element, done here in whole before a
- * write and after a read. On x86_64 this excludes, for external32,
- * MPI_LONG and MPI_UNSIGNED_LONG (4 bytes in external32, 8 in memory) and
- * MPI_WCHAR (2 against 4); such views fail with
- * MPI_ERR_UNSUPPORTED_DATAREP naming the type. Long double is 16 bytes in
- * both (x87 in memory, IEEE binary128 in the file) and is converted.
+ * An access's data are converted here in whole, before a write and after
+ * a read, between the user's buffer and a packed buffer of their file
+ * representation; the rest of the I/O layer moves that buffer as bytes.
+ * A basic type may take another size in the file (external32's MPI_LONG
+ * and MPI_UNSIGNED_LONG: 4 bytes, 8 in memory; MPI_WCHAR: 2 against 4; a
+ * registered representation's extent function): the view then maps the
+ * stream through the file layouts of its etype and filetype
+ * (bmpi_datarep_layout, runtime/dt_repr.c), an access's stream length is
+ * its size in the file (bmpi_datarep_size), and its status counts memory
+ * bytes (bmpi_datarep_memory_bytes). Long double is 16 bytes in both (x87
+ * in memory, IEEE binary128 in the file) and is converted.
  *
  * A registered representation gives the file size of each basic type with
  * its extent function; its conversion functions are called as the
@@ -101,92 +100,110 @@ bool bmpi_datarep_is_native(const struct bmpi_datarep *rep) { return rep->kind =
 
 /* --- sizes in the file --------------------------------------------------------- */
 
-/* The file size of one predefined basic type under rep. */
-static int basic_file_size(const struct bmpi_datarep *rep, const struct bmpi_datatype *basic,
-                           MPI_Aint *size)
+/* The file size of one predefined basic type under rep (a
+ * bmpi_dt_basic_size_fn: ctx is rep). */
+static int basic_file_size(const struct bmpi_datatype *basic, void *ctx, MPI_Count *size)
 {
+    const struct bmpi_datarep *rep = ctx;
     switch (rep->kind) {
     case BMPI_DATAREP_NATIVE:
-        *size = (MPI_Aint)bmpi_dt_size(basic);
+        *size = bmpi_dt_size(basic);
         return BMPI_OK;
-    case BMPI_DATAREP_EXTERNAL32: {
-        MPI_Count n;
-        int rc = bmpi_dt_external_size(basic, &n);
-        *size = (MPI_Aint)n;
-        return rc;
-    }
+    case BMPI_DATAREP_EXTERNAL32:
+        return bmpi_dt_external_size(basic, size);
     case BMPI_DATAREP_USER: {
-        int rc = rep->extent_fn(basic->handle, size, rep->extra_state);
+        MPI_Aint extent;
+        int rc = rep->extent_fn(basic->handle, &extent, rep->extra_state);
         if (rc != MPI_SUCCESS)
             return bmpi_err_set(MPI_ERR_CONVERSION,
                                 "the extent function of data representation \"%s\" returned %d for %s",
                                 rep->name, rc, bmpi_dt_name(basic->handle));
+        if (extent < 0)
+            return bmpi_err_set(MPI_ERR_CONVERSION,
+                                "the extent function of data representation \"%s\" gave %s %ld bytes",
+                                rep->name, bmpi_dt_name(basic->handle), (long)extent);
+        *size = extent;
         return BMPI_OK;
     }
     }
     return BMPI_OK;
 }
 
-struct same_size_check {
-    const struct bmpi_datarep *rep;
-    const char *role; /* "etype", "filetype", "memory datatype" */
-};
-
-static int check_basic(const struct bmpi_datatype *basic, void *ctx)
+static int differs(const struct bmpi_datatype *basic, void *ctx)
 {
-    const struct same_size_check *c = ctx;
-    MPI_Aint fsize;
-    int rc = basic_file_size(c->rep, basic, &fsize);
-    if (rc)
-        return rc;
-    if (fsize != (MPI_Aint)bmpi_dt_size(basic))
-        return bmpi_err_set(MPI_ERR_UNSUPPORTED_DATAREP,
-                            "%s holds %s, which takes %lld bytes in data representation \"%s\" but "
-                            "%zu in memory; bmpi supports a non-native representation only for "
-                            "types of the same size in both",
-                            c->role, bmpi_dt_name(basic->handle), (long long)fsize, c->rep->name,
-                            bmpi_dt_size(basic));
-    return BMPI_OK;
+    MPI_Count fsize;
+    int rc = basic_file_size(basic, ctx, &fsize);
+    return rc ? rc : fsize != (MPI_Count)bmpi_dt_size(basic) ? -1 : 0;
 }
 
-static int check_same_sizes(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt, const char *role)
+/* Whether some basic type of dt takes another size in rep's files than
+ * in memory (*yes); an extent function's failure is an error. */
+static int sizes_change(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt, bool *yes)
 {
+    *yes = false;
     if (rep->kind == BMPI_DATAREP_NATIVE)
         return BMPI_OK;
-    struct same_size_check c = {.rep = rep, .role = role};
-    return bmpi_dt_for_each_basic(dt, check_basic, &c);
+    int rc = bmpi_dt_for_each_basic(dt, differs, (void *)rep);
+    *yes = rc == -1;
+    return rc == -1 ? BMPI_OK : rc;
 }
 
-int bmpi_datarep_check_view(const struct bmpi_datarep *rep, const struct bmpi_datatype *edt,
-                            const struct bmpi_datatype *fdt)
+int bmpi_datarep_layout(const struct bmpi_datarep *rep, struct bmpi_datatype *dt, struct bmpi_datatype **layout)
 {
-    int rc = check_same_sizes(rep, edt, "the etype");
-    return rc ? rc : check_same_sizes(rep, fdt, "the filetype");
+    bool change;
+    int rc = sizes_change(rep, dt, &change);
+    *layout = NULL;
+    if (rc || !change)
+        return rc;
+    return bmpi_dt_relayout(dt, basic_file_size, (void *)rep, layout);
 }
 
-int bmpi_datarep_check_access(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt)
+int bmpi_datarep_size(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt, size_t count, size_t *bytes)
 {
-    return check_same_sizes(rep, dt, "the access's datatype");
+    MPI_Count one = (MPI_Count)bmpi_dt_size(dt);
+    int rc = rep->kind == BMPI_DATAREP_NATIVE ? BMPI_OK : bmpi_dt_size_in(dt, basic_file_size, (void *)rep, &one);
+    if (rc)
+        return rc;
+    if (__builtin_mul_overflow((size_t)one, count, bytes) || *bytes > (size_t)INT64_MAX)
+        return bmpi_err_set(MPI_ERR_COUNT, "%zu elements of %s take more than 2^63 bytes in data representation "
+                            "\"%s\"", count, bmpi_dt_name(dt->handle), rep->name);
+    return BMPI_OK;
 }
 
 int bmpi_datarep_extent(const struct bmpi_datarep *rep, MPI_Datatype datatype, MPI_Aint *extent)
 {
-    struct bmpi_datatype *dt = bmpi_dt_get(datatype);
+    struct bmpi_datatype *dt = bmpi_dt_get(datatype), *layout;
     if (!dt)
         return bmpi_err_set(MPI_ERR_TYPE, "invalid datatype 0x%x", (unsigned)datatype);
-    /* A predefined basic type takes its size in the file; anything else
-     * has, in the types this implementation supports in views (the same
-     * size in the file as in memory for every basic type), its memory
-     * extent. A derived type holding a basic type whose file size differs
-     * would need its file type map rebuilt from the constructors; that is
-     * refused like such a view is. */
-    if (rep->kind != BMPI_DATAREP_NATIVE && dt->defn == MPI_COMBINER_NAMED)
-        return basic_file_size(rep, dt, extent);
-    int rc = check_same_sizes(rep, dt, "the datatype");
+    /* a predefined type takes its size in the file; a derived one the
+     * extent of its layout there (its memory extent when no size changes) */
+    if (rep->kind != BMPI_DATAREP_NATIVE && dt->defn == MPI_COMBINER_NAMED) {
+        MPI_Count size;
+        int rc = bmpi_dt_size_in(dt, basic_file_size, (void *)rep, &size);
+        *extent = (MPI_Aint)size;
+        return rc;
+    }
+    int rc = bmpi_datarep_layout(rep, dt, &layout);
     if (rc)
         return rc;
-    *extent = bmpi_dt_extent(dt);
+    *extent = bmpi_dt_extent(layout ? layout : dt);
+    if (layout)
+        bmpi_dt_release(layout);
     return BMPI_OK;
+}
+
+size_t bmpi_datarep_memory_bytes(const struct bmpi_io_access *a, size_t done)
+{
+    size_t mem_one = bmpi_dt_size(a->dt);
+    if (done == a->bytes || !a->count)
+        return a->count * mem_one;
+    size_t file_one = a->bytes / a->count;
+    if (file_one == mem_one)
+        return done;
+    MPI_Count cut = 0; /* the items of the element the read stopped in */
+    if (done % file_one)
+        bmpi_dt_prefix_in(a->dt, basic_file_size, (void *)a->rep, (MPI_Count)(done % file_one), &cut);
+    return done / file_one * mem_one + (size_t)cut;
 }
 
 /* --- conversion of an access's data ----------------------------------------------- */
@@ -215,12 +232,13 @@ static bool user_has_fn(const struct bmpi_datarep *rep, bool to_file)
     return to_file ? rep->write_fn || rep->write_fn_c : rep->read_fn || rep->read_fn_c;
 }
 
-/* Elements of the datatype per call: about BMPI_DATAREP_CHUNK bytes, at
- * least one, and a count of items an int holds for the int-count
- * functions. */
-static size_t user_chunk_elements(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt)
+/* Elements of the datatype per call: about BMPI_DATAREP_CHUNK bytes of
+ * file data, at least one, and a count of items an int holds for the
+ * int-count functions. */
+static size_t user_chunk_elements(const struct bmpi_datarep *rep, const struct bmpi_io_access *a)
 {
-    size_t k = BMPI_DATAREP_CHUNK / bmpi_dt_size(dt);
+    const struct bmpi_datatype *dt = a->dt;
+    size_t one = bmpi_io_access_element(a), k = one ? BMPI_DATAREP_CHUNK / one : 1;
     if (k == 0)
         k = 1;
     bool int_count = !rep->read_fn_c && !rep->write_fn_c;
@@ -239,7 +257,7 @@ static int user_convert_elements(const struct bmpi_datarep *rep, bool to_file, c
         return bmpi_err_set(MPI_ERR_CONVERSION, "one element of %s has %lld basic items, more than the "
                             "int count of data representation \"%s\"'s conversion functions",
                             bmpi_dt_name(a->type), (long long)dt->nelem, rep->name);
-    size_t step = user_chunk_elements(rep, dt), size = bmpi_dt_size(dt);
+    size_t step = user_chunk_elements(rep, a), size = bmpi_io_access_element(a);
     for (size_t i = 0; i < elements; i += step) {
         size_t k = elements - i < step ? elements - i : step;
         int rc = user_convert(rep, to_file, a, (MPI_Count)k * dt->nelem, file + i * size,
@@ -250,9 +268,22 @@ static int user_convert_elements(const struct bmpi_datarep *rep, bool to_file, c
     return BMPI_OK;
 }
 
+/* A registered representation without a conversion function for this
+ * direction (MPI_CONVERSION_FN_NULL) copies the data as they are, which
+ * only works when its extent function gives the memory sizes. */
+static int check_copyable(const struct bmpi_datarep *rep, const struct bmpi_io_access *a, bool to_file)
+{
+    size_t in_file = bmpi_io_access_element(a), in_memory = bmpi_dt_size(a->dt);
+    if (rep->kind != BMPI_DATAREP_USER || user_has_fn(rep, to_file) || in_file == in_memory)
+        return BMPI_OK;
+    return bmpi_err_set(MPI_ERR_CONVERSION, "data representation \"%s\" has no %s conversion function "
+                        "(MPI_CONVERSION_FN_NULL) but its extent function gives %s %zu bytes, not its %zu in "
+                        "memory", rep->name, to_file ? "write" : "read", bmpi_dt_name(a->type), in_file, in_memory);
+}
+
 int bmpi_datarep_to_file(const struct bmpi_datarep *rep, const struct bmpi_io_access *a, void **out)
 {
-    int rc = bmpi_datarep_check_access(rep, a->dt);
+    int rc = check_copyable(rep, a, true);
     if (rc)
         return rc;
     unsigned char *file = malloc(a->bytes ? a->bytes : 1);
@@ -281,8 +312,8 @@ static int from_file_elements(const struct bmpi_datarep *rep, const struct bmpi_
 {
     if (rep->kind == BMPI_DATAREP_EXTERNAL32) {
         MPI_Count pos = 0;
-        return bmpi_dt_unpack_external(src, (MPI_Count)(elements * bmpi_dt_size(a->dt)), &pos, buf,
-                                       elements, a->dt);
+        return bmpi_dt_unpack_external(src, (MPI_Count)(elements * bmpi_io_access_element(a)), &pos, buf, elements,
+                                       a->dt);
     }
     struct bmpi_io_access one = *a;
     one.buf = buf;
@@ -290,14 +321,15 @@ static int from_file_elements(const struct bmpi_datarep *rep, const struct bmpi_
 }
 
 /* A read that stopped inside an element (end of file): convert that
- * element, zero-padded, into scratch memory and unpack only the bytes
- * read into the user's buffer. */
+ * element, zero-padded, into scratch memory and unpack into the user's
+ * buffer only the basic items whose file bytes were all read. */
 static int from_file_tail(const struct bmpi_datarep *rep, const struct bmpi_io_access *a, size_t whole,
                           const unsigned char *src, size_t rem)
 {
     const struct bmpi_datatype *dt = a->dt;
-    size_t size = bmpi_dt_size(dt), span = (size_t)bmpi_dt_true_extent(dt);
-    unsigned char *padded = calloc(1, size), *scratch = malloc(span ? span : 1), *native = malloc(size);
+    size_t size = bmpi_dt_size(dt), span = (size_t)bmpi_dt_true_extent(dt), in_file = bmpi_io_access_element(a);
+    unsigned char *padded = calloc(1, in_file), *scratch = malloc(span ? span : 1), *native = malloc(size);
+    MPI_Count keep = (MPI_Count)rem; /* memory bytes of the items read whole */
     int rc = BMPI_OK;
     if (!padded || !scratch || !native) {
         rc = bmpi_err_set(MPI_ERR_NO_MEM, "no memory to convert the last element of a read");
@@ -307,11 +339,13 @@ static int from_file_tail(const struct bmpi_datarep *rep, const struct bmpi_io_a
     void *base = scratch - bmpi_dt_true_lb(dt);
     if ((rc = from_file_elements(rep, a, base, padded, 1)))
         goto out;
+    if (in_file != size && (rc = bmpi_dt_prefix_in(dt, basic_file_size, (void *)rep, keep, &keep)))
+        goto out;
     bmpi_dt_pack_all(base, 1, dt, native);
     struct bmpi_dt_cursor c;
     bmpi_dt_cursor_init(&c, a->buf, a->count, dt);
     bmpi_dt_cursor_seek(&c, whole * size);
-    bmpi_dt_unpack(&c, native, rem);
+    bmpi_dt_unpack(&c, native, (size_t)keep);
 out:
     free(padded);
     free(scratch);
@@ -322,7 +356,7 @@ out:
 int bmpi_datarep_from_file(const struct bmpi_datarep *rep, const struct bmpi_io_access *a, const void *src,
                            size_t bytes)
 {
-    int rc = bmpi_datarep_check_access(rep, a->dt);
+    int rc = check_copyable(rep, a, false);
     if (rc || bytes == 0)
         return rc;
     if (rep->kind == BMPI_DATAREP_NATIVE || (rep->kind == BMPI_DATAREP_USER && !user_has_fn(rep, false))) {
@@ -331,10 +365,10 @@ int bmpi_datarep_from_file(const struct bmpi_datarep *rep, const struct bmpi_io_
         bmpi_dt_unpack(&c, src, bytes);
         return BMPI_OK;
     }
-    size_t size = bmpi_dt_size(a->dt), whole = bytes / size, rem = bytes % size;
+    size_t one = bmpi_io_access_element(a), whole = bytes / one, rem = bytes % one;
     if ((rc = from_file_elements(rep, a, a->buf, src, whole)))
         return rc;
-    return rem ? from_file_tail(rep, a, whole, (const unsigned char *)src + whole * size, rem) : BMPI_OK;
+    return rem ? from_file_tail(rep, a, whole, (const unsigned char *)src + whole * one, rem) : BMPI_OK;
 }
 
 void bmpi_datarep_finalize(void)

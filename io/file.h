@@ -72,9 +72,13 @@ struct bmpi_datarep;
 struct bmpi_file_view {
     MPI_Offset disp;                /* bytes from the start of the file */
     MPI_Datatype etype, filetype;   /* predefined, or our own duplicates */
+    /* their layouts in the file: the types themselves, or when rep gives
+     * a basic type another size than memory does, rep's layouts of them
+     * (bmpi_datarep_layout), owned here (elayout, flayout; else NULL) */
     struct bmpi_datatype *edt, *fdt;
-    size_t esize;                   /* bytes of one etype */
-    size_t fsize;                   /* data bytes of one filetype */
+    struct bmpi_datatype *elayout, *flayout;
+    size_t esize;                   /* bytes of one etype in the file */
+    size_t fsize;                   /* data bytes of one filetype in the file */
     MPI_Aint fextent;               /* extent of one filetype (tiling step) */
     bool contig;                    /* the filetype is one run: file = disp + stream */
     const struct bmpi_datarep *rep;
@@ -179,8 +183,15 @@ struct bmpi_io_access {
     size_t count;
     MPI_Datatype type;
     struct bmpi_datatype *dt;
-    size_t bytes;                   /* count * size of dt */
+    const struct bmpi_datarep *rep; /* the view's when the access was checked */
+    size_t bytes;                   /* count elements of dt in rep: the access's stretch of the view's stream */
 };
+
+/* Bytes one element of a's datatype takes in the file (0 when a has none). */
+static inline size_t bmpi_io_access_element(const struct bmpi_io_access *a)
+{
+    return a->count ? a->bytes / a->count : 0;
+}
 
 /* Validate (buf, count, datatype) for an access of f in direction dir by
  * fn: the amode allows it, the count, the type (committed, whole etypes),
@@ -258,19 +269,22 @@ const struct bmpi_datarep *bmpi_datarep_find(const char *datarep);
 const char *bmpi_datarep_name(const struct bmpi_datarep *rep);
 /* True when the file holds data as memory does (no conversion). */
 bool bmpi_datarep_is_native(const struct bmpi_datarep *rep);
-/* Check that views of etype/filetype can use rep (file extents equal to
- * memory extents, which is what this implementation supports); else
- * MPI_ERR_UNSUPPORTED_DATAREP with the reason recorded. */
-int bmpi_datarep_check_view(const struct bmpi_datarep *rep, const struct bmpi_datatype *edt,
-                            const struct bmpi_datatype *fdt);
-/* The same check for the memory datatype of an access under rep. */
-int bmpi_datarep_check_access(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt);
+/* dt's layout in rep's files when some basic type of it takes another
+ * size there than in memory (*layout, one reference for the caller; the
+ * standard's reading: counts in elements scale, bytes stay), else NULL:
+ * the layout is dt's own. */
+int bmpi_datarep_layout(const struct bmpi_datarep *rep, struct bmpi_datatype *dt, struct bmpi_datatype **layout);
+/* Bytes of count elements of dt in rep's files (MPI_ERR_COUNT past 2^63). */
+int bmpi_datarep_size(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt, size_t count, size_t *bytes);
+/* The memory bytes of an access that moved `done` bytes of its stream:
+ * whole basic items only where an element was cut (the status). */
+size_t bmpi_datarep_memory_bytes(const struct bmpi_io_access *a, size_t done);
 /* The extent of datatype in the file under rep (MPI_File_get_type_extent). */
 int bmpi_datarep_extent(const struct bmpi_datarep *rep, MPI_Datatype datatype, MPI_Aint *extent);
 /* A non-native write: the access's data packed and converted into a new
- * buffer of a->bytes bytes (*out, free() it). A non-native read: convert
- * and unpack `bytes` bytes of file representation at src into the access's
- * buffer. */
+ * buffer of a->bytes bytes, its file representation (*out, free() it). A
+ * non-native read: convert and unpack `bytes` bytes of file
+ * representation at src into the access's buffer. */
 int bmpi_datarep_to_file(const struct bmpi_datarep *rep, const struct bmpi_io_access *a, void **out);
 int bmpi_datarep_from_file(const struct bmpi_datarep *rep, const struct bmpi_io_access *a, const void *src,
                            size_t bytes);
@@ -343,11 +357,11 @@ struct bmpi_io_op {
 void bmpi_io_op_start(struct bmpi_io_op *op);
 /* A request of kind BMPI_REQ_IO for op, with op->req set. */
 struct bmpi_request *bmpi_io_request_new(struct bmpi_io_op *op);
-/* The status of an access that moved `bytes` bytes (status may be
- * MPI_STATUS_IGNORE). */
-void bmpi_io_status(MPI_Status *status, size_t bytes);
-/* Finish op: status with `bytes`, error class err, and complete its request. */
-void bmpi_io_op_finish(struct bmpi_io_op *op, int err, size_t bytes);
+/* The status of access a that moved `done` bytes of its stream (status
+ * may be MPI_STATUS_IGNORE): their bytes in memory. */
+void bmpi_io_status(MPI_Status *status, const struct bmpi_io_access *a, size_t done);
+/* Finish op: that status, error class err, and complete its request. */
+void bmpi_io_op_finish(struct bmpi_io_op *op, int err, const struct bmpi_io_access *a, size_t done);
 /* MPI_Finalize: drop what is still pending. */
 void bmpi_io_pending_finalize(void);
 

@@ -44,7 +44,7 @@ static int nb_advance(struct bmpi_io_op *op)
     struct nb_op *nb = nb_of(op);
     int rc = bmpi_io_walk_step(&nb->walk, BMPI_IO_NB_STEP);
     if (rc || bmpi_io_walk_done(&nb->walk))
-        bmpi_io_op_finish(op, rc, nb->walk.done);
+        bmpi_io_op_finish(op, rc, &nb->walk.a, nb->walk.done);
     return 1;
 }
 

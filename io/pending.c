@@ -17,10 +17,10 @@ struct bmpi_io_pending {
 
 static struct bmpi_io_pending pending;
 
-void bmpi_io_status(MPI_Status *status, size_t bytes)
+void bmpi_io_status(MPI_Status *status, const struct bmpi_io_access *a, size_t done)
 {
     if (status != MPI_STATUS_IGNORE)
-        bmpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, bytes);
+        bmpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, bmpi_datarep_memory_bytes(a, done));
 }
 
 struct bmpi_request *bmpi_io_request_new(struct bmpi_io_op *op)
@@ -38,9 +38,9 @@ int bmpi_io_report(MPI_File file, int errclass, const char *fn)
     return bmpi_err_file_obj(file, errclass, fn, NULL);
 }
 
-void bmpi_io_op_finish(struct bmpi_io_op *op, int err, size_t bytes)
+void bmpi_io_op_finish(struct bmpi_io_op *op, int err, const struct bmpi_io_access *a, size_t done)
 {
-    bmpi_io_status(&op->req->status, bytes);
+    bmpi_io_status(&op->req->status, a, done);
     op->req->status.MPI_ERROR = err;
     op->done = true;
     bmpi_request_complete(op->req);

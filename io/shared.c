@@ -353,7 +353,7 @@ static int shared_access(MPI_File fh, const char *fn, enum bmpi_io_dir dir, cons
     if (err)
         return bmpi_err_file_obj(f, err, fn, NULL);
     MPI_Status st;
-    bmpi_io_status(&st, done);
+    bmpi_io_status(&st, &a, done);
     bmpi_status_out(status, &st);
     return MPI_SUCCESS;
 }

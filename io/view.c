@@ -45,10 +45,20 @@ static void release_type(MPI_Datatype *t)
     *t = MPI_DATATYPE_NULL;
 }
 
+static void release_layouts(struct bmpi_file_view *v)
+{
+    if (v->elayout)
+        bmpi_dt_release(v->elayout);
+    if (v->flayout)
+        bmpi_dt_release(v->flayout);
+    v->elayout = v->flayout = NULL;
+}
+
 void bmpi_view_release(struct bmpi_file_view *v)
 {
     release_type(&v->etype);
     release_type(&v->filetype);
+    release_layouts(v);
 }
 
 /* --- the map ---------------------------------------------------------------------- */
@@ -161,18 +171,20 @@ static int keep_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
-/* Validate the arguments of a view into *v (types not yet kept). */
-static int view_check(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                      const char *datarep, struct bmpi_file_view *v)
+/* The layouts of the etype and filetype in rep's files (io/file.h). */
+static int view_layouts(struct bmpi_file_view *v)
 {
-    int err;
-    if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
-        return bmpi_err_set(MPI_ERR_ARG, "disp MPI_DISPLACEMENT_CURRENT is only for files opened with "
-                            "MPI_MODE_SEQUENTIAL");
-    if (disp < 0)
-        return bmpi_err_set(MPI_ERR_ARG, "disp %lld is negative", (long long)disp);
-    if ((err = bmpi_dt_check_usable(etype, &v->edt)) || (err = bmpi_dt_check_usable(filetype, &v->fdt)))
-        return err;
+    int err = bmpi_datarep_layout(v->rep, v->edt, &v->elayout);
+    if (!err)
+        err = bmpi_datarep_layout(v->rep, v->fdt, &v->flayout);
+    v->edt = v->elayout ? v->elayout : v->edt;
+    v->fdt = v->flayout ? v->flayout : v->fdt;
+    return err;
+}
+
+/* Sizes and extent of the view's layouts, checked. */
+static int view_shape(struct bmpi_file_view *v, MPI_Datatype etype, MPI_Datatype filetype)
+{
     v->esize = bmpi_dt_size(v->edt);
     v->fsize = bmpi_dt_size(v->fdt);
     if (!v->esize)
@@ -185,11 +197,29 @@ static int view_check(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, 
     v->fextent = bmpi_dt_extent(v->fdt);
     if (v->fextent <= 0)
         return bmpi_err_set(MPI_ERR_TYPE, "filetype %s has extent %ld", bmpi_dt_name(filetype), (long)v->fextent);
+    return BMPI_OK;
+}
+
+/* Validate the arguments of a view into *v (types not yet kept; layouts
+ * made, released on failure). */
+static int view_check(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, struct bmpi_file_view *v)
+{
+    int err;
+    if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
+        return bmpi_err_set(MPI_ERR_ARG, "disp MPI_DISPLACEMENT_CURRENT is only for files opened with "
+                            "MPI_MODE_SEQUENTIAL");
+    if (disp < 0)
+        return bmpi_err_set(MPI_ERR_ARG, "disp %lld is negative", (long long)disp);
+    if ((err = bmpi_dt_check_usable(etype, &v->edt)) || (err = bmpi_dt_check_usable(filetype, &v->fdt)))
+        return err;
     if (!datarep)
         return bmpi_err_set(MPI_ERR_ARG, "datarep is NULL");
     if (!(v->rep = bmpi_datarep_find(datarep)))
         return MPI_ERR_UNSUPPORTED_DATAREP;
-    if ((err = bmpi_datarep_check_view(v->rep, v->edt, v->fdt)))
+    if ((err = view_layouts(v)) || (err = view_shape(v, etype, filetype)))
+        release_layouts(v);
+    if (err)
         return err;
     v->disp = disp;
     v->contig = bmpi_dt_is_contig(v->fdt) && bmpi_dt_lb(v->fdt) == 0 && bmpi_dt_true_lb(v->fdt) == 0 &&
@@ -219,10 +249,13 @@ static int view_set(struct bmpi_file *f, MPI_Offset disp, MPI_Datatype etype, MP
         err = view_check(f, disp, etype, filetype, datarep, &v);
     if (err)
         return err;
-    if ((err = keep_type(etype, &v.etype)))
+    if ((err = keep_type(etype, &v.etype))) {
+        release_layouts(&v);
         return err;
+    }
     if ((err = keep_type(filetype, &v.filetype))) {
         release_type(&v.etype);
+        release_layouts(&v);
         return err;
     }
     bmpi_view_release(&f->view);

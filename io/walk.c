@@ -259,10 +259,10 @@ static int setup_converted(struct bmpi_io_walk *w)
     const struct bmpi_datarep *rep = w->f->view.rep;
     size_t bytes = w->a.bytes ? w->a.bytes : 1;
     void *conv = NULL;
-    int err;
+    int err = BMPI_OK;
     if (w->a.dir == BMPI_IO_WRITE)
         err = bmpi_datarep_to_file(rep, &w->a, &conv);
-    else if (!(err = bmpi_datarep_check_access(rep, w->a.dt)) && !(conv = malloc(bytes)))
+    else if (!(conv = malloc(bytes)))
         err = bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for %zu bytes of converted data", bytes);
     w->mem = w->conv = conv;
     return err;
