@@ -35,9 +35,9 @@
  * Each flavour: one untimed write + read (-w 0: none), then -r timed pairs.
  * The file is deleted (MPI_File_delete) before every write, so each write
  * creates a new file. The process's very first write (its first open
- * included: what the MPI-IO layer costs to start) is timed apart and
- * reported as first-open and first-write; it is the first flavour's warm-up,
- * with -w 0 too.
+ * included: what the MPI-IO layer costs to start) and the read that
+ * follows it are timed apart and reported as first-open, first-write and
+ * first-read; they are the first flavour's warm-up, with -w 0 too.
  * Buffers are allocated once and reused. Every write is checked with plain
  * POSIX preads of sample values at the places they belong, every read by
  * comparing with what was written; a wrong value aborts the run.
@@ -47,6 +47,8 @@
  *   first-open <ranks> <ms> <ms>     the first MPI_File_open (slowest rank)
  *   first-write <ranks> <ms> <ms>    the first open + view + write + sync
  *                                    + close (slowest rank)
+ *   first-read <ranks> <ms> <ms>     the first open + view + read + close
+ *                                    (slowest rank)
  *
  * Options: -S SIZE   file size in bytes (k/m/g suffixes; default 256m for
  *                    block, 64m for strided: its small pieces make it the
@@ -378,13 +380,13 @@ static void run_flavour(struct bench *b, enum flavour fl, int *first_done)
 {
     double *tw = b->t, *tr = b->t + b->o.reps;
     if (!*first_done) {
-        /* The process's first open and write, timed apart; the warm-up. */
-        double open_s, t = timed_write(b, fl, &open_s);
+        /* The process's first open, write and read, timed apart; the warm-up. */
+        double open_s, t = timed_write(b, fl, &open_s), r = timed_read(b, fl);
         if (b->rank == 0) {
             printf("first-open %d %.3f %.3f\n", b->np, open_s * 1e3, open_s * 1e3);
             printf("first-write %d %.3f %.3f\n", b->np, t * 1e3, t * 1e3);
+            printf("first-read %d %.3f %.3f\n", b->np, r * 1e3, r * 1e3);
         }
-        timed_read(b, fl);
         *first_done = 1;
     } else if (b->o.warmup) {
         timed_write(b, fl, NULL);
@@ -417,7 +419,7 @@ static void header(const struct bench *b)
     printf("# %s-OP-FLAVOUR ranks best_MiB/s median_MiB/s (open .. close, slowest rank, "
            "MiB = 2^20 B)\n", pattern_name(b));
     printf("# first-open ranks ms ms; first-write ranks ms ms (the process's first open + "
-           "write + close)\n");
+           "write + close); first-read ranks ms ms (the read that follows it)\n");
     fflush(stdout);
 }
 

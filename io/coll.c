@@ -313,14 +313,15 @@ static MPI_Request *new_req(struct coll_op *op)
     return &op->reqs[op->nreqs++];
 }
 
+/* The round's pieces between an aggregator and the other ranks are
+ * copied by the other ranks where the transport can (runtime/p2p.h,
+ * bmpi_irecv_copied_by): the copies run on their cores, and the aggregator
+ * never maps their buffers, only they its round buffer, which it reuses. */
 enum post_kind {
     POST_SEND,
     POST_RECV,
-    /* an aggregator's write-round receive: the sender writes its pieces
-     * into the round's buffer itself where the transport can
-     * (runtime/p2p.h, bmpi_irecv_sender_writes), so the copies run on the
-     * senders' cores and the aggregator never maps the senders' buffers */
-    POST_RECV_SENDER_WRITES,
+    POST_RECV_SENDER_WRITES, /* an aggregator's write-round receive */
+    POST_RECV_RECEIVER_READS, /* a read round's pieces from an aggregator */
 };
 
 static int start_message(struct coll_op *op, enum post_kind kind, void *buf, size_t bytes, int peer,
@@ -333,7 +334,8 @@ static int start_message(struct coll_op *op, enum post_kind kind, void *buf, siz
         return PMPI_Irecv_c(buf, (MPI_Count)bytes, MPI_BYTE, peer, op->tag, comm, r);
     struct bmpi_comm *c = bmpi_comm_get(comm);
     struct bmpi_request *req;
-    if (!c || bmpi_irecv_sender_writes(buf, bytes, MPI_BYTE, peer, op->tag, c, c->context_id, &req))
+    enum bmpi_recv_copy who = kind == POST_RECV_SENDER_WRITES ? BMPI_RECV_COPY_SENDER : BMPI_RECV_COPY_RECEIVER;
+    if (!c || bmpi_irecv_copied_by(buf, bytes, MPI_BYTE, peer, op->tag, c, c->context_id, who, &req))
         return MPI_ERR_OTHER;
     *r = bmpi_request_handle(req);
     return MPI_SUCCESS;
@@ -896,7 +898,7 @@ static int round_post_mine(struct coll_op *op)
             if (op->a.dir == BMPI_IO_WRITE)
                 pieces_move(op, k, buf);
         }
-        post(op, op->a.dir == BMPI_IO_WRITE ? POST_SEND : POST_RECV, buf, op->xsize[k], op->aggr[k]);
+        post(op, op->a.dir == BMPI_IO_WRITE ? POST_SEND : POST_RECV_RECEIVER_READS, buf, op->xsize[k], op->aggr[k]);
     }
     return 0;
 }

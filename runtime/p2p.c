@@ -502,10 +502,10 @@ static void rget_start(struct bmpi_request *req)
     /* With sends of our own still open (bidirectional traffic), the peer's
      * core is busy pulling them: asking it for more only delays this one,
      * unless the receive wants the sender to write all of it. */
-    bool ask = req->sender_writes || p2p.sends_open == 0;
+    bool ask = req->copy == BMPI_RECV_COPY_SENDER || (req->copy == BMPI_RECV_COPY_SHARED && p2p.sends_open == 0);
     if (ask && want >= COOP_MIN && (tl->caps.flags & coop) == coop && !(tl->caps.flags & BMPI_TL_NEEDS_MR) &&
         bmpi_dt_is_contig(req->dt))
-        ask_sender_to_put(req, tl, req->sender_writes ? want : want / 2);
+        ask_sender_to_put(req, tl, req->copy == BMPI_RECV_COPY_SENDER ? want : want / 2);
     rget_next(req);
 }
 
@@ -802,13 +802,13 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
     return BMPI_OK;
 }
 
-static int irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag, struct bmpi_comm *comm,
-                 uint32_t context_id, bool sender_writes, struct bmpi_request **out)
+int bmpi_irecv_copied_by(void *buf, size_t count, MPI_Datatype type, int source, int tag, struct bmpi_comm *comm,
+                         uint32_t context_id, enum bmpi_recv_copy who, struct bmpi_request **out)
 {
     struct bmpi_request *req = bmpi_p2p_request_new(BMPI_REQ_RECV, buf, count, type, source, tag, comm, context_id);
     if (!req)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for a request");
-    req->sender_writes = sender_writes;
+    req->copy = who;
     int rc = bmpi_recv_start(req);
     if (rc) {
         bmpi_request_free(req);
@@ -821,13 +821,7 @@ static int irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag
 int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
                struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out)
 {
-    return irecv(buf, count, type, source, tag, comm, context_id, false, out);
-}
-
-int bmpi_irecv_sender_writes(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                             struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out)
-{
-    return irecv(buf, count, type, source, tag, comm, context_id, true, out);
+    return bmpi_irecv_copied_by(buf, count, type, source, tag, comm, context_id, BMPI_RECV_COPY_SHARED, out);
 }
 
 int bmpi_send_immediate(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,

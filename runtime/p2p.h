@@ -18,16 +18,20 @@ int bmpi_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int t
                struct bmpi_request **out);
 int bmpi_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
                struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out);
-/* bmpi_irecv for a rank that takes large messages from many senders at
- * once into a buffer it reuses (collective I/O's aggregator): where the
- * transport's RMA is a CPU copy, the sender writes the whole message into
- * buf instead of half of it while this rank reads the rest (p2p.c,
- * rget_start). The copies then run on the senders' cores instead of one
- * after another on this one, and each sender maps the pages of buf, which
- * stay mapped, where this rank would map every sender's buffer afresh
- * (docs/performance.md, "Fresh memory"). */
-int bmpi_irecv_sender_writes(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                             struct bmpi_comm *comm, uint32_t context_id, struct bmpi_request **out);
+/* bmpi_irecv with a choice of who copies a large contiguous message
+ * where the transport's RMA is a CPU copy (p2p.c, rget_start). bmpi_irecv
+ * shares it: the sender writes half while this rank reads the rest
+ * (BMPI_RECV_COPY_SHARED). A rank that exchanges large messages with many
+ * peers at once through a buffer it reuses (collective I/O's aggregator)
+ * should leave all the copying to the peers: its receives ask the sender
+ * to write everything (BMPI_RECV_COPY_SENDER), and the peers' receives of
+ * its messages read everything (BMPI_RECV_COPY_RECEIVER). The copies then
+ * run on the peers' cores instead of one after another on its own, and
+ * only the pages of its reused buffer are mapped into the peers, where it
+ * would map every peer's buffer afresh (docs/performance.md, "Fresh
+ * memory"). */
+int bmpi_irecv_copied_by(void *buf, size_t count, MPI_Datatype type, int source, int tag, struct bmpi_comm *comm,
+                         uint32_t context_id, enum bmpi_recv_copy who, struct bmpi_request **out);
 
 /* A send or receive request of (buf, count, type) with peer and tag,
  * holding references on the datatype and the communicator; not started. */

@@ -27,6 +27,10 @@ enum bmpi_req_kind {
 
 enum bmpi_send_mode { BMPI_SEND_STANDARD, BMPI_SEND_SYNC, BMPI_SEND_READY, BMPI_SEND_BUFFERED };
 
+/* Who copies a large receive over a transport whose RMA is a CPU copy
+ * (runtime/p2p.h, bmpi_irecv_copied_by). */
+enum bmpi_recv_copy { BMPI_RECV_COPY_SHARED, BMPI_RECV_COPY_SENDER, BMPI_RECV_COPY_RECEIVER };
+
 /* How a receive or send is moving its bytes. */
 enum bmpi_proto {
     BMPI_PROTO_NONE,
@@ -70,7 +74,7 @@ struct bmpi_request {
     size_t staged;       /* bytes of the chunk being pulled into bounce */
     int pending_ops;     /* outstanding gets */
     bool put_pending;    /* RGET receive: the sender still writes its part */
-    bool sender_writes;  /* receive: ask the sender to write all of it (bmpi_irecv_sender_writes) */
+    enum bmpi_recv_copy copy; /* receive: who copies a large message (bmpi_irecv_copied_by) */
     uint64_t rget_raddr;
     size_t rkey_len;
 
