@@ -22,7 +22,8 @@
  *   - types whose size changes in external32 (bmpi only: MPICH 4.0 and
  *     Open MPI 4.1 write wrong files): MPI_LONG through a vector filetype,
  *     collectively and independently, the file holding 4 bytes per long
- *     where the vector's stride, counted in elements, says; the file
+ *     where the vector's stride, counted in elements, says; MPI_LONG
+ *     through the shared file pointer and a nonblocking collective; the file
  *     extent of a vector (elements scale) and of an hvector (bytes stay);
  *     a struct {int; long} as memory type; MPI_WCHAR; a long too large
  *     for 4 bytes (MPI_ERR_CONVERSION); reads cut inside a long and
@@ -291,6 +292,45 @@ static void ext32_long_vector(void)
     MPICHK(MPI_Type_free(&ft));
 }
 
+/* MPI_LONG through the shared file pointer (write_ordered, then
+ * read_ordered) and a nonblocking collective: etypes count 4 bytes. */
+static void ext32_long_shared(void)
+{
+    enum { K = 5 };
+    MPI_File fh = iu_open_rw("ext32_long_sh");
+    MPICHK(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL));
+    long w[K], r[K];
+    for (int i = 0; i < K; i++)
+        w[i] = l32val(tu_rank, i);
+    MPICHK(MPI_File_write_ordered(fh, w, K, MPI_LONG, MPI_STATUS_IGNORE));
+    MPI_Offset pos;
+    MPICHK(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == (MPI_Offset)K * tu_size, "the shared pointer is at etype %lld after %d x %d longs", (long long)pos,
+          tu_size, K);
+    /* after the ordered part, each rank's K longs again, nonblocking collective */
+    MPI_Request req;
+    MPI_Status st;
+    int n;
+    MPICHK(MPI_File_iwrite_at_all(fh, (MPI_Offset)K * (tu_size + tu_rank), w, K, MPI_LONG, &req));
+    MPICHK(MPI_Wait(&req, &st));
+    MPICHK(MPI_Get_count(&st, MPI_LONG, &n));
+    CHECK(n == K, "iwrite_at_all of %d longs counted %d", K, n);
+    iu_sync_barrier(fh);
+    unsigned char raw[K * 4];
+    for (int copy = 0; copy < 2; copy++) {
+        raw_read("ext32_long_sh", (off_t)(copy * tu_size + tu_rank) * K * 4, raw, sizeof raw);
+        for (int i = 0; i < K; i++)
+            CHECK((int32_t)be(raw + 4 * i, 4) == w[i], "%s long %d in the file is 0x%08llx, expected %ld",
+                  copy ? "iwrite_at_all's" : "write_ordered's", i, (unsigned long long)be(raw + 4 * i, 4), w[i]);
+    }
+    MPICHK(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    memset(r, 0, sizeof r);
+    MPICHK(MPI_File_read_ordered(fh, r, K, MPI_LONG, MPI_STATUS_IGNORE));
+    for (int i = 0; i < K; i++)
+        CHECK(r[i] == w[i], "read_ordered long %d is %ld, expected %ld", i, r[i], w[i]);
+    MPICHK(MPI_File_close(&fh));
+}
+
 struct il {
     int i;
     long l;
@@ -459,6 +499,7 @@ static void size_changes(void)
     return;
 #endif
     ext32_long_vector();
+    ext32_long_shared();
     ext32_struct_long();
     ext32_wchar_and_limits();
     registered_wider();
