@@ -501,7 +501,8 @@ static void rget_start(struct bmpi_request *req)
     size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
     /* With sends of our own still open (bidirectional traffic), the peer's
      * core is busy pulling them: asking it for more only delays this one,
-     * unless the receive wants the sender to write all of it. */
+     * unless the receive wants the sender to write all of it. A receive
+     * that reads all of it itself (BMPI_RECV_COPY_RECEIVER) never asks. */
     bool ask = req->copy == BMPI_RECV_COPY_SENDER || (req->copy == BMPI_RECV_COPY_SHARED && p2p.sends_open == 0);
     if (ask && want >= COOP_MIN && (tl->caps.flags & coop) == coop && !(tl->caps.flags & BMPI_TL_NEEDS_MR) &&
         bmpi_dt_is_contig(req->dt))
