@@ -737,43 +737,6 @@ START_TEST(nested_types)
 }
 END_TEST
 
-START_TEST(every_constructor)
-{
-    MPI_Datatype t;
-    int bl[4] = {1, 0, 3, 2}, dis[4] = {0, 3, 7, -4};
-    MPI_Aint hd[4] = {0, 24, 64, -40};
-    MPI_Datatype base[] = {MPI_INT, MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_C_DOUBLE_COMPLEX, MPI_CHAR};
-    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
-        MPI_Datatype b = base[i];
-        OK(MPI_Type_contiguous(3, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_vector(3, 2, 3, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_vector(3, 2, 1, b, &t)); /* overlapping blocks */
-        check_and_free(t);
-        OK(MPI_Type_create_hvector(4, 2, -37, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_indexed(4, bl, dis, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_create_hindexed(4, bl, hd, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_create_indexed_block(4, 2, dis, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_create_hindexed_block(4, 1, hd, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_create_resized(b, 3, 100, &t));
-        check_and_free(t);
-        OK(MPI_Type_dup(b, &t));
-        check_and_free(t);
-        int sz[3] = {4, 3, 5}, sub[3] = {2, 3, 1}, st[3] = {1, 0, 4};
-        OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_C, b, &t));
-        check_and_free(t);
-        OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_FORTRAN, b, &t));
-        check_and_free(t);
-    }
-}
-END_TEST
-
 /* darray goes through the internal constructor (see type_api.c on mpi.h) */
 static MPI_Datatype darray(int size, int rank, int nd, const int *g, const int *dist,
                            const int *darg, const int *ps, int order, MPI_Datatype old)
@@ -786,6 +749,56 @@ static MPI_Datatype darray(int size, int rank, int nd, const int *g, const int *
     ck_assert_int_eq(bmpi_dt_register(dt, &h), BMPI_OK);
     return h;
 }
+
+/* Constructor k of every constructor's list over base b, committed: each
+ * constructor, vectors with overlapping blocks and a negative stride,
+ * both subarray orders, a struct, a darray and a nesting. */
+enum { N_CONSTRUCTOR_CASES = 15 };
+
+static MPI_Datatype constructor_case(int k, MPI_Datatype b)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL, v;
+    int bl[4] = {1, 0, 3, 2}, dis[4] = {0, 3, 7, -4};
+    MPI_Aint hd[4] = {0, 24, 64, -40};
+    int sz[3] = {4, 3, 5}, sub[3] = {2, 3, 1}, st[3] = {1, 0, 4};
+    int g[2] = {10, 7}, dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK};
+    int darg[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
+    int sbl[2] = {2, 1};
+    MPI_Aint sd[2] = {0, 40};
+    MPI_Datatype stypes[2] = {b, MPI_DOUBLE};
+    switch (k) {
+    case 0: OK(MPI_Type_contiguous(3, b, &t)); break;
+    case 1: OK(MPI_Type_vector(3, 2, 3, b, &t)); break;
+    case 2: OK(MPI_Type_vector(3, 2, 1, b, &t)); break; /* overlapping blocks */
+    case 3: OK(MPI_Type_create_hvector(4, 2, -37, b, &t)); break;
+    case 4: OK(MPI_Type_indexed(4, bl, dis, b, &t)); break;
+    case 5: OK(MPI_Type_create_hindexed(4, bl, hd, b, &t)); break;
+    case 6: OK(MPI_Type_create_indexed_block(4, 2, dis, b, &t)); break;
+    case 7: OK(MPI_Type_create_hindexed_block(4, 1, hd, b, &t)); break;
+    case 8: OK(MPI_Type_create_resized(b, 3, 100, &t)); break;
+    case 9: OK(MPI_Type_dup(b, &t)); break;
+    case 10: OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_C, b, &t)); break;
+    case 11: OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_FORTRAN, b, &t)); break;
+    case 12: OK(MPI_Type_create_struct(2, sbl, sd, stypes, &t)); break;
+    case 13: t = darray(4, 3, 2, g, dist, darg, ps, MPI_ORDER_C, b); break;
+    case 14:
+        OK(MPI_Type_vector(2, 1, 3, b, &v));
+        OK(MPI_Type_contiguous(2, v, &t));
+        OK(MPI_Type_free(&v));
+        break;
+    }
+    OK(MPI_Type_commit(&t));
+    return t;
+}
+
+START_TEST(every_constructor)
+{
+    MPI_Datatype base[] = {MPI_INT, MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_C_DOUBLE_COMPLEX, MPI_CHAR};
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+        for (int k = 0; k < N_CONSTRUCTOR_CASES; k++)
+            check_and_free(constructor_case(k, base[i]));
+}
+END_TEST
 
 START_TEST(darrays)
 {
@@ -919,45 +932,6 @@ static int unchanged(const struct bmpi_datatype *basic, void *ctx, MPI_Count *si
     return BMPI_OK;
 }
 
-/* Constructor k of a list (those of every_constructor, a struct, a
- * darray, a nesting) over base. */
-enum { N_RELAYOUT_CASES = 14 };
-
-static MPI_Datatype relayout_case(int k, MPI_Datatype b)
-{
-    MPI_Datatype t = MPI_DATATYPE_NULL, v;
-    int bl[4] = {1, 0, 3, 2}, dis[4] = {0, 3, 7, -4};
-    MPI_Aint hd[4] = {0, 24, 64, -40};
-    int sz[3] = {4, 3, 5}, sub[3] = {2, 3, 1}, st[3] = {1, 0, 4};
-    int g[2] = {10, 7}, dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK};
-    int darg[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
-    int sbl[2] = {2, 1};
-    MPI_Aint sd[2] = {0, 40};
-    MPI_Datatype stypes[2] = {b, MPI_DOUBLE};
-    switch (k) {
-    case 0: OK(MPI_Type_contiguous(3, b, &t)); break;
-    case 1: OK(MPI_Type_vector(3, 2, 3, b, &t)); break;
-    case 2: OK(MPI_Type_create_hvector(4, 2, -37, b, &t)); break;
-    case 3: OK(MPI_Type_indexed(4, bl, dis, b, &t)); break;
-    case 4: OK(MPI_Type_create_hindexed(4, bl, hd, b, &t)); break;
-    case 5: OK(MPI_Type_create_indexed_block(4, 2, dis, b, &t)); break;
-    case 6: OK(MPI_Type_create_hindexed_block(4, 1, hd, b, &t)); break;
-    case 7: OK(MPI_Type_create_resized(b, 3, 100, &t)); break;
-    case 8: OK(MPI_Type_dup(b, &t)); break;
-    case 9: OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_C, b, &t)); break;
-    case 10: OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_FORTRAN, b, &t)); break;
-    case 11: OK(MPI_Type_create_struct(2, sbl, sd, stypes, &t)); break;
-    case 12: t = darray(4, 3, 2, g, dist, darg, ps, MPI_ORDER_C, b); break;
-    case 13:
-        OK(MPI_Type_vector(2, 1, 3, b, &v));
-        OK(MPI_Type_contiguous(2, v, &t));
-        OK(MPI_Type_free(&v));
-        break;
-    }
-    OK(MPI_Type_commit(&t));
-    return t;
-}
-
 /* a and b describe the same bytes: bounds, and what packing 2 elements
  * of each out of one patterned buffer gives. */
 static void expect_same_bytes(struct bmpi_datatype *a, MPI_Datatype b, int k)
@@ -980,13 +954,13 @@ static void expect_same_bytes(struct bmpi_datatype *a, MPI_Datatype b, int k)
     ck_assert_msg(!memcmp(pa, pb, 2 * bmpi_dt_size(a)), "case %d: the layouts select other bytes", k);
 }
 
-/* Relaid out with MPI_INT in 8 bytes, a type over MPI_INT is the same
- * type over MPI_INT64_T (element counts scale, bytes stay); with no size
+/* Relaid out with MPI_INT in 8 bytes, every constructor's type over
+ * MPI_INT is the same type over MPI_INT64_T (element counts scale, bytes stay); with no size
  * changed it is itself. Sizes and prefixes in the representation too. */
 START_TEST(relayouts)
 {
-    for (int k = 0; k < N_RELAYOUT_CASES; k++) {
-        MPI_Datatype on_int = relayout_case(k, MPI_INT), on_int64 = relayout_case(k, MPI_INT64_T);
+    for (int k = 0; k < N_CONSTRUCTOR_CASES; k++) {
+        MPI_Datatype on_int = constructor_case(k, MPI_INT), on_int64 = constructor_case(k, MPI_INT64_T);
         struct bmpi_datatype *dt = bmpi_dt_get(on_int), *r;
         ck_assert_int_eq(bmpi_dt_relayout(dt, int_as_8, NULL, &r), BMPI_OK);
         expect_same_bytes(r, on_int64, k);
@@ -1001,7 +975,7 @@ START_TEST(relayouts)
         /* every item but the last whole, and 3 of the last one's 8 bytes
          * (an int, or the struct's double) */
         ck_assert_int_eq(bmpi_dt_prefix_in(dt, int_as_8, NULL, size - 8 + 3, &mem), BMPI_OK);
-        ck_assert_int_eq(mem, (MPI_Count)bmpi_dt_size(dt) - (k == 11 ? 8 : 4));
+        ck_assert_int_eq(mem, (MPI_Count)bmpi_dt_size(dt) - (k == 12 ? 8 : 4));
         ck_assert_int_eq(bmpi_dt_prefix_in(dt, int_as_8, NULL, size, &mem), BMPI_OK);
         ck_assert_int_eq(mem, (MPI_Count)bmpi_dt_size(dt));
         OK(MPI_Type_free(&on_int));
