@@ -19,8 +19,8 @@
  *     the targets: contiguous, to vector target types of 40 and 100
  *     blocks (many segments in one gathered record), from a vector origin
  *     type, both; Accumulates (SUM over a strided target, REPLACE); among
- *     the first quarter Puts above 4 KiB (not gathered), of exactly 4096
- *     and 4097 bytes, on dynamic windows one of 2100 one-byte blocks (too
+ *     the first quarter Puts above 8 KiB (not gathered), of exactly 8192
+ *     and 8193 bytes, on dynamic windows one of 2100 one-byte blocks (too
  *     many segments for one message), Gets of another part of the target
  *     (they send what is gathered first), and in passive epochs request
  *     forms, waited for before the flush with their buffers overwritten
@@ -60,6 +60,8 @@
  * then one storm region per origin, one slot of 4 longs per origin for
  * the ordering rounds, the counter. */
 #define READ_ZONE 8192
+/* bytes of one operation's data at most (the largest Put) */
+#define DATA_MAX 16384
 #define SLOT_LONGS 4
 #define RESULT_SLOT 256 /* origin bytes per Get of the storm */
 
@@ -89,9 +91,9 @@ static struct params params_for(int size)
     p.small = clamp(9000 / size, 1100, 3000);
     p.first = p.small / 4;
     /* room for the target spans drawn: some 160 bytes per mixed operation
-     * on average, 56 per small one, 48 KiB for the large ones (plan_make
+     * on average, 56 per small one, 96 KiB for the eight large ones (plan_make
      * stops early should a draw not fit) */
-    p.region = ((size_t)p.first * 160 + 48 * 1024 + (size_t)p.small * 56 + 4095) & ~(size_t)4095;
+    p.region = ((size_t)p.first * 160 + 96 * 1024 + (size_t)p.small * 56 + 4095) & ~(size_t)4095;
     p.rounds = clamp(96 / size, 8, 48);
     p.adds = clamp(160 / size, 12, 80);
     p.slots_at = READ_ZONE + (size_t)size * p.region;
@@ -370,11 +372,11 @@ static struct op pick_large(uint64_t *rng, int nth)
 {
     switch (nth % 3) {
     case 0:
-        return (struct op){K_PUT, 0, 0, 4096};
+        return (struct op){K_PUT, 0, 0, 8192};
     case 1:
-        return (struct op){K_PUT, 0, 0, 4097};
+        return (struct op){K_PUT, 0, 0, 8193};
     default:
-        return (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 4098, 9000)};
+        return (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 8194, DATA_MAX)};
     }
 }
 
@@ -492,8 +494,6 @@ struct storm {
     int nreqs;
     unsigned char *data;      /* scratch: one operation's data */
 };
-
-#define DATA_MAX 16384
 
 static void op_data(unsigned char *d, const struct op *op, int epoch, int origin, int target, int i)
 {
