@@ -256,7 +256,7 @@ static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
             return err;
         }
     }
-    int err = t->batch ? bmpi_rma_batch_send(w, c->target) : BMPI_OK; /* what is gathered goes first */
+    int err = t->batch ? bmpi_rma_batch_send_ahead(w, c->target) : BMPI_OK; /* what is gathered goes first */
     if (err)
         return err;
     if (t->path == BMPI_RMA_NET && data_only)

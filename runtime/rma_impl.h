@@ -100,9 +100,14 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
 /* Gather c (*taken), or leave it to be sent alone (a record too large
  * for one message); an error of sending the earlier ones. */
 int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *taken);
-/* Send what is gathered for target (nothing: BMPI_OK). On error the
+/* Send what is gathered for target (nothing: BMPI_OK), asking for an
+ * answer that counts it and every batch sent ahead of it. On error the
  * operations count as answered with it. */
 int bmpi_rma_batch_send(struct bmpi_win *w, int target);
+/* The same without asking for an answer (the buffer is full, another
+ * operation must follow the gathered ones): the next bmpi_rma_batch_send
+ * or the end of the epoch counts them. */
+int bmpi_rma_batch_send_ahead(struct bmpi_win *w, int target);
 /* The same at the end of an active target epoch: answered only on error
  * (counted answered now), with complete carrying the PSCW complete. */
 int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete);

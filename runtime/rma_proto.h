@@ -92,13 +92,16 @@ struct bmpi_rma_batch_hdr {
     uint32_t fences;     /* fences the origin had entered (rma_sync.c, counted_fence) */
     int32_t target;      /* the target's rank in the window, comes back */
     uint32_t flags;      /* BMPI_RMA_BATCH_* */
-    uint32_t pad;
+    uint32_t answers;    /* ANSWER: the operations the answer counts, these
+                          * and those of the batches sent without ANSWER
+                          * since the last one with it */
 };
 
 /* BATCH flags. Without ANSWER the target answers only an error (a
- * BATCH_ACK of 0 operations): the batch ends an active target epoch,
- * whose end the target learns otherwise (rma_sync.c). COMPLETE: a PSCW
- * complete of the origin follows the operations. */
+ * BATCH_ACK of 0 operations): either the batch ends an active target
+ * epoch, whose end the target learns otherwise (rma_sync.c), or a later
+ * batch with ANSWER counts its operations (rma_batch.c). COMPLETE: a
+ * PSCW complete of the origin follows the operations. */
 #define BMPI_RMA_BATCH_ANSWER 0x1u
 #define BMPI_RMA_BATCH_COMPLETE 0x2u
 

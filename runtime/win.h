@@ -126,6 +126,7 @@ struct bmpi_win_target {
     bool net_unflushed;     /* NET puts since the last transport flush (no REMOTE_DONE) */
     enum bmpi_rma_acc_via acc_via; /* how the last accumulate went (ordering, rma_amo.c) */
     struct bmpi_rma_batch *batch; /* small operations gathered for one message (rma_batch.c) */
+    uint32_t batch_unanswered; /* ... sent in batches that asked for no answer, not yet counted */
     /* PSCW: the posts and completes it sent this rank are counted in
      * *posts_in and *completes_in (a cell of the node region the target
      * writes, or posts_am/completes_am below, counted as active messages
