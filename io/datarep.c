@@ -160,8 +160,8 @@ int bmpi_datarep_layout(const struct bmpi_datarep *rep, struct bmpi_datatype *dt
 
 int bmpi_datarep_size(const struct bmpi_datarep *rep, const struct bmpi_datatype *dt, size_t count, size_t *bytes)
 {
-    MPI_Count one = (MPI_Count)bmpi_dt_size(dt);
-    int rc = rep->kind == BMPI_DATAREP_NATIVE ? BMPI_OK : bmpi_dt_size_in(dt, basic_file_size, (void *)rep, &one);
+    MPI_Count one;
+    int rc = bmpi_dt_size_in(dt, basic_file_size, (void *)rep, &one);
     if (rc)
         return rc;
     if (__builtin_mul_overflow((size_t)one, count, bytes) || *bytes > (size_t)INT64_MAX)

@@ -53,12 +53,12 @@ struct prefix {
     bool full;      /* an item did not fit: stop */
 };
 
-static int prefix_of(const struct bmpi_datatype *T, struct prefix *x)
+/* T takes rsize bytes in the representation (worked out by the caller,
+ * so that each level works out only its parts' sizes). */
+static int prefix_of(const struct bmpi_datatype *T, MPI_Count rsize, struct prefix *x)
 {
-    MPI_Count rsize;
-    int rc = part_size_in(T, x->fn, x->ctx, &rsize);
-    if (rc || T->size == 0)
-        return rc;
+    if (T->size == 0)
+        return BMPI_OK;
     if (rsize <= x->left) { /* the whole instance fits */
         x->left -= rsize;
         x->mem += T->size;
@@ -74,14 +74,16 @@ static int prefix_of(const struct bmpi_datatype *T, struct prefix *x)
         bmpi_dt_part(T, i, &p);
         if (p.type->size == 0 || p.count == 0 || p.bl == 0)
             continue;
-        if ((rc = part_size_in(p.type, x->fn, x->ctx, &rsize)))
+        MPI_Count psize;
+        int rc = part_size_in(p.type, x->fn, x->ctx, &psize);
+        if (rc)
             return rc;
-        MPI_Count reps = p.count * p.bl, whole = rsize ? x->left / rsize : reps;
+        MPI_Count reps = p.count * p.bl, whole = psize ? x->left / psize : reps;
         if (whole > reps)
             whole = reps;
-        x->left -= whole * rsize;
+        x->left -= whole * psize;
         x->mem += whole * p.type->size;
-        if (whole < reps && (rc = prefix_of(p.type, x))) /* the instance cut by the limit */
+        if (whole < reps && (rc = prefix_of(p.type, psize, x))) /* the instance cut by the limit */
             return rc;
         if (whole < reps)
             x->full = true;
@@ -93,7 +95,10 @@ int bmpi_dt_prefix_in(const struct bmpi_datatype *dt, bmpi_dt_basic_size_fn *fn,
                       MPI_Count *mem)
 {
     struct prefix x = {.fn = fn, .ctx = ctx, .left = limit};
-    int rc = prefix_of(dt, &x);
+    MPI_Count rsize;
+    int rc = part_size_in(dt, fn, ctx, &rsize);
+    if (!rc)
+        rc = prefix_of(dt, rsize, &x);
     *mem = x.mem;
     return rc;
 }
