@@ -45,9 +45,9 @@
 #include "runtime/world.h"
 #include "transport/transport.h"
 
-/* Default bound on one gathered operation's data: 8 KiB operations sent
- * alone ran at half the rate of gathered ones between hosts and a quarter
- * over the single copy on a node; from 16 KiB on gathering gained nothing
+/* Default bound on one gathered Put's data: 8 KiB Puts sent alone ran
+ * at half the rate of gathered ones between hosts and a quarter over the
+ * single copy on a node; from 16 KiB on gathering Puts gained nothing
  * (docs/rma.md, "Small operations gathered"). */
 #define BATCH_OP_MAX 8192u
 /* An Accumulate is gathered up to four times that bound, at most this:
