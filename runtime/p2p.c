@@ -497,7 +497,8 @@ dereg:
 static void rget_start(struct bmpi_request *req)
 {
     struct bmpi_tl *tl = peer_tl(req->world_peer);
-    const unsigned coop = BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU;
+    /* the sender's PUTFIN says its part is in: its put must complete remotely */
+    const unsigned coop = BMPI_TL_RMA_PUT | BMPI_TL_RMA_CPU | BMPI_TL_RMA_REMOTE_DONE;
     size_t want = req->bytes < req->capacity ? req->bytes : req->capacity;
     /* With sends of our own still open (bidirectional traffic), the peer's
      * core is busy pulling them: asking it for more only delays this one,

@@ -3,7 +3,7 @@
 #   rma_run_all WHAT N [N ...]
 # runs each program at the rank counts given (rma_matrix once per window
 # flavor) and stops at the first failure, naming the program and WHAT.
-rma_programs="rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch"
+rma_programs="rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch rma_flush_seen"
 rma_flavors="create create_big allocate shared dynamic"
 
 # rma_run WHAT PROGRAM "N ..." [ARG]

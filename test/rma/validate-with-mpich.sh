@@ -51,7 +51,7 @@ command -v "$cc" >/dev/null 2>&1 || {
     echo "$cc not found"
     exit 2
 }
-programs=${*:-rma_matrix rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch}
+programs=${*:-rma_matrix rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch rma_flush_seen}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rma-validate.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 failed=

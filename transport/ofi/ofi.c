@@ -48,6 +48,7 @@
 #define OFI_DEFAULT_RMA_LIMIT (1ul << 30)
 #define OFI_SOCKET_RMA_LIMIT (1ul << 20)    /* providers over TCP sockets: see open */
 #define OFI_BBR_RMA_PIECE (256u * 1024u)     /* TCP sockets under BBR: see open */
+#define OFI_LOCAL_WRITE_MAX (64u * 1024u)   /* writes flushed by a read: see post_write */
 #define OFI_DEFAULT_TX_BUFS 16      /* large send buffers; 4 times as many small */
 #define OFI_TX_SMALL 2048           /* bytes in a small send buffer */
 #define OFI_DEFAULT_MR_CACHE 256
@@ -347,7 +348,7 @@ static void report_sizes(const struct ofi_state *s, const struct bmpi_tl_caps *c
 {
     char piece[24], inflight[24];
     fprintf(stderr,
-            "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s%s%s, "
+            "bmpi: rank %d: ofi: %s: mr_mode%s%s%s%s%s%s, inject %zu, max_am %zu, eager %zu, RMA %s%s%s%s, "
             "rma_limit %zu (pieces %s, in flight %s), receive buffers %d x %zu%s\n",
             bmpi_world.rank, s->prov, s->mr_mode ? "" : " none", (s->mr_mode & FI_MR_LOCAL) ? " LOCAL" : "",
             (s->mr_mode & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : "", (s->mr_mode & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
@@ -359,7 +360,7 @@ static void report_sizes(const struct ofi_state *s, const struct bmpi_tl_caps *c
             (caps->flags & BMPI_TL_RMA_ORDERED)       ? ", ordered"
             : (caps->flags & BMPI_TL_RMA_AMO_ORDERED) ? ", atomics ordered"
                                                       : "",
-            caps->rma_limit,
+            s->flush_by_read ? ", writes flushed by a read" : "", caps->rma_limit,
             size_text(s->rma_piece, piece, sizeof(piece)), size_text(s->rma_bytes_max, inflight, sizeof(inflight)),
             s->rx.n, s->rx.size, s->multi_recv ? " (FI_MULTI_RECV)" : "");
 }
@@ -395,6 +396,28 @@ static bool amo_on_target_cpu(const char *prov_name)
         if (!strcmp(outer, software[i]))
             return true;
     return false;
+}
+
+/* A provider that moves everything through TCP sockets. */
+static bool over_sockets(const char *prov)
+{
+    return strstr(prov, "tcp") || strstr(prov, "sockets") || strcmp(prov, "net") == 0;
+}
+
+/* Writes complete once their source is free, and flush() reads behind them
+ * (docs/ofi.md, "Completion"), where both hold:
+ * - delivery completion would cost a message back per write: the socket
+ *   providers, which ask the peer for an acknowledgement of each;
+ * - the provider places a read behind the writes issued before it
+ *   (read-after-write order, of RMA at least, on both sides).
+ * Not under FI_MR_LOCAL, where the read's one-byte sink would need a
+ * registration. BMPI_OFI_FLUSH_READ=off asks for delivery completion. */
+static bool flush_by_read(const struct fi_info *info, const char *prov, uint64_t mr_mode)
+{
+    const uint64_t raw = FI_ORDER_RAW | FI_ORDER_RMA_RAW;
+    return bmpi_env_switch("BMPI_OFI_FLUSH_READ") != 0 && over_sockets(prov) && !(mr_mode & FI_MR_LOCAL) &&
+           (info->tx_attr->msg_order & raw) && (info->rx_attr->msg_order & raw) &&
+           info->ep_attr->max_order_raw_size > 0;
 }
 
 /* amo()s to a peer take effect in issue order (BMPI_TL_RMA_AMO_ORDERED):
@@ -577,7 +600,7 @@ static int ofi_open(struct bmpi_tl *tl)
      * Over sockets 1 MiB, so that a get of another message waits behind
      * at most 1 MiB of each large one (all go out through one socket). */
     bool shm = strcmp(s->prov, "shm") == 0;
-    bool tcp = strstr(s->prov, "tcp") || strstr(s->prov, "sockets") || strcmp(s->prov, "net") == 0;
+    bool tcp = over_sockets(s->prov);
     size_t rma_limit = bmpi_env_uint("BMPI_OFI_RMA_LIMIT", tcp ? OFI_SOCKET_RMA_LIMIT : OFI_DEFAULT_RMA_LIMIT);
     if (max_msg && rma_limit > max_msg)
         rma_limit = max_msg;
@@ -608,10 +631,11 @@ static int ofi_open(struct bmpi_tl *tl)
     /* get() registers the local buffer itself (runtime passes no memh). */
     if (s->rma && (s->mr_mode & FI_MR_LOCAL))
         tl->caps.flags |= BMPI_TL_NEEDS_MR;
-    /* One-sided communication (docs/ofi.md, "RMA and atomics"): writes
-     * ask for delivery completion and every atomic fetches, so done is
-     * remote. */
-    if (s->rma)
+    /* One-sided communication (docs/ofi.md, "Completion"): every atomic
+     * fetches, so its done is remote; so is a write's, unless flush()
+     * completes them. */
+    s->flush_by_read = s->rma && flush_by_read(info, s->prov, s->mr_mode);
+    if (s->rma && !s->flush_by_read)
         tl->caps.flags |= BMPI_TL_RMA_REMOTE_DONE;
     if (s->rma && ofi_amo_init(s))
         tl->caps.flags |= BMPI_TL_RMA_AMO | (amo_on_target_cpu(s->prov) ? BMPI_TL_RMA_AMO_CPU : 0) |
@@ -632,12 +656,12 @@ fail:
 static int ofi_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool *reachable, char (*why)[128])
 {
     struct ofi_state *s = tl->priv;
-    if (!s->addrs) {
-        s->addrs = malloc((size_t)s->nranks * sizeof(fi_addr_t));
-        if (!s->addrs)
+    if (!s->peers) {
+        s->peers = calloc((size_t)s->nranks, sizeof(*s->peers));
+        if (!s->peers)
             return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
         for (int r = 0; r < s->nranks; r++)
-            s->addrs[r] = FI_ADDR_NOTAVAIL;
+            s->peers[r].addr = FI_ADDR_NOTAVAIL;
     }
     bool shm = strcmp(s->prov, "shm") == 0;
     for (int i = 0; i < npeers; i++) {
@@ -660,7 +684,7 @@ static int ofi_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool 
             if (strcmp(b->prov, s->prov) != 0) {
                 snprintf(reason, sizeof(reason), "it uses provider %.40s, this rank %.40s", b->prov, s->prov);
             } else {
-                int n = fi_av_insert(s->av, b->addr, 1, &s->addrs[r], 0, NULL);
+                int n = fi_av_insert(s->av, b->addr, 1, &s->peers[r].addr, 0, NULL);
                 if (n == 1)
                     reachable[i] = true;
                 else
@@ -806,25 +830,37 @@ const char *ofi_op_call(enum ofi_op_kind kind)
 }
 
 /* A write completes once its data is in the peer's memory
- * (FI_DELIVERY_COMPLETE): put()'s done means remote completion, which the
- * runtime's RMA needs (BMPI_TL_RMA_REMOTE_DONE). By default the socket
- * providers complete a write once it is in the local socket, shm's
- * queued ones once they are in its queue (docs/ofi.md, "RMA and
- * atomics"). */
+ * (FI_DELIVERY_COMPLETE), and put()'s done means remote completion
+ * (BMPI_TL_RMA_REMOTE_DONE). Under flush_by_read, a write of at most
+ * OFI_LOCAL_WRITE_MAX bytes completes once its source buffer is free
+ * instead (FI_INJECT_COMPLETE: the socket providers treat
+ * FI_TRANSMIT_COMPLETE as delivery, with an acknowledgement), and
+ * ofi_flush gives remote completion; larger ones keep the
+ * acknowledgement, which bounds what is in flight (docs/ofi.md,
+ * "Completion"). */
 static ssize_t post_write(struct ofi_state *s, const struct ofi_op *op, void *local, size_t len, uint64_t raddr,
                           void *context)
 {
+    struct ofi_peer *peer = &s->peers[op->peer];
     struct iovec iov = {.iov_base = local, .iov_len = len};
     void *desc = op->local_mr ? op->local_mr->desc : NULL;
     struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = op->key};
     struct fi_msg_rma msg = {.msg_iov = &iov,
                              .desc = &desc,
                              .iov_count = 1,
-                             .addr = s->addrs[op->peer],
+                             .addr = peer->addr,
                              .rma_iov = &rma,
                              .rma_iov_count = 1,
                              .context = context};
-    return fi_writemsg(s->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    if (!s->flush_by_read || len > OFI_LOCAL_WRITE_MAX)
+        return fi_writemsg(s->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    ssize_t rc = fi_writemsg(s->ep, &msg, FI_COMPLETION | FI_INJECT_COMPLETE);
+    if (rc == 0 && len) {
+        peer->last_raddr = raddr + len - 1;
+        peer->last_key = op->key;
+        peer->unflushed = true;
+    }
+    return rc;
 }
 
 static bool is_atomic(enum ofi_op_kind kind) { return kind >= OFI_OP_FETCH_ATOMIC; }
@@ -852,7 +888,7 @@ static int post_piece(struct ofi_state *s, struct ofi_op *op)
     if (is_atomic(op->kind))
         rc = ofi_amo_post(s, op, len, piece);
     else if (op->kind == OFI_OP_READ)
-        rc = fi_read(s->ep, local, len, desc, s->addrs[op->peer], raddr, op->key, piece);
+        rc = fi_read(s->ep, local, len, desc, s->peers[op->peer].addr, raddr, op->key, piece);
     else
         rc = post_write(s, op, local, len, raddr, piece);
     if (rc) {
@@ -1149,7 +1185,7 @@ static int ofi_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void *
                             am_id, total - wlen, hdr_len, tl->caps.max_am, UINT8_MAX,
                             OFI_AM_ID_MAX);
     size_t padded = (total + 7) & ~(size_t)7;
-    fi_addr_t dest = s->addrs[peer];
+    fi_addr_t dest = s->peers[peer].addr;
     if (padded <= s->inject_max && (s->tx_inject.free || (tx_drain(s), s->tx_inject.free))) {
         /* Injected (the buffer is ours again at once) but with a
          * completion, so that we know when it has left: see in_flight(). */
@@ -1307,6 +1343,36 @@ static int ofi_put(struct bmpi_tl *tl, int peer, const void *local, void *local_
     return ofi_rma(tl, OFI_OP_WRITE, peer, (void *)local, local_memh, len, remote_addr, rkey, rkey_len, done, ctx);
 }
 
+/* Remote completion of the writes to peer. Under flush_by_read: a read of
+ * the last byte the latest write wrote, which the provider places behind
+ * every earlier write to peer (read-after-write order), so its completion
+ * says they are all in. Atomics all fetch: done at once for those. */
+static int ofi_flush(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *ctx)
+{
+    struct ofi_state *s = tl->priv;
+    if (peer < 0 || peer >= s->nranks || !s->peers)
+        return bmpi_err_set(MPI_ERR_INTERN, "ofi: flush of rank %d, which this transport does not reach", peer);
+    struct ofi_peer *p = &s->peers[peer];
+    if (!s->flush_by_read || !p->unflushed) {
+        done(ctx, BMPI_OK);
+        return BMPI_OK;
+    }
+    struct ofi_op *op = ofi_rma_op_new(s);
+    if (!op)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
+    op->kind = OFI_OP_READ;
+    op->peer = peer;
+    op->local = &s->flush_sink;
+    op->len = 1;
+    op->raddr = p->last_raddr;
+    op->key = p->last_key;
+    op->done = done;
+    op->ctx = ctx;
+    p->unflushed = false;
+    ofi_rma_submit(s, op);
+    return BMPI_OK;
+}
+
 /* ---------------------------------------------------------------- close */
 
 static void close_fid(struct fid *f)
@@ -1376,7 +1442,7 @@ static void ofi_close(struct bmpi_tl *tl)
     ofi_jobs_fini(s);
     /* Operations never completed (timeout above) are leaked rather than
      * freed under the provider's feet; it is gone now. */
-    free(s->addrs);
+    free(s->peers);
     free(s);
     tl->priv = NULL;
 }
@@ -1397,6 +1463,6 @@ const struct bmpi_tl_ops bmpi_tl_ofi_ops = {
     .put = ofi_put,
     .amo_native = ofi_amo_native,
     .amo = ofi_amo,
-    .flush = bmpi_tl_flush_done, /* put and amo complete remotely */
+    .flush = ofi_flush,
     .progress = ofi_progress,
 };

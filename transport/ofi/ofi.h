@@ -151,6 +151,16 @@ struct ofi_list {
     struct ofi_op *head, *tail;
 };
 
+/* A peer of this transport. */
+struct ofi_peer {
+    fi_addr_t addr; /* FI_ADDR_NOTAVAIL until inserted */
+    /* Where writes complete locally (flush_by_read): the last byte the
+     * latest write to this peer wrote, and whether one was posted since
+     * the last flush. */
+    uint64_t last_raddr, last_key;
+    bool unflushed;
+};
+
 /* n buffers of size bytes, one registration for all under FI_MR_LOCAL. */
 struct ofi_pool {
     int n;
@@ -176,8 +186,8 @@ struct ofi_state {
     size_t inject_max; /* fi_inject up to this many bytes (wire header included) */
     size_t buf_size;   /* wire header + max_am */
 
-    int nranks;       /* peers addrs and order hold: world ranks, then other jobs' */
-    fi_addr_t *addrs; /* by peer index; FI_ADDR_NOTAVAIL if not inserted */
+    int nranks;             /* peers and order hold: world ranks, then other jobs' */
+    struct ofi_peer *peers; /* by peer index */
 
     /* Processes of other jobs (ofi_jobs.c). */
     struct ofi_foreign *foreign;
@@ -206,6 +216,10 @@ struct ofi_state {
     size_t rma_piece;         /* largest fi_read/fi_write */
     size_t rma_bytes;         /* in pieces posted and not completed */
     size_t rma_bytes_max;     /* more waits (unless nothing is in flight) */
+    /* Writes complete once their source is free; flush() is a one-byte read
+     * behind them (docs/ofi.md, "Completion"); sink takes its byte. */
+    bool flush_by_read;
+    char flush_sink;
 
     /* Remote atomics the provider does (ofi_amo.c): the most elements of
      * one fi_fetch_atomic (fi_compare_atomic for CSWAP) call, 0 where it

@@ -145,7 +145,7 @@ static int check_amo(const struct ofi_state *s, int peer, const struct bmpi_tl_a
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: atomic of %zu elements", a->count);
     if ((a->op != BMPI_TL_AMO_READ && !a->operand) || (a->op == BMPI_TL_AMO_CSWAP && !a->compare))
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: atomic op %d without its operand or compare value", (int)a->op);
-    if (peer < 0 || peer >= s->nranks || !s->addrs || s->addrs[peer] == FI_ADDR_NOTAVAIL)
+    if (peer < 0 || peer >= s->nranks || !s->peers || s->peers[peer].addr == FI_ADDR_NOTAVAIL)
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: atomic towards peer %d, which ofi does not reach", peer);
     return BMPI_OK;
 }
@@ -195,7 +195,7 @@ ssize_t ofi_amo_post(struct ofi_state *s, struct ofi_op *op, size_t len, void *c
     void *result = (char *)op->result + op->posted;
     /* the runtime's result has its own registration, the scratch is in copy's */
     void *rdesc = op->result_mr ? op->result_mr->desc : desc;
-    fi_addr_t dest = s->addrs[op->peer];
+    fi_addr_t dest = s->peers[op->peer].addr;
     enum fi_datatype type = (enum fi_datatype)op->fi_type;
     enum fi_op fop = (enum fi_op)op->fi_op;
     if (op->kind == OFI_OP_FETCH_ATOMIC)

@@ -3,7 +3,7 @@
  *
  * Such a process becomes a peer from its card (provider name and endpoint
  * address) at an index the runtime chooses, at or above the world size;
- * addrs[] and the order state grow to hold it. Messages to it carry this
+ * peers[] and the order state grow to hold it. Messages to it carry this
  * process's job and rank (struct ofi_wire_job), since it knows us by an
  * index of its own; messages from it are mapped back through `foreign`.
  * One may come before its card has been added here (the other side adds
@@ -54,19 +54,19 @@ int ofi_card(struct bmpi_tl *tl, void *buf, size_t *len)
     return BMPI_OK;
 }
 
-/* addrs and order hold peers 0 .. n-1. */
+/* peers and order hold peers 0 .. n-1. */
 static int grow_peers(struct ofi_state *s, int n)
 {
-    if (n <= s->nranks && s->addrs)
+    if (n <= s->nranks && s->peers)
         return BMPI_OK;
-    int have = s->addrs ? s->nranks : 0;
+    int have = s->peers ? s->nranks : 0;
     int want = n > s->nranks ? n : s->nranks;
-    fi_addr_t *a = realloc(s->addrs, (size_t)want * sizeof(*a));
+    struct ofi_peer *a = realloc(s->peers, (size_t)want * sizeof(*a));
     if (!a)
         return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", want);
     for (int i = have; i < want; i++)
-        a[i] = FI_ADDR_NOTAVAIL;
-    s->addrs = a;
+        a[i] = (struct ofi_peer){.addr = FI_ADDR_NOTAVAIL};
+    s->peers = a;
     if (ofi_order_grow(&s->order, want))
         return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", want);
     s->nranks = want;
@@ -119,7 +119,7 @@ int ofi_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const
         snprintf(why, why_len, "%s", bmpi_err_reason());
         return err;
     }
-    int n = fi_av_insert(s->av, c + 2 + plen, 1, &s->addrs[peer], 0, NULL);
+    int n = fi_av_insert(s->av, c + 2 + plen, 1, &s->peers[peer].addr, 0, NULL);
     if (n != 1) {
         snprintf(why, why_len, "fi_av_insert: %s", n < 0 ? fi_strerror(-n) : "address rejected");
         return MPI_ERR_OTHER;
