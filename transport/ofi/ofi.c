@@ -1291,6 +1291,18 @@ void ofi_rma_submit(struct ofi_state *s, struct ofi_op *op)
     }
 }
 
+/* A get/put of len bytes between local and (raddr, key) of peer, done(ctx)
+ * at the end; NULL when out of memory. */
+static struct ofi_op *rma_op_make(struct ofi_state *s, enum ofi_op_kind kind, int peer, void *local, size_t len,
+                                  uint64_t raddr, uint64_t key, bmpi_tl_done_fn done, void *ctx)
+{
+    struct ofi_op *op = ofi_rma_op_new(s);
+    if (op)
+        *op = (struct ofi_op){.kind = kind, .peer = peer, .local = local, .len = len, .raddr = raddr, .key = key,
+                              .done = done, .ctx = ctx};
+    return op;
+}
+
 static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *local, void *local_memh, size_t len,
                    uint64_t remote_addr, const void *rkey, size_t rkey_len, bmpi_tl_done_fn done, void *ctx)
 {
@@ -1301,17 +1313,9 @@ static int ofi_rma(struct bmpi_tl *tl, enum ofi_op_kind kind, int peer, void *lo
     int rc = ofi_rkey_unpack(s, rkey, rkey_len, remote_addr, &raddr, &key);
     if (rc)
         return rc;
-    struct ofi_op *op = ofi_rma_op_new(s);
+    struct ofi_op *op = rma_op_make(s, kind, peer, local, len, raddr, key, done, ctx);
     if (!op)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
-    op->kind = kind;
-    op->peer = peer;
-    op->local = local;
-    op->len = len;
-    op->raddr = raddr;
-    op->key = key;
-    op->done = done;
-    op->ctx = ctx;
     /* Under FI_MR_LOCAL the local buffer needs a descriptor; the runtime
      * passes its own registration when it has one, else we take one from
      * the cache for the duration of the operation. */
@@ -1357,17 +1361,9 @@ static int ofi_flush(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *c
         done(ctx, BMPI_OK);
         return BMPI_OK;
     }
-    struct ofi_op *op = ofi_rma_op_new(s);
+    struct ofi_op *op = rma_op_make(s, OFI_OP_READ, peer, &s->flush_sink, 1, p->last_raddr, p->last_key, done, ctx);
     if (!op)
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
-    op->kind = OFI_OP_READ;
-    op->peer = peer;
-    op->local = &s->flush_sink;
-    op->len = 1;
-    op->raddr = p->last_raddr;
-    op->key = p->last_key;
-    op->done = done;
-    op->ctx = ctx;
     p->unflushed = false;
     ofi_rma_submit(s, op);
     return BMPI_OK;
