@@ -412,10 +412,10 @@ static bool over_sockets(const char *prov)
  *   (read-after-write order, of RMA at least, on both sides).
  * Not under FI_MR_LOCAL, where the read's one-byte sink would need a
  * registration. BMPI_OFI_FLUSH_READ=off asks for delivery completion. */
-static bool flush_by_read(const struct fi_info *info, const char *prov, uint64_t mr_mode)
+static bool flush_by_read(const struct fi_info *info, bool sockets, uint64_t mr_mode)
 {
     const uint64_t raw = FI_ORDER_RAW | FI_ORDER_RMA_RAW;
-    return bmpi_env_switch("BMPI_OFI_FLUSH_READ") != 0 && over_sockets(prov) && !(mr_mode & FI_MR_LOCAL) &&
+    return bmpi_env_switch("BMPI_OFI_FLUSH_READ") != 0 && sockets && !(mr_mode & FI_MR_LOCAL) &&
            (info->tx_attr->msg_order & raw) && (info->rx_attr->msg_order & raw) &&
            info->ep_attr->max_order_raw_size > 0;
 }
@@ -634,7 +634,7 @@ static int ofi_open(struct bmpi_tl *tl)
     /* One-sided communication (docs/ofi.md, "Completion"): every atomic
      * fetches, so its done is remote; so is a write's, unless flush()
      * completes them. */
-    s->flush_by_read = s->rma && flush_by_read(info, s->prov, s->mr_mode);
+    s->flush_by_read = s->rma && flush_by_read(info, tcp, s->mr_mode);
     if (s->rma && !s->flush_by_read)
         tl->caps.flags |= BMPI_TL_RMA_REMOTE_DONE;
     if (s->rma && ofi_amo_init(s))
@@ -653,16 +653,30 @@ fail:
     return rc;
 }
 
+int ofi_peers_grow(struct ofi_state *s, int n)
+{
+    if (n <= s->nranks && s->peers)
+        return BMPI_OK;
+    int have = s->peers ? s->nranks : 0;
+    int want = n > s->nranks ? n : s->nranks;
+    struct ofi_peer *a = realloc(s->peers, (size_t)want * sizeof(*a));
+    if (!a)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", want);
+    for (int i = have; i < want; i++)
+        a[i] = (struct ofi_peer){.addr = FI_ADDR_NOTAVAIL};
+    s->peers = a;
+    if (ofi_order_grow(&s->order, want))
+        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", want);
+    s->nranks = want;
+    return BMPI_OK;
+}
+
 static int ofi_add_peers(struct bmpi_tl *tl, const int *peers, int npeers, bool *reachable, char (*why)[128])
 {
     struct ofi_state *s = tl->priv;
-    if (!s->peers) {
-        s->peers = calloc((size_t)s->nranks, sizeof(*s->peers));
-        if (!s->peers)
-            return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory");
-        for (int r = 0; r < s->nranks; r++)
-            s->peers[r].addr = FI_ADDR_NOTAVAIL;
-    }
+    int err = ofi_peers_grow(s, s->nranks);
+    if (err)
+        return err;
     bool shm = strcmp(s->prov, "shm") == 0;
     for (int i = 0; i < npeers; i++) {
         int r = peers[i];
@@ -1357,7 +1371,7 @@ static int ofi_flush(struct bmpi_tl *tl, int peer, bmpi_tl_done_fn done, void *c
     if (peer < 0 || peer >= s->nranks || !s->peers)
         return bmpi_err_set(MPI_ERR_INTERN, "ofi: flush of rank %d, which this transport does not reach", peer);
     struct ofi_peer *p = &s->peers[peer];
-    if (!s->flush_by_read || !p->unflushed) {
+    if (!p->unflushed) { /* set by post_write under flush_by_read only */
         done(ctx, BMPI_OK);
         return BMPI_OK;
     }

@@ -244,6 +244,10 @@ struct fi_info *ofi_try_provider(const char *prov, char *why, size_t why_len);
  * preference list that fits. report: print the choice (BMPI_VERBOSE). */
 struct fi_info *ofi_choose_provider(char *why, size_t why_len, bool report);
 
+/* ofi.c: peers and the order state hold peers 0 .. n-1 (at least the
+ * world's), each peer not inserted yet; 0 or MPI_ERR_NO_MEM. */
+int ofi_peers_grow(struct ofi_state *s, int n);
+
 /* ofi.c: take one received message (from a buffer or parked). */
 void ofi_deliver(struct ofi_state *s, const char *buf, size_t len);
 

@@ -54,25 +54,6 @@ int ofi_card(struct bmpi_tl *tl, void *buf, size_t *len)
     return BMPI_OK;
 }
 
-/* peers and order hold peers 0 .. n-1. */
-static int grow_peers(struct ofi_state *s, int n)
-{
-    if (n <= s->nranks && s->peers)
-        return BMPI_OK;
-    int have = s->peers ? s->nranks : 0;
-    int want = n > s->nranks ? n : s->nranks;
-    struct ofi_peer *a = realloc(s->peers, (size_t)want * sizeof(*a));
-    if (!a)
-        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", want);
-    for (int i = have; i < want; i++)
-        a[i] = (struct ofi_peer){.addr = FI_ADDR_NOTAVAIL};
-    s->peers = a;
-    if (ofi_order_grow(&s->order, want))
-        return bmpi_err_set(MPI_ERR_NO_MEM, "ofi: out of memory for %d peers", want);
-    s->nranks = want;
-    return BMPI_OK;
-}
-
 /* Parked messages of (job, rank) go to the replay list, oldest first. */
 static void release_parked(struct ofi_state *s, uint64_t job, int rank)
 {
@@ -114,7 +95,7 @@ int ofi_add_card(struct bmpi_tl *tl, int peer, uint64_t job, int job_rank, const
         return MPI_ERR_NO_MEM;
     }
     s->foreign = f;
-    int err = grow_peers(s, peer + 1);
+    int err = ofi_peers_grow(s, peer + 1);
     if (err) {
         snprintf(why, why_len, "%s", bmpi_err_reason());
         return err;
