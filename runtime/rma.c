@@ -62,6 +62,8 @@ void bmpi_rma_track_drop(struct bmpi_rma_track *t)
         bmpi_dt_unpack_all(t->bounce, t->buf, t->count, t->dt);
     if (t->dt)
         bmpi_dt_release(t->dt);
+    if (t->reg_tl)
+        t->reg_tl->ops->mem_dereg(t->reg_tl, t->memh);
     free(t->bounce);
     if (t->req && --t->req->pending_ops == 0)
         bmpi_request_complete(t->req);
@@ -265,6 +267,11 @@ static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
         struct bmpi_tl_amo amo;
         if (bmpi_rma_amo_fits(w, c, &amo))
             return bmpi_rma_amo_issue(w, c, &amo);
+        if (bmpi_rma_pull_fits(w, c)) {
+            bmpi_rma_acc_order(w, c->target, BMPI_ACC_PULL);
+            w->acc_count[BMPI_ACC_PULL]++;
+            return bmpi_rma_pull_issue(w, c);
+        }
         bmpi_rma_acc_order(w, c->target, BMPI_ACC_AM);
         w->acc_count[BMPI_ACC_AM]++;
     }

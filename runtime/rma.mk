@@ -9,4 +9,5 @@ libbmpi_core_la_SOURCES += \
 	runtime/rma_am.c \
 	runtime/rma_amo.c \
 	runtime/rma_batch.c \
+	runtime/rma_pull.c \
 	runtime/rma_atomic.h

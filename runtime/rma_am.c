@@ -163,8 +163,8 @@ static const void *origin_piece(const struct bmpi_rma_call *c, struct bmpi_dt_cu
     return stage;
 }
 
-static int send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
-                      const struct iovec *iov, int n, size_t bytes, uint64_t off, const void *data)
+int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
+                           uint8_t am_id, const struct iovec *iov, int n, uint64_t off, struct iovec data)
 {
     struct bmpi_win_target *t = &w->t[c->target];
     struct bmpi_rma_op_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
@@ -176,16 +176,15 @@ static int send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct 
         segs[i] = (struct bmpi_rma_seg){(uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len};
     struct iovec payload[3] = {{segs, (size_t)n * sizeof segs[0]}};
     int cnt = 1;
-    size_t elem = c->kind == BMPI_RMA_CAS ? bytes : 0;
     if (c->kind == BMPI_RMA_CAS)
-        payload[cnt++] = (struct iovec){(void *)c->compare, elem};
-    if (data)
-        payload[cnt++] = (struct iovec){(void *)data, bytes};
+        payload[cnt++] = (struct iovec){(void *)c->compare, data.iov_len};
+    if (data.iov_base)
+        payload[cnt++] = data;
     track->refs++;
     t->issued++;
     t->ordered_issued += track->ordered;
     w->ops_pending++;
-    int err = bmpi_rma_am_send(t->world, am_id_of(c->kind), &h, sizeof h, payload, cnt);
+    int err = bmpi_rma_am_send(t->world, am_id, &h, sizeof h, payload, cnt);
     if (err) {
         track->refs--;
         t->issued--;
@@ -230,7 +229,8 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     int n, err = BMPI_OK;
     while (!err && (n = bmpi_dt_iov(&tc, iov, RMA_AM_MAX_SEGS, budget, &bytes)) > 0) {
         const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
-        err = send_piece(w, c, track, iov, n, bytes, off, data);
+        err = bmpi_rma_am_send_piece(w, c, track, am_id_of(c->kind), iov, n, off,
+                                     (struct iovec){(void *)data, bytes});
         off += bytes;
     }
     free(stage);
@@ -240,7 +240,8 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
 
 /* ---- target: applying messages ------------------------------------------------------- */
 
-static void answer(int peer, const struct bmpi_rma_op_hdr *h, int me, int status, const void *data, size_t len)
+void bmpi_rma_am_answer(int peer, const struct bmpi_rma_op_hdr *h, int me, int status, const void *data,
+                        size_t len)
 {
     struct bmpi_rma_answer a = {.origin_win = h->origin_win, .target = me, .status = status,
                                 .track = h->track, .offset = h->offset};
@@ -269,6 +270,39 @@ static int check_segments(const struct bmpi_win *w, const struct bmpi_rma_seg *s
     return BMPI_OK;
 }
 
+struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
+                                    char **at)
+{
+    struct bmpi_win *w = bmpi_win_get(h->win);
+    if (!w) {
+        struct bmpi_rma_answer a = {.origin_win = h->origin_win, .target = -1, .status = MPI_ERR_WIN,
+                                    .track = h->track};
+        bmpi_rma_am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
+        return NULL;
+    }
+    const struct bmpi_rma_seg *segs = payload;
+    if (h->nseg > RMA_AM_MAX_SEGS || (size_t)h->nseg * sizeof *segs > len ||
+        check_segments(w, segs, h->nseg, at)) {
+        bmpi_rma_am_answer(peer, h, w->comm->rank, MPI_ERR_RMA_RANGE, NULL, 0);
+        return NULL;
+    }
+    return w;
+}
+
+void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
+                       char *const *at, const char *data, char *out)
+{
+    struct bmpi_op *op = bmpi_op_get(h->op);
+    size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(h->basic));
+    for (uint32_t i = 0; i < h->nseg; i++) {
+        bmpi_rma_atomic_apply(op, h->basic, data, at[i], out, segs[i].len / elem, bmpi_rma_guard_of(w, w->ctl));
+        if (data)
+            data += segs[i].len;
+        if (out)
+            out += segs[i].len;
+    }
+}
+
 static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
                        const struct bmpi_rma_seg *segs, char **at, const char *data, size_t bytes)
 {
@@ -276,59 +310,41 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
     if (am_id == BMPI_AM_RMA_PUT) {
         for (uint32_t i = 0; i < h->nseg; data += segs[i].len, i++)
             memcpy(at[i], data, segs[i].len);
-        answer(peer, h, me, 0, NULL, 0);
+        bmpi_rma_am_answer(peer, h, me, 0, NULL, 0);
         return;
     }
     char *out = am_id == BMPI_AM_RMA_ACC ? NULL : malloc(bytes ? bytes : 1);
     if (am_id != BMPI_AM_RMA_ACC && !out) {
-        answer(peer, h, me, MPI_ERR_NO_MEM, NULL, 0);
+        bmpi_rma_am_answer(peer, h, me, MPI_ERR_NO_MEM, NULL, 0);
         return;
     }
-    char *o = out;
     if (am_id == BMPI_AM_RMA_GET) {
+        char *o = out;
         for (uint32_t i = 0; i < h->nseg; o += segs[i].len, i++)
             memcpy(o, at[i], segs[i].len);
     } else if (am_id == BMPI_AM_RMA_CAS) {
         bmpi_rma_atomic_cswap(h->basic, data, data + bytes, at[0], out, bmpi_rma_guard_of(w, w->ctl));
     } else {
-        struct bmpi_op *op = bmpi_op_get(h->op);
-        size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(h->basic));
-        bool no_origin = h->op == MPI_NO_OP;
-        for (uint32_t i = 0; i < h->nseg; i++) {
-            bmpi_rma_atomic_apply(op, h->basic, no_origin ? NULL : data, at[i], o, segs[i].len / elem,
-                                  bmpi_rma_guard_of(w, w->ctl));
-            if (!no_origin)
-                data += segs[i].len;
-            if (o)
-                o += segs[i].len;
-        }
+        bmpi_rma_am_apply(w, h, segs, at, h->op == MPI_NO_OP ? NULL : data, out);
     }
-    answer(peer, h, me, 0, out, out ? bytes : 0);
+    bmpi_rma_am_answer(peer, h, me, 0, out, out ? bytes : 0);
     free(out);
 }
 
 static void serve_op(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, const char *payload, size_t len)
 {
     struct bmpi_win *w = bmpi_win_get(h->win);
-    if (!w) {
-        struct bmpi_rma_answer a = {.origin_win = h->origin_win, .target = -1, .status = MPI_ERR_WIN,
-                                    .track = h->track};
-        bmpi_rma_am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
-        return;
-    }
     /* counted applied even when refused: a fence waits for the count */
-    w->ordered_applied[h->fences & 1] += am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_ACC;
+    if (w)
+        w->ordered_applied[h->fences & 1] += am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_ACC;
+    char *at[RMA_AM_MAX_SEGS];
+    if (!(w = bmpi_rma_am_target(peer, h, payload, len, at)))
+        return;
     const struct bmpi_rma_seg *segs = (const void *)payload;
-    size_t seg_bytes = (size_t)h->nseg * sizeof *segs;
     size_t bytes = 0;
     for (uint32_t i = 0; i < h->nseg; i++)
         bytes += segs[i].len;
-    char *at[RMA_AM_MAX_SEGS];
-    if (h->nseg > RMA_AM_MAX_SEGS || seg_bytes > len || check_segments(w, segs, h->nseg, at)) {
-        answer(peer, h, w->comm->rank, MPI_ERR_RMA_RANGE, NULL, 0);
-        return;
-    }
-    serve_data(w, peer, am_id, h, segs, at, payload + seg_bytes, bytes);
+    serve_data(w, peer, am_id, h, segs, at, payload + (size_t)h->nseg * sizeof *segs, bytes);
 }
 
 static void serve_answer(const struct bmpi_rma_answer *a, const void *data, size_t len)
@@ -442,6 +458,9 @@ void bmpi_rma_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, 
         break;
     case BMPI_AM_RMA_BATCH_ACK:
         bmpi_rma_batch_answered(hdr);
+        break;
+    case BMPI_AM_RMA_ACC_PULL:
+        bmpi_rma_pull_serve(peer, hdr, payload, len);
         break;
     default:
         serve_ctl(am_id, peer, hdr);

@@ -55,6 +55,8 @@ struct bmpi_rma_track {
     bool ordered;             /* PUT or ACC by active messages (win.h, ordered_issued) */
     void *bounce;             /* NET: packed data, freed at the end */
     bool unpack_at_end;       /* NET get: bounce goes into buf once all pieces are in */
+    struct bmpi_tl *reg_tl;   /* ACC_PULL: the origin data is registered with it ... */
+    void *memh;               /* ... as memh, released at the end */
 };
 
 /* win.c */
@@ -119,6 +121,17 @@ struct bmpi_rma_batch_answer;
 void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const void *payload, size_t len);
 void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a);
 
+/* rma_pull.c */
+/* BMPI_RMA_ACC_PULL: the smallest Accumulate the target pulls (0: none). */
+size_t bmpi_rma_pull_limit(void);
+/* Whether the target of c should pull its data. */
+bool bmpi_rma_pull_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c);
+int bmpi_rma_pull_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
+struct bmpi_rma_op_hdr;
+void bmpi_rma_pull_serve(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len);
+/* A window goes: free the staging buffers it kept. */
+void bmpi_rma_pull_forget(struct bmpi_win *w);
+
 /* rma_am.c */
 /* An active message to peer, queued in order when the transport cannot
  * take it now. */
@@ -129,6 +142,23 @@ struct bmpi_rma_seg;
  * window (or outside what a dynamic window has attached). */
 char *bmpi_rma_am_segment(const struct bmpi_win *w, const struct bmpi_rma_seg *s);
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
+/* One message of c to its target: the segments iov[0..n) at offset off
+ * of c's data, then data (for CAS the compare operand first, of the same
+ * length); counted as issued to the target, answered through track. */
+int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
+                           uint8_t am_id, const struct iovec *iov, int n, uint64_t off, struct iovec data);
+/* Target side. The window a message names, its nseg segments (at the
+ * start of payload) checked and located in at[]; NULL after answering
+ * the origin with the error. */
+struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
+                                    char **at);
+/* Applies an accumulate's data (NULL: MPI_NO_OP) to the segments at at[],
+ * the old values into out unless NULL, each element atomically. */
+void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
+                       char *const *at, const char *data, char *out);
+/* Answers one message of an operation (status, and data for RESP). */
+void bmpi_rma_am_answer(int peer, const struct bmpi_rma_op_hdr *h, int me, int status, const void *data,
+                        size_t len);
 int bmpi_rma_am_ctl(struct bmpi_win *w, int target, uint8_t am_id, int lock_type);
 /* A window goes: drop lock requests still waiting for it. */
 void bmpi_rma_am_forget(struct bmpi_win *w);

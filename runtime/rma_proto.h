@@ -14,6 +14,10 @@
  *   COMPLETE    PSCW: the origin's access epoch to the target is over
  *   BATCH       small PUTs and ACCs gathered at the origin (rma_batch.c),
  *               applied in order; the target answers BATCH_ACK once
+ *   ACC_PULL    segments + where the data lies at the origin (struct
+ *               bmpi_rma_pull): the target reads it with the transport's
+ *               get(), applies it in arrival order, answers ACK
+ *               (rma_pull.c)
  *
  * A segment is (displacement, length) in bytes at the target: from the
  * window's base, or an absolute address in a dynamic window. One message
@@ -41,7 +45,8 @@ enum bmpi_rma_am_id {
     BMPI_AM_RMA_COMPLETE,
     BMPI_AM_RMA_BATCH,
     BMPI_AM_RMA_BATCH_ACK,
-    BMPI_AM_RMA_LAST = BMPI_AM_RMA_BATCH_ACK
+    BMPI_AM_RMA_ACC_PULL,
+    BMPI_AM_RMA_LAST = BMPI_AM_RMA_ACC_PULL
 };
 
 #define RMA_AM_MAX_SEGS 16
@@ -50,7 +55,8 @@ struct bmpi_rma_seg {
     uint64_t disp, len;
 };
 
-/* PUT, GET, ACC, GACC, CAS: followed by nseg segments, then the data. */
+/* PUT, GET, ACC, GACC, CAS: followed by nseg segments, then the data
+ * (ACC_PULL: a struct bmpi_rma_pull instead). */
 struct bmpi_rma_op_hdr {
     int32_t win;         /* the window's handle at the target */
     int32_t origin_win;  /* ... and at the origin, for the answer */
@@ -62,6 +68,16 @@ struct bmpi_rma_op_hdr {
     uint64_t offset;     /* GET, GACC, CAS: where the answer goes in the origin's stream */
     uint32_t fences;     /* PUT, ACC: fences the origin had entered (rma_sync.c, counted_fence) */
     uint32_t pad;
+};
+
+/* ACC_PULL: the origin's data of the message, registered for the
+ * transport's get(); rkey_len bytes of rkey are sent. */
+#define BMPI_RMA_PULL_RKEY_MAX 64
+struct bmpi_rma_pull {
+    uint64_t addr;
+    uint32_t rkey_len;
+    uint32_t pad;
+    uint8_t rkey[BMPI_RMA_PULL_RKEY_MAX];
 };
 
 /* ACK and RESP (RESP: followed by the data). */

@@ -73,6 +73,7 @@ static void hints_default(struct bmpi_win *w)
     snprintf(w->accumulate_ops, sizeof w->accumulate_ops, "same_op_no_op");
     w->net_atomics = bmpi_env_switch("BMPI_RMA_NET_ATOMICS") != 0;
     w->batch_max = bmpi_rma_batch_limit();
+    w->pull_min = bmpi_rma_pull_limit();
 }
 
 /* Take the hints of info bmpi knows; the others are ignored, as the
@@ -494,12 +495,13 @@ out:
 static void report_accumulates(const struct bmpi_win *w)
 {
     const uint64_t *n = w->acc_count;
-    if (bmpi_world.verbose >= 2 && (n[BMPI_ACC_DIRECT] || n[BMPI_ACC_AMO] || n[BMPI_ACC_AM]))
+    if (bmpi_world.verbose >= 2 && (n[BMPI_ACC_DIRECT] || n[BMPI_ACC_AMO] || n[BMPI_ACC_AM] || n[BMPI_ACC_PULL]))
         fprintf(stderr,
                 "bmpi: rank %d: window %s: accumulates: %llu direct, %llu by transport atomics, "
-                "%llu by active messages\n",
+                "%llu by active messages, %llu pulled by the target\n",
                 bmpi_world.rank, w->name[0] ? w->name : "(unnamed)", (unsigned long long)n[BMPI_ACC_DIRECT],
-                (unsigned long long)n[BMPI_ACC_AMO], (unsigned long long)n[BMPI_ACC_AM]);
+                (unsigned long long)n[BMPI_ACC_AMO], (unsigned long long)n[BMPI_ACC_AM],
+                (unsigned long long)n[BMPI_ACC_PULL]);
 }
 
 static void win_release(struct bmpi_win *w)
@@ -513,6 +515,7 @@ static void win_release(struct bmpi_win *w)
     if (w->owns_ctl)
         free(w->ctl);
     bmpi_rma_am_forget(w);
+    bmpi_rma_pull_forget(w);
     bmpi_rma_forget_group(&w->start_group, &w->start_ranks);
     bmpi_rma_forget_group(&w->post_group, &w->post_ranks);
     for (int r = 0; w->t && w->comm && r < w->comm->size; r++)

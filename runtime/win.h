@@ -53,7 +53,7 @@ struct bmpi_request;
 enum bmpi_rma_path { BMPI_RMA_DIRECT, BMPI_RMA_COPY, BMPI_RMA_NET, BMPI_RMA_AM };
 
 /* How an accumulate-family operation reached its target (rma_amo.c). */
-enum bmpi_rma_acc_via { BMPI_ACC_NONE, BMPI_ACC_DIRECT, BMPI_ACC_AMO, BMPI_ACC_AM, BMPI_ACC_NVIA };
+enum bmpi_rma_acc_via { BMPI_ACC_NONE, BMPI_ACC_DIRECT, BMPI_ACC_AMO, BMPI_ACC_AM, BMPI_ACC_PULL, BMPI_ACC_NVIA };
 
 /* Locks a target grants: the state word of its control block. */
 #define BMPI_WIN_LOCK_EXCL (1ull << 63)
@@ -169,6 +169,7 @@ struct bmpi_win {
     char accumulate_ops[32];      /* "same_op_no_op" or "same_op" */
     bool net_atomics;             /* the transport's atomics may carry accumulates (BMPI_RMA_NET_ATOMICS) */
     size_t batch_max;             /* largest Put/Accumulate gathered (BMPI_RMA_BATCH, rma_batch.c) */
+    size_t pull_min;              /* smallest Accumulate the target pulls (BMPI_RMA_ACC_PULL, rma_pull.c) */
 
     struct bmpi_win_target *t; /* by rank in comm */
     struct bmpi_win_updaters updaters; /* of this node's window memory */
@@ -210,6 +211,10 @@ struct bmpi_win {
     int op_error;              /* first error an answer reported, for the next sync call */
     uint64_t acc_count[BMPI_ACC_NVIA]; /* accumulates issued, by path (BMPI_VERBOSE=2 at free) */
 
+    /* accumulates other nodes' origins asked me to pull, in arrival order (rma_pull.c) */
+    struct bmpi_rma_pulled *pulls, *pulls_tail;
+    int pulls_running;            /* ... whose gets run */
+    struct bmpi_rma_stage *pull_spares; /* staging buffers kept for the next */
     /* passive target lock requests from other nodes waiting for my lock (rma_am.c) */
     struct bmpi_rma_lock_wait *lock_waiters;
 };

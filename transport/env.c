@@ -85,6 +85,7 @@ static const struct env_var vars[] = {
     /* one-sided communication */
     SWITCH("BMPI_RMA_NET_ATOMICS"),
     SIZE("BMPI_RMA_BATCH", 0, KIB(32)),
+    SIZE("BMPI_RMA_ACC_PULL", 0, SIZE_MAX),
     /* ofi */
     {"BMPI_OFI_PROVIDER", ENV_NAME, 0, 0, {NULL}},
     SWITCH("BMPI_OFI_RMA"),

@@ -3,7 +3,7 @@
 #   rma_run_all WHAT N [N ...]
 # runs each program at the rank counts given (rma_matrix once per window
 # flavor) and stops at the first failure, naming the program and WHAT.
-rma_programs="rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch rma_flush_seen"
+rma_programs="rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch rma_flush_seen rma_pull"
 rma_flavors="create create_big allocate shared dynamic"
 
 # rma_run WHAT PROGRAM "N ..." [ARG]
@@ -25,39 +25,53 @@ rma_run_all() {
     done
 }
 
-# rma_check_net_atomics WHAT N PROGRAM [ARG]: run PROGRAM at N ranks with
-# BMPI_VERBOSE=2 and check that some accumulates went through the
-# transport's atomics (the lines MPI_Win_free prints, runtime/win.c), then
-# with BMPI_RMA_NET_ATOMICS=0 that none did and the program still passes.
-# The launch command is $rma_launcher (default: bmpirun -n N), split at
-# blanks; the settings go on the ranks' command line (env), so that they
-# reach ranks on other hosts too.
-rma_check_net_atomics() {
-    what=$1 n=$2 prog=$3
-    shift 3
-    out=$(mktemp "${TMPDIR:-/tmp}/bmpi-rma-amo.XXXXXX") || return 1
-    for setting in on 0; do
+# rma_check_route WHAT N VAR ON OFF LABEL PROGRAM [ARG]: run PROGRAM at N
+# ranks with BMPI_VERBOSE=2 and VAR=ON, and check that some accumulates
+# took the route the lines MPI_Win_free prints name "COUNT LABEL"
+# (runtime/win.c), then with VAR=OFF that none did and the program still
+# passes. The launch command is $rma_launcher (default: bmpirun -n N),
+# split at blanks; the settings go on the ranks' command line (env), so
+# that they reach ranks on other hosts too.
+rma_check_route() {
+    what=$1 n=$2 var=$3 on=$4 off=$5 label=$6 prog=$7
+    shift 7
+    out=$(mktemp "${TMPDIR:-/tmp}/bmpi-rma-route.XXXXXX") || return 1
+    for setting in "$on" "$off"; do
         "$top_srcdir/test/with-timeout" "${BMPI_TEST_TIMEOUT:-120}" \
             ${rma_launcher:-"$top_builddir/launcher/bmpirun" -n "$n"} \
-            env BMPI_VERBOSE=2 BMPI_RMA_NET_ATOMICS=$setting \
+            env BMPI_VERBOSE=2 "$var=$setting" \
             "$top_builddir/test/rma/$prog" "$@" >"$out" 2>&1 </dev/null || {
             tail -n 20 "$out"
             rm -f "$out"
-            echo "FAIL: $prog${*:+ $*} over $what with BMPI_RMA_NET_ATOMICS=$setting"
+            echo "FAIL: $prog${*:+ $*} over $what with $var=$setting"
             exit 1
         }
-        amos=$(sed -n 's/.* \([0-9][0-9]*\) by transport atomics.*/\1/p' "$out" | awk '{s += $1} END {print s + 0}')
-        if [ "$setting" = on ] && [ "$amos" -eq 0 ]; then
+        count=$(sed -n "s/.* \([0-9][0-9]*\) $label.*/\1/p" "$out" | awk '{s += $1} END {print s + 0}')
+        if [ "$setting" = "$on" ] && [ "$count" -eq 0 ]; then
             rm -f "$out"
-            echo "FAIL: $prog${*:+ $*} over $what: no accumulate went through the transport's atomics"
+            echo "FAIL: $prog${*:+ $*} over $what: no accumulate $label"
             exit 1
         fi
-        if [ "$setting" = 0 ] && [ "$amos" -ne 0 ]; then
+        if [ "$setting" = "$off" ] && [ "$count" -ne 0 ]; then
             rm -f "$out"
-            echo "FAIL: $prog${*:+ $*} over $what: $amos accumulates used the transport's atomics although switched off"
+            echo "FAIL: $prog${*:+ $*} over $what: $count accumulates $label although $var=$off"
             exit 1
         fi
-        echo "ok: $prog${*:+ $*} over $what: $amos accumulates by the transport's atomics (BMPI_RMA_NET_ATOMICS=$setting)"
+        echo "ok: $prog${*:+ $*} over $what: $count accumulates $label ($var=$setting)"
     done
     rm -f "$out"
+}
+
+# rma_check_net_atomics WHAT N PROGRAM [ARG]: some accumulates through
+# the transport's atomics, none with BMPI_RMA_NET_ATOMICS=0.
+rma_check_net_atomics() {
+    what=$1 n=$2
+    shift 2
+    rma_check_route "$what" "$n" BMPI_RMA_NET_ATOMICS on 0 "by transport atomics" "$@"
+}
+
+# rma_check_pulled WHAT N: rma_pull's large accumulates pulled by the
+# target (runtime/rma_pull.c), none with BMPI_RMA_ACC_PULL=0.
+rma_check_pulled() {
+    rma_check_route "$1" "$2" BMPI_RMA_ACC_PULL 65536 0 "pulled by the target" rma_pull
 }

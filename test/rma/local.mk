@@ -59,9 +59,13 @@ check_PROGRAMS += test/rma/rma_flush_seen
 test_rma_rma_flush_seen_SOURCES = test/rma/rma_flush_seen.c test/rma/rma_util.h test/mpi/testutil.h
 test_rma_rma_flush_seen_LDADD = libbmpi.la
 
+check_PROGRAMS += test/rma/rma_pull
+test_rma_rma_pull_SOURCES = test/rma/rma_pull.c test/rma/rma_util.h test/mpi/testutil.h
+test_rma_rma_pull_LDADD = libbmpi.la
+
 RMA_TESTS = test/rma/rma_matrix.sh test/rma/rma_atomic.sh test/rma/rma_pscw.sh test/rma/rma_lock.sh \
 	test/rma/rma_shared.sh test/rma/rma_dynamic.sh test/rma/rma_info_attr.sh test/rma/rma_errors.sh test/rma/rma_large.sh \
-	test/rma/rma_misc.sh test/rma/rma_acc_order.sh test/rma/rma_batch.sh test/rma/rma_flush_seen.sh \
+	test/rma/rma_misc.sh test/rma/rma_acc_order.sh test/rma/rma_batch.sh test/rma/rma_flush_seen.sh test/rma/rma_pull.sh \
 	test/rma/rma_ofi_tcp.sh test/rma/rma_ofi_shm.sh test/rma/rma_verbs.sh test/rma/rma_netns.sh
 TESTS += $(RMA_TESTS)
 EXTRA_DIST += $(RMA_TESTS) test/rma/lib.sh test/rma/README test/rma/validate-with-mpich.sh

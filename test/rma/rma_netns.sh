@@ -29,6 +29,10 @@ for slots in 1 2; do
         netns_bmpirun_check $slots "$p" "$top_builddir/test/rma/$p"
     done
 done
+# Large accumulates to the other host are pulled by their target over
+# net (runtime/rma_pull.c), and go as active messages with the pull off.
+rma_launcher="$NETNS_BMPIRUN --host $(netns_host_list 2) $NETNS_TMP/rank"
+rma_check_pulled "ofi/net across two hosts" 2
 # Over tcp;ofi_rxm (whose atomics the target's CPU applies; the default
 # provider, net, has none) accumulates to the other host take the
 # transport's atomics, while ranks on the target's host update the same

@@ -11,4 +11,5 @@ rma_run_all ofi/tcp ${RMA_COUNTS:-2 4}
 # ranks' MPI_Win_create memory go through them, beside the target's own
 # CPU atomics on the same elements
 rma_check_net_atomics ofi/tcp 3 rma_acc_order
+rma_check_pulled ofi/tcp 3
 echo "ok: rma over ofi/tcp"

@@ -18,6 +18,7 @@ BMPI_TRANSPORT=self,verbs
 export LD_PRELOAD BMPI_TRANSPORT
 . "$top_srcdir/test/rma/lib.sh"
 rma_run_all "verbs (emulated)" ${RMA_COUNTS:-2 4}
+rma_check_pulled "verbs (emulated)" 3
 # Nothing left behind in /dev/shm (the emulation uses memfds).
 if ls /dev/shm 2>/dev/null | grep -q "bmpi.emu"; then
     echo "FAIL: emulation segments left in /dev/shm"

@@ -51,7 +51,7 @@ command -v "$cc" >/dev/null 2>&1 || {
     echo "$cc not found"
     exit 2
 }
-programs=${*:-rma_matrix rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch rma_flush_seen}
+programs=${*:-rma_matrix rma_atomic rma_pscw rma_lock rma_shared rma_dynamic rma_large rma_misc rma_info_attr rma_errors rma_acc_order rma_batch rma_flush_seen rma_pull}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rma-validate.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 failed=
@@ -70,7 +70,7 @@ for p in $programs; do
         for a in ${args:-all}; do
             [ "$a" = all ] && a=
             RMA_ERRORS_SURVEY=0
-            case $p in rma_errors | rma_batch) RMA_ERRORS_SURVEY=1 ;; esac
+            case $p in rma_errors | rma_batch | rma_pull) RMA_ERRORS_SURVEY=1 ;; esac
             export RMA_ERRORS_SURVEY
             if run "$n" "$dir/$p" $a >"$dir/out" 2>&1; then
                 [ "$RMA_ERRORS_SURVEY" = 1 ] && [ "$n" = "$first" ] && grep -v "^ok:" "$dir/out"
