@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "runtime/comm.h"
 #include "runtime/error.h"
@@ -52,10 +53,10 @@ static_assert(BMPI_RMA_PULL_RKEY_MAX >= BMPI_TL_RKEY_MAX, "a transport's rkey fi
 /* Bytes one ACC_PULL message asks for at most. */
 #define PULL_MSG_MAX (1u << 20)
 /* Pulls a window runs at once; the others wait their turn, so that
- * their staging buffers can be reused: a fresh one costs a page fault
- * per page (large blocks come from the shared heap, whose free gives
- * their pages back), which made 16 pulls of 1 MiB at once slower than
- * active messages. The transport bounds the bytes in flight anyway. */
+ * their staging buffers can be reused: fresh ones cost a page fault per
+ * page, which made 16 pulls of 1 MiB at once, each with a buffer of its
+ * own, slower than active messages. The transport bounds the bytes in
+ * flight anyway. */
 #define PULL_RUNNING 4
 
 /* A staging buffer for the data of one pull. */
@@ -166,7 +167,11 @@ int bmpi_rma_pull_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
 
 /* ---- target -------------------------------------------------------------------- */
 
-/* A staging buffer of at least bytes: a spare of w, or a new one. */
+/* A staging buffer of at least bytes: a spare of w, or a new one. New
+ * ones are private anonymous memory faulted in by one call: from the
+ * shared heap (malloc) each page's first touch is a shared-memory fault,
+ * which made a window's first pull slower (docs/rma.md, "Large
+ * accumulates pulled"). */
 static struct bmpi_rma_stage *stage_get(struct bmpi_win *w, size_t bytes)
 {
     for (struct bmpi_rma_stage **sp = &w->pull_spares; *sp; sp = &(*sp)->next)
@@ -175,11 +180,16 @@ static struct bmpi_rma_stage *stage_get(struct bmpi_win *w, size_t bytes)
             *sp = st->next;
             return st;
         }
-    struct bmpi_rma_stage *st = malloc(sizeof *st + bytes);
-    if (st)
-        st->cap = bytes;
+    void *m = mmap(NULL, sizeof(struct bmpi_rma_stage) + bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    struct bmpi_rma_stage *st = m;
+    st->cap = bytes;
     return st;
 }
+
+static void stage_free(struct bmpi_rma_stage *st) { munmap(st, sizeof *st + st->cap); }
 
 /* Kept for the next pull while fewer than PULL_RUNNING are (a window
  * never needs more at once), else freed. */
@@ -189,7 +199,7 @@ static void stage_put(struct bmpi_win *w, struct bmpi_rma_stage *st)
     for (struct bmpi_rma_stage *k = w->pull_spares; k; k = k->next)
         kept++;
     if (kept + w->pulls_running >= PULL_RUNNING) {
-        free(st);
+        stage_free(st);
         return;
     }
     st->next = w->pull_spares;
@@ -201,7 +211,7 @@ void bmpi_rma_pull_forget(struct bmpi_win *w)
     while (w->pull_spares) {
         struct bmpi_rma_stage *st = w->pull_spares;
         w->pull_spares = st->next;
-        free(st);
+        stage_free(st);
     }
 }
 
