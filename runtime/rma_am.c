@@ -261,17 +261,21 @@ char *bmpi_rma_am_segment(const struct bmpi_win *w, const struct bmpi_rma_seg *s
     return (char *)w->base + s->disp;
 }
 
-static int check_segments(const struct bmpi_win *w, const struct bmpi_rma_seg *segs, uint32_t n, char **at)
+static int check_segments(const struct bmpi_win *w, const struct bmpi_rma_seg *segs, uint32_t n, char **at,
+                          size_t *bytes)
 {
-    for (uint32_t i = 0; i < n; i++)
+    *bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
         if (!(at[i] = bmpi_rma_am_segment(w, &segs[i])))
             return bmpi_err_set(MPI_ERR_RMA_RANGE, "bytes [%llu, +%llu) are outside the window",
                                 (unsigned long long)segs[i].disp, (unsigned long long)segs[i].len);
+        *bytes += segs[i].len;
+    }
     return BMPI_OK;
 }
 
 struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
-                                    char **at)
+                                    char **at, size_t *bytes)
 {
     struct bmpi_win *w = bmpi_win_get(h->win);
     if (!w) {
@@ -282,7 +286,7 @@ struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, c
     }
     const struct bmpi_rma_seg *segs = payload;
     if (h->nseg > RMA_AM_MAX_SEGS || (size_t)h->nseg * sizeof *segs > len ||
-        check_segments(w, segs, h->nseg, at)) {
+        check_segments(w, segs, h->nseg, at, bytes)) {
         bmpi_rma_am_answer(peer, h, w->comm->rank, MPI_ERR_RMA_RANGE, NULL, 0);
         return NULL;
     }
@@ -338,12 +342,10 @@ static void serve_op(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, c
     if (w)
         w->ordered_applied[h->fences & 1] += am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_ACC;
     char *at[RMA_AM_MAX_SEGS];
-    if (!(w = bmpi_rma_am_target(peer, h, payload, len, at)))
+    size_t bytes;
+    if (!(w = bmpi_rma_am_target(peer, h, payload, len, at, &bytes)))
         return;
     const struct bmpi_rma_seg *segs = (const void *)payload;
-    size_t bytes = 0;
-    for (uint32_t i = 0; i < h->nseg; i++)
-        bytes += segs[i].len;
     serve_data(w, peer, am_id, h, segs, at, payload + (size_t)h->nseg * sizeof *segs, bytes);
 }
 

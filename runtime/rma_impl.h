@@ -148,10 +148,10 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
 int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
                            uint8_t am_id, const struct iovec *iov, int n, uint64_t off, struct iovec data);
 /* Target side. The window a message names, its nseg segments (at the
- * start of payload) checked and located in at[]; NULL after answering
- * the origin with the error. */
+ * start of payload) checked and located in at[], *bytes their total;
+ * NULL after answering the origin with the error. */
 struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
-                                    char **at);
+                                    char **at, size_t *bytes);
 /* Applies an accumulate's data (NULL: MPI_NO_OP) to the segments at at[],
  * the old values into out unless NULL, each element atomically. */
 void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,

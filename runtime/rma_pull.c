@@ -284,7 +284,8 @@ static bool read_source(const char *payload, size_t len, size_t seg_bytes, struc
 void bmpi_rma_pull_serve(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len)
 {
     char *at[RMA_AM_MAX_SEGS];
-    struct bmpi_win *w = bmpi_rma_am_target(peer, h, payload, len, at);
+    size_t bytes;
+    struct bmpi_win *w = bmpi_rma_am_target(peer, h, payload, len, at, &bytes);
     if (!w)
         return;
     struct bmpi_rma_pulled *p = malloc(sizeof *p);
@@ -292,11 +293,9 @@ void bmpi_rma_pull_serve(int peer, const struct bmpi_rma_op_hdr *h, const void *
         bmpi_rma_am_answer(peer, h, w->comm->rank, MPI_ERR_NO_MEM, NULL, 0);
         return;
     }
-    *p = (struct bmpi_rma_pulled){.w = w, .peer = peer, .h = *h};
+    *p = (struct bmpi_rma_pulled){.w = w, .peer = peer, .bytes = bytes, .h = *h};
     const struct bmpi_rma_seg *segs = payload;
     size_t seg_bytes = (size_t)h->nseg * sizeof *segs;
-    for (uint32_t i = 0; i < h->nseg; i++)
-        p->bytes += segs[i].len;
     if (!read_source(payload, len, seg_bytes, &p->src)) {
         bmpi_rma_am_answer(peer, h, w->comm->rank, MPI_ERR_INTERN, NULL, 0);
         free(p);
