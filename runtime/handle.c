@@ -35,17 +35,6 @@ int bmpi_handle_new(struct bmpi_handle_table *t, void *obj)
     return (int)(BMPI_HANDLE_KIND_DIRECT | t->type | (uint32_t)idx);
 }
 
-void *bmpi_handle_get(const struct bmpi_handle_table *t, int handle)
-{
-    uint32_t h = (uint32_t)handle;
-    if ((h & (BMPI_HANDLE_KIND_MASK | BMPI_HANDLE_TYPE_MASK)) != (BMPI_HANDLE_KIND_DIRECT | t->type))
-        return NULL;
-    uint32_t idx = h & BMPI_HANDLE_INDEX_MASK;
-    if (idx >= (uint32_t)t->used)
-        return NULL;
-    return t->objs[idx];
-}
-
 void bmpi_handle_release(struct bmpi_handle_table *t, int handle)
 {
     uint32_t idx = (uint32_t)handle & BMPI_HANDLE_INDEX_MASK;

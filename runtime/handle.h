@@ -38,11 +38,22 @@ struct bmpi_handle_table {
 
 /* Store obj and return its new handle, or 0 when out of memory. */
 int bmpi_handle_new(struct bmpi_handle_table *t, void *obj);
-/* The object behind a direct handle of this table, or NULL. */
-void *bmpi_handle_get(const struct bmpi_handle_table *t, int handle);
 void bmpi_handle_release(struct bmpi_handle_table *t, int handle);
 /* Free the table itself (objects are the owner's business). */
 void bmpi_handle_table_free(struct bmpi_handle_table *t);
+
+/* The object behind a direct handle of this table, or NULL. Inline: every
+ * MPI call with an object looks its handle up. */
+static inline void *bmpi_handle_get(const struct bmpi_handle_table *t, int handle)
+{
+    uint32_t h = (uint32_t)handle;
+    if ((h & (BMPI_HANDLE_KIND_MASK | BMPI_HANDLE_TYPE_MASK)) != (BMPI_HANDLE_KIND_DIRECT | t->type))
+        return NULL;
+    uint32_t idx = h & BMPI_HANDLE_INDEX_MASK;
+    if (idx >= (uint32_t)t->used)
+        return NULL;
+    return t->objs[idx];
+}
 
 static inline int bmpi_handle_is_builtin(int h, uint32_t type)
 {

@@ -455,20 +455,52 @@ static int rma_request(struct bmpi_win *w, const struct rma_args *a, struct bmpi
  * lie inside its window; NULL sends the call the general way, which
  * reports whatever is wrong. lb and len below 2^61, disp below 2^31 and
  * disp_unit an int: no sum or product wraps. */
-static char *direct_range(struct bmpi_win *w, const struct rma_args *a, uint64_t lb, uint64_t len,
-                          struct bmpi_win_target **target)
+static char *direct_range(struct bmpi_win *w, int target, MPI_Aint disp, uint64_t lb, uint64_t len,
+                          struct bmpi_win_target **tp)
 {
-    if (a->request_form || a->disp < 0 || a->disp > INT32_MAX || (unsigned)a->target >= (unsigned)w->comm->size ||
+    if (disp < 0 || disp > INT32_MAX || (unsigned)target >= (unsigned)w->comm->size ||
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return NULL;
-    struct bmpi_win_target *t = &w->t[a->target];
+    struct bmpi_win_target *t = &w->t[target];
     if (t->path != BMPI_RMA_DIRECT || t->disp_unit <= 0)
         return NULL;
-    uint64_t off = (uint64_t)a->disp * (uint64_t)t->disp_unit + lb;
-    if (off + len > t->size || !bmpi_rma_access_ok(w, a->target, false))
+    uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit + lb;
+    if (off + len > t->size || !bmpi_rma_access_ok(w, target, false))
         return NULL;
-    *target = t;
+    *tp = t;
     return t->map + off;
+}
+
+/* A Put's or Get's arguments, as the direct path reads them. */
+struct direct_args {
+    bool put;
+    char *buf; /* a Put's origin buffer, a Get's result buffer: cast, a Put reads it only */
+    MPI_Count count;
+    MPI_Datatype type;
+    int target;
+    MPI_Aint disp;
+    MPI_Count tcount;
+    MPI_Datatype ttype;
+};
+
+/* The size of one element of a datatype direct_contig() can copy, and
+ * its true lower bound; 0 when it cannot (the general path then reports
+ * whatever is wrong). */
+static size_t direct_type_size(struct bmpi_win *w, MPI_Datatype type, MPI_Aint *true_lb)
+{
+    *true_lb = 0;
+    if (type == w->direct_type)
+        return w->direct_type_size;
+    const struct bmpi_datatype *dt = bmpi_dt_get(type);
+    if (!dt || !(dt->flags & BMPI_DT_COMMITTED) || !bmpi_dt_is_contig(dt) || bmpi_dt_size(dt) > (1u << 20) ||
+        bmpi_dt_true_lb(dt) < 0 || bmpi_dt_true_lb(dt) > INT32_MAX)
+        return 0;
+    if (bmpi_dt_is_predefined(dt) && bmpi_dt_true_lb(dt) == 0) {
+        w->direct_type = type;
+        w->direct_type_size = bmpi_dt_size(dt);
+    }
+    *true_lb = bmpi_dt_true_lb(dt);
+    return bmpi_dt_size(dt);
 }
 
 /* Put or Get of a contiguous run of one datatype, the same on both sides,
@@ -477,28 +509,21 @@ static char *direct_range(struct bmpi_win *w, const struct rma_args *a, uint64_t
  * the general path's per-side datatype walk; anything else (and every
  * error, so that it is reported the usual way) returns false for
  * check_call and issue(). */
-static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
+static bool direct_contig(struct bmpi_win *w, const struct direct_args *a)
 {
-    bool put = a->kind == BMPI_RMA_PUT;
-    MPI_Datatype otype = put ? a->otype : a->rtype; /* a Get's origin is its result */
-    MPI_Count ocount = put ? a->ocount : a->rcount;
-    if (a->kind > BMPI_RMA_GET || otype != a->ttype || ocount != a->tcount || a->tcount <= 0 ||
-        (uint64_t)a->tcount > (1ull << 40))
+    if (a->type != a->ttype || a->count != a->tcount || a->tcount <= 0 || (uint64_t)a->tcount > (1ull << 40))
         return false;
-    const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
-    if (!dt || !(dt->flags & BMPI_DT_COMMITTED) || !bmpi_dt_is_contig(dt) || bmpi_dt_size(dt) > (1u << 20) ||
-        bmpi_dt_true_lb(dt) < 0 || bmpi_dt_true_lb(dt) > INT32_MAX)
-        return false;
-    uint64_t bytes = (uint64_t)a->tcount * bmpi_dt_size(dt);
+    MPI_Aint lb;
+    size_t size = direct_type_size(w, a->ttype, &lb);
+    uint64_t bytes = (uint64_t)a->tcount * size;
     struct bmpi_win_target *t;
-    char *at = direct_range(w, a, (uint64_t)bmpi_dt_true_lb(dt), bytes, &t);
+    char *at = size ? direct_range(w, a->target, a->disp, (uint64_t)lb, bytes, &t) : NULL;
     if (!at)
         return false;
-    const char *buf_lb = (const char *)(put ? a->origin : a->result) + bmpi_dt_true_lb(dt);
-    if (put)
-        bmpi_copy(at, buf_lb, bytes);
+    if (a->put)
+        bmpi_copy(at, a->buf + lb, bytes);
     else
-        bmpi_copy((char *)buf_lb, at, bytes);
+        bmpi_copy(a->buf + lb, at, bytes);
     w->epoch_ops++;
     return true;
 }
@@ -508,15 +533,15 @@ static bool direct_contig(struct bmpi_win *w, const struct rma_args *a)
  * it; like direct_contig(), anything else goes the general way. */
 static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
 {
-    if (a->kind != BMPI_RMA_GACC || a->tcount != 1 || a->ocount != 1 || a->rcount != 1 || a->otype != a->ttype ||
-        a->rtype != a->ttype || !a->origin)
+    if (a->kind != BMPI_RMA_GACC || a->request_form || a->tcount != 1 || a->ocount != 1 || a->rcount != 1 ||
+        a->otype != a->ttype || a->rtype != a->ttype || !a->origin)
         return false;
     const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
     struct bmpi_op *op = bmpi_op_get(a->op);
     if (!dt || !bmpi_dt_is_predefined(dt) || !op)
         return false;
     struct bmpi_win_target *t;
-    char *at = direct_range(w, a, 0, bmpi_dt_size(dt), &t);
+    char *at = direct_range(w, a->target, a->disp, 0, bmpi_dt_size(dt), &t);
     if (!at || bmpi_rma_atomic_check(op, a->ttype))
         return false;
     bmpi_rma_atomic_apply(op, a->ttype, a->origin, at, a->result, 1, bmpi_rma_guard_of(w, t->ctl));
@@ -525,13 +550,10 @@ static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
     return true;
 }
 
-static int rma_entry(const struct rma_args *a)
+static int rma_entry(struct bmpi_win *w, const struct rma_args *a)
 {
-    struct bmpi_win *w;
-    int err = bmpi_win_check(a->win, a->fn, &w);
-    if (err)
-        return err;
-    if (direct_contig(w, a) || direct_fetch_op(w, a))
+    int err;
+    if (direct_fetch_op(w, a))
         return MPI_SUCCESS;
     if (a->request_form && !a->request)
         return bmpi_err_win_obj(w, MPI_ERR_ARG, a->fn, "request is NULL");
@@ -562,22 +584,57 @@ static int rma_entry(const struct rma_args *a)
 /* One builder per call kind, shared by the int and MPI_Count forms and by
  * the request forms (request_form: MPI_Rput and friends, whose request
  * must not be NULL). */
+/* Put and Get: the direct copy where it applies, the general path for
+ * everything else, the rma_args of which are built only then. */
+static int put_get_call(const char *fn, const struct direct_args *d, MPI_Win win, bool request_form,
+                        MPI_Request *request)
+{
+    struct bmpi_win *w;
+    int err = bmpi_win_check(win, fn, &w);
+    if (err)
+        return err;
+    if (!request_form && direct_contig(w, d))
+        return MPI_SUCCESS;
+    struct rma_args a = {.fn = fn, .kind = d->put ? BMPI_RMA_PUT : BMPI_RMA_GET, .target = d->target,
+                         .disp = d->disp, .tcount = d->tcount, .ttype = d->ttype, .win = win,
+                         .request_form = request_form, .request = request};
+    if (d->put) {
+        a.origin = d->buf;
+        a.ocount = d->count;
+        a.otype = d->type;
+    } else {
+        a.result = d->buf;
+        a.rcount = d->count;
+        a.rtype = d->type;
+    }
+    return rma_entry(w, &a);
+}
+
 static int put_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d,
                     MPI_Count tc, MPI_Datatype tt, MPI_Win win, bool request_form, MPI_Request *request)
 {
-    struct rma_args a = {.fn = fn, .kind = BMPI_RMA_PUT, .origin = o, .ocount = oc, .otype = ot, .target = r,
-                         .disp = d, .tcount = tc, .ttype = tt, .win = win, .request_form = request_form,
-                         .request = request};
-    return rma_entry(&a);
+    struct direct_args a = {.put = true, .buf = (char *)o, .count = oc, .type = ot, .target = r, .disp = d,
+                            .tcount = tc, .ttype = tt};
+    return put_get_call(fn, &a, win, request_form, request);
 }
 
 static int get_call(const char *fn, void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d, MPI_Count tc,
                     MPI_Datatype tt, MPI_Win win, bool request_form, MPI_Request *request)
 {
-    struct rma_args a = {.fn = fn, .kind = BMPI_RMA_GET, .result = o, .rcount = oc, .rtype = ot, .target = r,
-                         .disp = d, .tcount = tc, .ttype = tt, .win = win, .request_form = request_form,
-                         .request = request};
-    return rma_entry(&a);
+    struct direct_args a = {.put = false, .buf = o, .count = oc, .type = ot, .target = r, .disp = d,
+                            .tcount = tc, .ttype = tt};
+    return put_get_call(fn, &a, win, request_form, request);
+}
+
+/* The calls with no direct copy: Accumulate, Get_accumulate, Fetch_and_op
+ * and Compare_and_swap. */
+static int rma_call(const struct rma_args *a)
+{
+    struct bmpi_win *w;
+    int err = bmpi_win_check(a->win, a->fn, &w);
+    if (err)
+        return err;
+    return rma_entry(w, a);
 }
 
 static int acc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d,
@@ -587,7 +644,7 @@ static int acc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot
     struct rma_args a = {.fn = fn, .kind = BMPI_RMA_ACC, .origin = o, .ocount = oc, .otype = ot, .target = r,
                          .disp = d, .tcount = tc, .ttype = tt, .op = op, .win = win,
                          .request_form = request_form, .request = request};
-    return rma_entry(&a);
+    return rma_call(&a);
 }
 
 static int gacc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, void *res, MPI_Count rc,
@@ -597,7 +654,7 @@ static int gacc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype o
     struct rma_args a = {.fn = fn, .kind = BMPI_RMA_GACC, .origin = o, .ocount = oc, .otype = ot, .result = res,
                          .rcount = rc, .rtype = rt, .target = r, .disp = d, .tcount = tc, .ttype = tt,
                          .op = op, .win = win, .request_form = request_form, .request = request};
-    return rma_entry(&a);
+    return rma_call(&a);
 }
 
 BMPI_API(MPI_Put)
@@ -762,5 +819,5 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                          .otype = datatype, .result = result_addr, .rcount = 1, .rtype = datatype,
                          .compare = compare_addr, .target = target_rank, .disp = target_disp, .tcount = 1,
                          .ttype = datatype, .op = MPI_OP_NULL, .win = win};
-    return rma_entry(&a);
+    return rma_call(&a);
 }

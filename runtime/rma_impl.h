@@ -64,9 +64,26 @@ int bmpi_win_foreach(int (*fn)(struct bmpi_win *w));
 bool bmpi_win_attached(const struct bmpi_win *w, uint64_t addr, uint64_t len);
 
 /* rma_sync.c */
+/* Whether target is in the group of the open PSCW access epoch. */
+bool bmpi_rma_started(const struct bmpi_win *w, int target);
+
 /* Whether an operation on target may be issued now (request forms:
- * passive target epochs only). */
-bool bmpi_rma_access_ok(const struct bmpi_win *w, int target, bool request_form);
+ * passive target epochs only). Inline: every Put and Get asks. */
+static inline bool bmpi_rma_access_ok(const struct bmpi_win *w, int target, bool request_form)
+{
+    switch (w->access) {
+    case BMPI_EPOCH_FENCE:
+        return !request_form;
+    case BMPI_EPOCH_PSCW:
+        return !request_form && bmpi_rma_started(w, target);
+    case BMPI_EPOCH_LOCK:
+        return w->t[target].lock_held != 0;
+    case BMPI_EPOCH_LOCK_ALL:
+        return true;
+    default:
+        return false;
+    }
+}
 bool bmpi_rma_epoch_closable(const struct bmpi_win *w);
 /* Drop a group kept for PSCW (win.c frees a window's). */
 void bmpi_rma_forget_group(struct bmpi_group **g, int **ranks);

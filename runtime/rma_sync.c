@@ -31,28 +31,12 @@
 
 /* ---- epochs -------------------------------------------------------------------- */
 
-static bool in_ranks(const int *ranks, int n, int r)
+bool bmpi_rma_started(const struct bmpi_win *w, int target)
 {
-    for (int i = 0; i < n; i++)
-        if (ranks[i] == r)
+    for (int i = 0; i < w->start_group->size; i++)
+        if (w->start_ranks[i] == target)
             return true;
     return false;
-}
-
-bool bmpi_rma_access_ok(const struct bmpi_win *w, int target, bool request_form)
-{
-    switch (w->access) {
-    case BMPI_EPOCH_FENCE:
-        return !request_form;
-    case BMPI_EPOCH_PSCW:
-        return !request_form && in_ranks(w->start_ranks, w->start_group->size, target);
-    case BMPI_EPOCH_LOCK:
-        return w->t[target].lock_held != 0;
-    case BMPI_EPOCH_LOCK_ALL:
-        return true;
-    default:
-        return false;
-    }
 }
 
 /* A fence that opened an epoch in which nothing happened yet may be

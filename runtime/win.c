@@ -540,6 +540,7 @@ static int win_new(struct bmpi_comm *parent, int flavor, const struct bmpi_info 
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory creating a window");
     w->flavor = flavor;
     w->errhandler = MPI_ERRORS_ARE_FATAL;
+    w->direct_type = MPI_DATATYPE_NULL;
     hints_default(w);
     if (info)
         hints_apply(w, info);
@@ -688,13 +689,11 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     return win_create_any(MPI_WIN_FLAVOR_DYNAMIC, &a, "MPI_Win_create_dynamic");
 }
 
-int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w)
+int bmpi_win_check_failed(MPI_Win win, const char *fn)
 {
     if (!bmpi_initialized())
         return bmpi_err_noobj(MPI_ERR_OTHER, fn, "MPI is not initialized");
-    if (!(*w = bmpi_win_get(win)))
-        return bmpi_err_win(win, MPI_ERR_WIN, fn, "invalid window 0x%x", (unsigned)win);
-    return MPI_SUCCESS;
+    return bmpi_err_win(win, MPI_ERR_WIN, fn, "invalid window 0x%x", (unsigned)win);
 }
 
 BMPI_API(MPI_Win_free)

@@ -43,6 +43,7 @@
 #include <mpi.h>
 
 #include "runtime/error.h"
+#include "runtime/world.h"
 #include "transport/shm/node.h"
 #include "transport/transport.h"
 
@@ -193,6 +194,11 @@ struct bmpi_win {
     uint64_t fences;           /* fences entered, as in my control block */
     enum bmpi_win_epoch access;
     uint64_t epoch_ops;        /* operations since the access epoch opened */
+    /* the last predefined datatype a direct Put or Get copied, and its
+     * size: predefined handles never change meaning, so the next call of
+     * that type skips the datatype lookup (rma.c) */
+    MPI_Datatype direct_type;
+    size_t direct_type_size;
     /* PSCW: the groups of the last start and post, and their members'
      * ranks in the window (kept for the next epoch) */
     struct bmpi_group *start_group, *post_group;
@@ -221,9 +227,16 @@ struct bmpi_win {
 
 /* The window behind a handle, NULL for MPI_WIN_NULL, freed or garbage. */
 struct bmpi_win *bmpi_win_get(MPI_Win handle);
+/* Report why bmpi_win_check() refused win. */
+int bmpi_win_check_failed(MPI_Win win, const char *fn);
 /* The same for an entry point: MPI initialized and a valid window, or the
  * error reported (MPI_ERR_WIN through MPI_COMM_SELF's handler). */
-int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w);
+static inline int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w)
+{
+    if (bmpi_initialized() && (*w = bmpi_win_get(win)))
+        return MPI_SUCCESS;
+    return bmpi_win_check_failed(win, fn);
+}
 
 /* Report an error on a window through its error handler. */
 int bmpi_err_win_obj(struct bmpi_win *w, int errclass, const char *fn, const char *fmt, ...)

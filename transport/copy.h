@@ -27,10 +27,36 @@
 
 #define BMPI_COPY_PIECE ((size_t)128 << 10)
 
+/* Up to 16 bytes, the size of most direct Puts and Gets, without calling
+ * memcpy: two loads of a power of two that may overlap, then two stores. */
+static inline void bmpi_copy_small(char *d, const char *s, size_t len)
+{
+    if (len >= 8) {
+        uint64_t head, tail;
+        memcpy(&head, s, 8);
+        memcpy(&tail, s + len - 8, 8);
+        memcpy(d, &head, 8);
+        memcpy(d + len - 8, &tail, 8);
+    } else if (len >= 4) {
+        uint32_t head, tail;
+        memcpy(&head, s, 4);
+        memcpy(&tail, s + len - 4, 4);
+        memcpy(d, &head, 4);
+        memcpy(d + len - 4, &tail, 4);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            d[i] = s[i];
+    }
+}
+
 static inline void bmpi_copy(void *dst, const void *src, size_t len)
 {
     char *d = dst;
     const char *s = src;
+    if (len <= 16) {
+        bmpi_copy_small(d, s, len);
+        return;
+    }
     while (len > BMPI_COPY_PIECE) {
         memcpy(d, s, BMPI_COPY_PIECE);
         d += BMPI_COPY_PIECE;
