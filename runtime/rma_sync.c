@@ -28,6 +28,7 @@
 #include "runtime/rma_impl.h"
 #include "runtime/rma_proto.h"
 #include "runtime/world.h"
+#include "transport/shm/cacheline.h"
 
 /* ---- epochs -------------------------------------------------------------------- */
 
@@ -74,6 +75,7 @@ static void wait_above(volatile uint64_t *at, uint64_t floor)
         for (int i = 0; i < POLLS_PER_PROGRESS; i++) {
             if (__atomic_load_n(at, __ATOMIC_ACQUIRE) > floor)
                 return;
+            bmpi_cpu_relax();
         }
         if (!bmpi_progress())
             bmpi_progress_idle(&idle);
