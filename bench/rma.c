@@ -34,6 +34,11 @@
  *                        after the fence, inside the timed iteration).
  *                        The size is N (doubles per edge).
  *
+ * With -v the Put, Get and Accumulate benchmarks (latency, bandwidth,
+ * acc) give the target side as a vector, every other double
+ * (MPI_Type_vector(size / 8, 1, 2, MPI_DOUBLE)), and the origin side as
+ * size / 8 contiguous doubles: what a column or a strided field is.
+ *
  * Latency, bandwidth and acc use ranks 0 and 1 (others wait in
  * MPI_Finalize); acc-many, fop and halo use every rank. Each size gets a window of
  * its own (MPI_Win_allocate, or MPI_Win_create on malloc'ed memory with
@@ -66,6 +71,7 @@
  *                         above 1 MiB so that one iteration moves <= 64 MiB)
  *          -w create|allocate   how windows are made (default allocate)
  *          -p             halo: pack columns (no derived datatypes)
+ *          -v             put, get, acc: the target side every other double
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -110,7 +116,7 @@ static const struct mode modes[] = {
 
 struct opts {
     size_t min, max;
-    int samples, iters, window, create, pack;
+    int samples, iters, window, create, pack, strided;
 };
 
 /* One run: the benchmark, the ranks taking part and their buffers. */
@@ -120,6 +126,7 @@ struct bench {
     MPI_Comm comm; /* ranks 0 and 1, or all for fop and halo */
     int rank, np;
     char *sbuf, *rbuf; /* origin buffers (sbuf holds 1.0 doubles for acc) */
+    MPI_Datatype target; /* -v: the target side of the size being run */
     double *t;         /* samples */
 };
 
@@ -228,6 +235,15 @@ static void win_fill(const struct bench *b, struct win *w, size_t bytes, int byt
 static void issue(const struct bench *b, struct win *w, size_t size)
 {
     int n = (int)size;
+    if (b->o.strided) {
+        if (b->mode->op == OP_PUT)
+            MPI_Put(b->sbuf, n / 8, MPI_DOUBLE, 1, 0, 1, b->target, w->win);
+        else if (b->mode->op == OP_GET)
+            MPI_Get(b->rbuf, n / 8, MPI_DOUBLE, 1, 0, 1, b->target, w->win);
+        else
+            MPI_Accumulate(b->sbuf, n / 8, MPI_DOUBLE, 1, 0, 1, b->target, MPI_SUM, w->win);
+        return;
+    }
     switch (b->mode->op) {
     case OP_PUT:
         MPI_Put(b->sbuf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, w->win);
@@ -298,14 +314,16 @@ static void check_pair(const struct bench *b, struct win *w, size_t size, long d
             fail(b, size, "a byte got", r[r[0] != pattern(size) ? 0 : size - 1], pattern(size));
     } else if (b->mode->op != OP_GET && b->rank == 1) {
         MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, w->win);
+        /* -v: the last byte of data is the last of the last even double */
+        size_t end = b->o.strided ? 2 * size - 8 : size;
         if (b->mode->op == OP_PUT) {
             const unsigned char *t = (const unsigned char *)w->base;
-            if (t[0] != pattern(size) || t[size - 1] != pattern(size))
-                fail(b, size, "a target byte", t[t[0] != pattern(size) ? 0 : size - 1],
+            if (t[0] != pattern(size) || t[end - 1] != pattern(size))
+                fail(b, size, "a target byte", t[t[0] != pattern(size) ? 0 : end - 1],
                      pattern(size));
         } else {
             const double *d = (const double *)(void *)w->base;
-            size_t last = size / 8 - 1;
+            size_t last = end / 8 - 1;
             if (d[0] != (double)done || d[last] != (double)done)
                 fail(b, size, "a target sum", d[d[0] != (double)done ? 0 : last], (double)done);
         }
@@ -328,10 +346,15 @@ static void run_pair_size(struct bench *b, size_t size, double *first, double *c
     int nops = window_for(b, size), warm, iters;
     long done = 0;
 
+    size_t bytes = b->o.strided ? 2 * size : size;
     counts(b, size, nops, &warm, &iters);
-    *create = win_open(b, &w, size, 1);
-    if (b->mode->op == OP_GET && b->rank == 1) win_fill(b, &w, size, pattern(size));
-    if (b->mode->op == OP_ACC && b->rank == 1) win_fill(b, &w, size, 0);
+    if (b->o.strided) {
+        MPI_Type_vector((int)(size / 8), 1, 2, MPI_DOUBLE, &b->target);
+        MPI_Type_commit(&b->target);
+    }
+    *create = win_open(b, &w, bytes, 1);
+    if (b->mode->op == OP_GET && b->rank == 1) win_fill(b, &w, bytes, pattern(size));
+    if (b->mode->op == OP_ACC && b->rank == 1) win_fill(b, &w, bytes, 0);
     if (b->mode->op == OP_GET && b->rank == 0) memset(b->rbuf, 0, size);
     MPI_Barrier(b->comm);
 
@@ -355,6 +378,7 @@ static void run_pair_size(struct bench *b, size_t size, double *first, double *c
     epoch_close(b, &w);
     check_pair(b, &w, size, done);
     win_close(&w);
+    if (b->o.strided) MPI_Type_free(&b->target);
 }
 
 /* --- fop: one counter, every rank ---------------------------------------------- */
@@ -607,8 +631,8 @@ static void header(const struct bench *b)
     if (b->rank != 0) return;
     MPI_Get_library_version(lib, &len);
     lib[strcspn(lib, "\n")] = '\0';
-    printf("# rma %s np=%d window=%s library: %s\n", b->mode->name, b->np,
-           b->o.create ? "create" : "allocate", lib);
+    printf("# rma %s np=%d window=%s%s library: %s\n", b->mode->name, b->np,
+           b->o.create ? "create" : "allocate", b->o.strided ? " target=every-other-double" : "", lib);
     printf("# %s %s %s\n", b->mode->name,
            b->mode->op == OP_HALO ? "tile_n" : b->mode->op == OP_FOP ? "ranks" : "size_bytes", unit);
     printf("# first SIZE usec of the first epoch after creation; create SIZE usec of "
@@ -630,6 +654,7 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
         else if (!strcmp(argv[i], "-w") && !strcmp(v, "create")) o->create = 1, i++;
         else if (!strcmp(argv[i], "-w") && !strcmp(v, "allocate")) o->create = 0, i++;
         else if (!strcmp(argv[i], "-p")) o->pack = 1;
+        else if (!strcmp(argv[i], "-v")) o->strided = 1;
         else if (!*mode) {
             for (size_t k = 0; k < NMODES; k++)
                 if (!strcmp(argv[i], modes[k].name)) *mode = &modes[k];
@@ -641,7 +666,8 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
     if (!*mode) return -1;
     o->min = min ? min : (*mode)->min;
     o->max = max ? max : (*mode)->max;
-    if (sums_doubles((*mode)->op) && o->min < 8) o->min = 8;
+    if (o->strided && (*mode)->op != OP_PUT && (*mode)->op != OP_GET && (*mode)->op != OP_ACC) return -1;
+    if ((sums_doubles((*mode)->op) || o->strided) && o->min < 8) o->min = 8;
     if (o->min < 1) o->min = 1;
     if (o->samples < 1) o->samples = 1;
     if (o->window < 1) o->window = 1;
@@ -651,7 +677,7 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s BENCHMARK [-m MIN] [-M MAX] [-s SAMPLES] [-i ITERS] [-W WINDOW] "
-                    "[-w create|allocate] [-p]\nbenchmarks:", prog);
+                    "[-w create|allocate] [-p] [-v]\nbenchmarks:", prog);
     for (size_t k = 0; k < NMODES; k++) fprintf(stderr, " %s", modes[k].name);
     fprintf(stderr, "\n");
 }

@@ -31,6 +31,9 @@
 #define STAGE 4096u
 /* Contiguous pieces asked of the datatype engine at a time. */
 #define PIECES 16
+/* A NET Put or Get whose target pieces average fewer bytes goes as
+ * active messages (net_pieces_small). */
+#define NET_PIECE_MIN 1024u
 
 /* ---- tracking --------------------------------------------------------------- */
 
@@ -234,6 +237,23 @@ static int net_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     return err;
 }
 
+/* Whether a Put or Get over NET goes better as active messages: its
+ * target side is many small pieces, each of which would be a get() or
+ * put() of its own (a round trip each through a software provider, and
+ * few reads at once on RDMA hardware), where one message carries
+ * hundreds of them (rma_am.c). The first pieces decide. */
+static bool net_pieces_small(const struct bmpi_rma_call *c)
+{
+    if (bmpi_dt_is_contig(c->tdt))
+        return false;
+    struct bmpi_dt_cursor tc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    struct iovec iov[PIECES];
+    size_t bytes;
+    int n = bmpi_dt_iov(&tc, iov, PIECES, SIZE_MAX, &bytes);
+    return n > 1 && bytes / (size_t)n < NET_PIECE_MIN;
+}
+
 /* ---- dispatch ------------------------------------------------------------------ */
 
 static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
@@ -261,7 +281,7 @@ static int issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     int err = t->batch ? bmpi_rma_batch_send_ahead(w, c->target) : BMPI_OK; /* what is gathered goes first */
     if (err)
         return err;
-    if (t->path == BMPI_RMA_NET && data_only)
+    if (t->path == BMPI_RMA_NET && data_only && !net_pieces_small(c))
         return net_issue(w, c);
     if (!data_only) {
         struct bmpi_tl_amo amo;

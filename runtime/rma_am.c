@@ -4,9 +4,9 @@
  * applies them from its progress engine, the answers, and the lock words
  * of the control blocks.
  *
- * An operation is cut along the target's datatype into pieces of at most
- * RMA_AM_MAX_SEGS contiguous segments and one message's worth of data;
- * accumulates are cut on element boundaries. The transport delivers in
+ * An operation is cut along the target's datatype into messages of at
+ * most RMA_AM_MAX_SEGS contiguous segments and as much data as fits
+ * beside them; accumulates are cut on element boundaries. The transport delivers in
  * order per peer, so accumulates from one origin to one target are
  * applied in the order they were issued. A message the transport cannot
  * take now waits, in order, in this file's queue.
@@ -195,14 +195,31 @@ int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, st
 }
 
 /* Data bytes per message towards a peer over tl: whole elements, room
- * left for the header, the segments and a compare operand. */
-static size_t data_budget(const struct bmpi_tl *tl, size_t elem)
+ * left for the header, nseg segments and a compare operand. */
+static size_t data_budget(const struct bmpi_tl *tl, size_t elem, int nseg)
 {
-    size_t room = sizeof(struct bmpi_rma_op_hdr) + RMA_AM_MAX_SEGS * sizeof(struct bmpi_rma_seg) + elem;
+    size_t room = sizeof(struct bmpi_rma_op_hdr) + (size_t)nseg * sizeof(struct bmpi_rma_seg) + elem;
     size_t budget = tl->caps.max_am > room ? tl->caps.max_am - room : elem;
     if (budget > AM_DATA_MAX)
         budget = AM_DATA_MAX;
     return budget < elem ? elem : budget - budget % elem;
+}
+
+/* The next message's segments and its data bytes (*bytes): as much data
+ * as fits beside the segments it needs, so that a type of many small
+ * blocks fills a message with segments and one of large blocks with
+ * data. When the segments leave less room than one would, the cursor
+ * goes back and takes less. */
+static int next_message(struct bmpi_dt_cursor *tc, const struct bmpi_tl *tl, size_t elem, struct iovec *iov,
+                        size_t *bytes)
+{
+    size_t start = tc->pos;
+    int n = bmpi_dt_iov(tc, iov, RMA_AM_MAX_SEGS, data_budget(tl, elem, 1), bytes);
+    if (n > 1 && *bytes > data_budget(tl, elem, n)) {
+        bmpi_dt_cursor_seek(tc, start);
+        n = bmpi_dt_iov(tc, iov, n, data_budget(tl, elem, n), bytes);
+    }
+    return n;
 }
 
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
@@ -218,7 +235,7 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     size_t elem = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET
                       ? 1
                       : (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
-    size_t budget = data_budget(w->t[c->target].tl, elem);
+    const struct bmpi_tl *tl = w->t[c->target].tl;
     struct bmpi_dt_cursor tc, oc;
     bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
     if (c->origin)
@@ -227,7 +244,7 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     size_t bytes;
     uint64_t off = 0;
     int n, err = BMPI_OK;
-    while (!err && (n = bmpi_dt_iov(&tc, iov, RMA_AM_MAX_SEGS, budget, &bytes)) > 0) {
+    while (!err && (n = next_message(&tc, tl, elem, iov, &bytes)) > 0) {
         const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
         err = bmpi_rma_am_send_piece(w, c, track, am_id_of(c->kind), iov, n, off,
                                      (struct iovec){(void *)data, bytes});

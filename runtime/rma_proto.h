@@ -49,7 +49,9 @@ enum bmpi_rma_am_id {
     BMPI_AM_RMA_LAST = BMPI_AM_RMA_ACC_PULL
 };
 
-#define RMA_AM_MAX_SEGS 16
+/* Segments one message carries at most: 4 KiB of them, so that a column
+ * of doubles goes 256 elements a message, not 16. */
+#define RMA_AM_MAX_SEGS 256
 
 struct bmpi_rma_seg {
     uint64_t disp, len;

@@ -7,8 +7,11 @@
  *     Win_create_dynamic: every rank Puts, Gets, Accumulates and
  *     Get_accumulates to its right neighbour 1 MiB contiguous and a vector
  *     of 20000 blocks of 3 ints (stride 4), so that each operation is cut
- *     into many messages or pieces; exact values checked at both ends, in
- *     a lock_all epoch and in a fence epoch.
+ *     into many messages or pieces; it also Gets and then Puts such a
+ *     vector (across nodes: many small pieces, sent as active messages)
+ *     and Accumulates a vector of 600 blocks of 30 ints (stride 32), whose
+ *     messages run out of room for data before segments; exact values
+ *     checked at both ends, in a lock_all epoch and in a fence epoch.
  *  2. Wide elements (updated under a lock by implementations whose CPU
  *     atomics are narrower): every rank accumulates, K times, MPI_SUM of
  *     long double, MPI_MAXLOC of MPI_DOUBLE_INT and MPI_MINLOC of MPI_2INT
@@ -21,7 +24,15 @@
 
 #define BIG (1 << 20)      /* bytes of the contiguous part */
 #define VBLOCKS 20000      /* the vector: blocks of 3 ints, stride 4 */
-#define WIN_BYTES (BIG + VBLOCKS * 4 * (int)sizeof(int))
+#define VBYTES (VBLOCKS * 4 * (int)sizeof(int))
+#define WBLOCKS 600        /* the wide vector: blocks of 30 ints, stride 32 */
+#define WBYTES (WBLOCKS * 32 * (int)sizeof(int))
+/* [0, BIG) contiguous, then the Get_accumulate vector, the Get and Put
+ * vector and the wide vector */
+#define VGA_OFF BIG
+#define VPUT_OFF (VGA_OFF + VBYTES)
+#define WIDE_OFF (VPUT_OFF + VBYTES)
+#define WIN_BYTES (WIDE_OFF + WBYTES)
 #define K_WIDE 40
 
 struct big_win {
@@ -82,93 +93,151 @@ static int origin_val(int o, size_t i)
     return (int)((unsigned)o * 104729u + (unsigned)i * 17u) & 0x0fffffff;
 }
 
-/* The epoch's operations towards my right neighbour. Layout of a window
- * (ints): [0, NC) contiguous, then the vector region. NC/2 ints are Put,
- * the other half Accumulated; the vector region's blocks get
- * Get_accumulate(SUM). A Get reads the whole contiguous part first. */
+/* What an epoch sends my right neighbour and gets back. */
+struct big_bufs {
+    int *got, *put, *acc;  /* contiguous Get, Put, Accumulate */
+    int *vec, *vres;       /* Get_accumulate of the vector and its result */
+    int *vget, *vput;      /* Get, then Put, of the second vector */
+    int *wacc;             /* Accumulate of the wide vector */
+    MPI_Datatype vtype, wtype;
+};
+
+/* The epoch's operations towards my right neighbour, by the layout of a
+ * window above. NC/2 ints of the contiguous part are Put, the other half
+ * Accumulated; the vector regions' blocks get Get_accumulate(SUM), a Get
+ * and then a Put, an Accumulate(SUM). The Gets read first. */
 #define NC (BIG / (int)sizeof(int))
-static void issue(const struct big_win *b, int right, int *got, int *put, int *acc, int *vec, int *vres,
-                  MPI_Datatype vtype, int passive)
+static void issue(const struct big_win *b, int right, const struct big_bufs *u, int passive)
 {
-    MPICHK(MPI_Get(got, NC, MPI_INT, right, big_disp(b, right, 0), NC, MPI_INT, b->win));
+    MPICHK(MPI_Get(u->got, NC, MPI_INT, right, big_disp(b, right, 0), NC, MPI_INT, b->win));
+    MPICHK(MPI_Get(u->vget, 3 * VBLOCKS, MPI_INT, right, big_disp(b, right, VPUT_OFF), 1, u->vtype, b->win));
     if (passive)
         MPICHK(MPI_Win_flush(right, b->win));
     else {
-        /* A fence epoch cannot flush: the Get and the updates must not
+        /* A fence epoch cannot flush: the Gets and the updates must not
          * overlap, so they go to a second epoch. */
         MPICHK(MPI_Win_fence(0, b->win));
     }
-    MPICHK(MPI_Put(put, NC / 2, MPI_INT, right, big_disp(b, right, 0), NC / 2, MPI_INT, b->win));
-    MPICHK(MPI_Accumulate(acc, NC / 2, MPI_INT, right, big_disp(b, right, BIG / 2), NC / 2, MPI_INT, MPI_SUM,
+    MPICHK(MPI_Put(u->put, NC / 2, MPI_INT, right, big_disp(b, right, 0), NC / 2, MPI_INT, b->win));
+    MPICHK(MPI_Accumulate(u->acc, NC / 2, MPI_INT, right, big_disp(b, right, BIG / 2), NC / 2, MPI_INT, MPI_SUM,
                           b->win));
-    MPICHK(MPI_Get_accumulate(vec, 3 * VBLOCKS, MPI_INT, vres, 3 * VBLOCKS, MPI_INT, right, big_disp(b, right, BIG),
-                              1, vtype, MPI_SUM, b->win));
+    MPICHK(MPI_Get_accumulate(u->vec, 3 * VBLOCKS, MPI_INT, u->vres, 3 * VBLOCKS, MPI_INT, right,
+                              big_disp(b, right, VGA_OFF), 1, u->vtype, MPI_SUM, b->win));
+    MPICHK(MPI_Put(u->vput, 3 * VBLOCKS, MPI_INT, right, big_disp(b, right, VPUT_OFF), 1, u->vtype, b->win));
+    MPICHK(MPI_Accumulate(u->wacc, 30 * WBLOCKS, MPI_INT, right, big_disp(b, right, WIDE_OFF), 1, u->wtype,
+                          MPI_SUM, b->win));
 }
 
-static void check_big(const struct big_win *b, int left, int right, const int *got, const int *vres, const char *mode)
+static void check_contig(const struct big_win *b, int left, int right, const struct big_bufs *u, const char *mode)
 {
     const int *w = (const int *)b->mem;
     for (size_t i = 0; i < (size_t)NC; i++) {
-        CHECK(got[i] == init_val(right, i), "%s, %s: Get element %zu from rank %d is %d, expected %d",
-              b->dynamic ? "dynamic" : "create", mode, i, right, got[i], init_val(right, i));
+        CHECK(u->got[i] == init_val(right, i), "%s, %s: Get element %zu from rank %d is %d, expected %d",
+              b->dynamic ? "dynamic" : "create", mode, i, right, u->got[i], init_val(right, i));
         int want = i < (size_t)NC / 2 ? origin_val(left, i) : init_val(tu_rank, i) + origin_val(left, i);
         CHECK(w[i] == want, "%s, %s: element %zu (from rank %d) is %d, expected %d", b->dynamic ? "dynamic" : "create",
               mode, i, left, w[i], want);
     }
+}
+
+/* The vector regions, element k of each against element j of the
+ * origin's packed buffer; the gaps between blocks keep their values. */
+static void check_vectors(const struct big_win *b, int left, int right, const struct big_bufs *u, const char *mode)
+{
+    const int *w = (const int *)b->mem;
+    const char *flavor = b->dynamic ? "dynamic" : "create";
     for (size_t k = 0; k < (size_t)VBLOCKS * 4; k++) {
-        size_t i = (size_t)NC + k, j = k / 4 * 3 + k % 4; /* j: index in the origin's packed vector */
-        int want = k % 4 == 3 ? init_val(tu_rank, i) : init_val(tu_rank, i) + origin_val(left, j);
-        CHECK(w[i] == want, "%s, %s: vector element %zu is %d, expected %d", b->dynamic ? "dynamic" : "create", mode, k,
-              w[i], want);
-        if (k % 4 != 3)
-            CHECK(vres[j] == init_val(right, i), "%s, %s: Get_accumulate result %zu is %d, expected %d",
-                  b->dynamic ? "dynamic" : "create", mode, j, vres[j], init_val(right, i));
+        size_t j = k / 4 * 3 + k % 4; /* index in the origin's packed vector */
+        size_t i = VGA_OFF / sizeof(int) + k, p = VPUT_OFF / sizeof(int) + k;
+        int gap = k % 4 == 3;
+        int want = gap ? init_val(tu_rank, i) : init_val(tu_rank, i) + origin_val(left, j);
+        CHECK(w[i] == want, "%s, %s: vector element %zu is %d, expected %d", flavor, mode, k, w[i], want);
+        want = gap ? init_val(tu_rank, p) : origin_val(left, j + 1);
+        CHECK(w[p] == want, "%s, %s: Put vector element %zu is %d, expected %d", flavor, mode, k, w[p], want);
+        if (gap)
+            continue;
+        CHECK(u->vres[j] == init_val(right, i), "%s, %s: Get_accumulate result %zu is %d, expected %d", flavor, mode,
+              j, u->vres[j], init_val(right, i));
+        CHECK(u->vget[j] == init_val(right, p), "%s, %s: vector Get result %zu is %d, expected %d", flavor, mode, j,
+              u->vget[j], init_val(right, p));
     }
+    for (size_t k = 0; k < (size_t)WBLOCKS * 32; k++) {
+        size_t i = WIDE_OFF / sizeof(int) + k, j = k / 32 * 30 + k % 32;
+        int want = k % 32 >= 30 ? init_val(tu_rank, i) : init_val(tu_rank, i) + origin_val(left, j + 2);
+        CHECK(w[i] == want, "%s, %s: wide vector element %zu is %d, expected %d", flavor, mode, k, w[i], want);
+    }
+}
+
+static void bufs_open(struct big_bufs *u)
+{
+    u->got = malloc(BIG);
+    u->put = malloc(BIG / 2);
+    u->acc = malloc(BIG / 2);
+    u->vec = malloc(sizeof(int) * 3 * VBLOCKS);
+    u->vres = malloc(sizeof(int) * 3 * VBLOCKS);
+    u->vget = malloc(sizeof(int) * 3 * VBLOCKS);
+    u->vput = malloc(sizeof(int) * 3 * VBLOCKS);
+    u->wacc = malloc(sizeof(int) * 30 * WBLOCKS);
+    CHECK(u->got && u->put && u->acc && u->vec && u->vres && u->vget && u->vput && u->wacc, "out of memory");
+    for (size_t i = 0; i < (size_t)NC / 2; i++) {
+        u->put[i] = origin_val(tu_rank, i);
+        u->acc[i] = origin_val(tu_rank, i + NC / 2);
+    }
+    for (size_t j = 0; j < 3 * (size_t)VBLOCKS; j++) {
+        u->vec[j] = origin_val(tu_rank, j);
+        u->vput[j] = origin_val(tu_rank, j + 1);
+    }
+    for (size_t j = 0; j < 30 * (size_t)WBLOCKS; j++)
+        u->wacc[j] = origin_val(tu_rank, j + 2);
+    MPICHK(MPI_Type_vector(VBLOCKS, 3, 4, MPI_INT, &u->vtype));
+    MPICHK(MPI_Type_commit(&u->vtype));
+    MPICHK(MPI_Type_vector(WBLOCKS, 30, 32, MPI_INT, &u->wtype));
+    MPICHK(MPI_Type_commit(&u->wtype));
+}
+
+static void bufs_close(struct big_bufs *u)
+{
+    MPICHK(MPI_Type_free(&u->vtype));
+    MPICHK(MPI_Type_free(&u->wtype));
+    free(u->got);
+    free(u->put);
+    free(u->acc);
+    free(u->vec);
+    free(u->vres);
+    free(u->vget);
+    free(u->vput);
+    free(u->wacc);
 }
 
 static void big_round(struct big_win *b, int passive)
 {
     int right = (tu_rank + 1) % tu_size, left = (tu_rank - 1 + tu_size) % tu_size;
-    int *got = malloc(BIG), *put = malloc(BIG / 2), *acc = malloc(BIG / 2);
-    int *vec = malloc(sizeof(int) * 3 * VBLOCKS), *vres = malloc(sizeof(int) * 3 * VBLOCKS);
     int *w = (int *)b->mem;
-    MPI_Datatype vtype;
-    CHECK(got && put && acc && vec && vres, "out of memory");
-    MPICHK(MPI_Type_vector(VBLOCKS, 3, 4, MPI_INT, &vtype));
-    MPICHK(MPI_Type_commit(&vtype));
+    struct big_bufs u;
+    bufs_open(&u);
     MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tu_rank, 0, b->win));
     for (size_t i = 0; i < WIN_BYTES / sizeof(int); i++)
         w[i] = init_val(tu_rank, i);
     MPICHK(MPI_Win_unlock(tu_rank, b->win));
-    for (size_t i = 0; i < (size_t)NC / 2; i++) {
-        put[i] = origin_val(tu_rank, i);
-        acc[i] = origin_val(tu_rank, i + NC / 2);
-    }
-    for (size_t j = 0; j < 3 * (size_t)VBLOCKS; j++)
-        vec[j] = origin_val(tu_rank, j);
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
     const char *mode = passive ? "lock_all" : "fence";
     if (passive) {
         MPICHK(MPI_Win_lock_all(0, b->win));
-        issue(b, right, got, put, acc, vec, vres, vtype, 1);
+        issue(b, right, &u, 1);
         MPICHK(MPI_Win_unlock_all(b->win));
         MPICHK(MPI_Barrier(MPI_COMM_WORLD));
         MPICHK(MPI_Win_lock(MPI_LOCK_SHARED, tu_rank, 0, b->win));
-        check_big(b, left, right, got, vres, mode);
-        MPICHK(MPI_Win_unlock(tu_rank, b->win));
     } else {
         MPICHK(MPI_Win_fence(0, b->win));
-        issue(b, right, got, put, acc, vec, vres, vtype, 0);
+        issue(b, right, &u, 0);
         MPICHK(MPI_Win_fence(0, b->win));
-        check_big(b, left, right, got, vres, mode);
     }
+    check_contig(b, left, right, &u, mode);
+    check_vectors(b, left, right, &u, mode);
+    if (passive)
+        MPICHK(MPI_Win_unlock(tu_rank, b->win));
     MPICHK(MPI_Barrier(MPI_COMM_WORLD));
-    MPICHK(MPI_Type_free(&vtype));
-    free(got);
-    free(put);
-    free(acc);
-    free(vec);
-    free(vres);
+    bufs_close(&u);
 }
 
 /* ------------------------------------------------------------- wide */
