@@ -6,7 +6,8 @@
  *
  * An operation is cut along the target's datatype into messages of at
  * most RMA_AM_MAX_SEGS contiguous segments and as much data as fits
- * beside them; accumulates are cut on element boundaries. The transport delivers in
+ * beside them, or, when the target side is strided, of runs of segments
+ * (rma_proto.h); accumulates are cut on element boundaries. The transport delivers in
  * order per peer, so accumulates from one origin to one target are
  * applied in the order they were issued. A message the transport cannot
  * take now waits, in order, in this file's queue.
@@ -163,18 +164,23 @@ static const void *origin_piece(const struct bmpi_rma_call *c, struct bmpi_dt_cu
     return stage;
 }
 
-int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
-                           uint8_t am_id, const struct iovec *iov, int n, uint64_t off, struct iovec data)
+static struct bmpi_rma_op_hdr op_hdr(const struct bmpi_win *w, const struct bmpi_rma_call *c,
+                                     const struct bmpi_rma_track *track, uint32_t nseg, uint64_t off)
+{
+    return (struct bmpi_rma_op_hdr){.win = w->t[c->target].handle, .origin_win = w->handle,
+                                    .origin = w->comm->rank, .op = c->op ? c->op->handle : MPI_OP_NULL,
+                                    .basic = c->basic, .nseg = nseg, .track = (uint64_t)(uintptr_t)track,
+                                    .offset = off, .fences = (uint32_t)w->fences};
+}
+
+/* One message of c: h, then its segments (or runs), the compare operand
+ * of a CAS and data; counted as issued to the target, answered through
+ * track. */
+static int send_op(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track, uint8_t am_id,
+                   const struct bmpi_rma_op_hdr *h, struct iovec segs, struct iovec data)
 {
     struct bmpi_win_target *t = &w->t[c->target];
-    struct bmpi_rma_op_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
-                                .op = c->op ? c->op->handle : MPI_OP_NULL, .basic = c->basic,
-                                .nseg = (uint32_t)n, .track = (uint64_t)(uintptr_t)track, .offset = off,
-                                .fences = (uint32_t)w->fences};
-    struct bmpi_rma_seg segs[RMA_AM_MAX_SEGS];
-    for (int i = 0; i < n; i++)
-        segs[i] = (struct bmpi_rma_seg){(uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len};
-    struct iovec payload[3] = {{segs, (size_t)n * sizeof segs[0]}};
+    struct iovec payload[3] = {segs};
     int cnt = 1;
     if (c->kind == BMPI_RMA_CAS)
         payload[cnt++] = (struct iovec){(void *)c->compare, data.iov_len};
@@ -184,7 +190,7 @@ int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, st
     t->issued++;
     t->ordered_issued += track->ordered;
     w->ops_pending++;
-    int err = bmpi_rma_am_send(t->world, am_id, &h, sizeof h, payload, cnt);
+    int err = bmpi_rma_am_send(t->world, am_id, h, sizeof *h, payload, cnt);
     if (err) {
         track->refs--;
         t->issued--;
@@ -192,6 +198,16 @@ int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, st
         w->ops_pending--;
     }
     return err;
+}
+
+int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
+                           uint8_t am_id, const struct iovec *iov, int n, uint64_t off, struct iovec data)
+{
+    struct bmpi_rma_op_hdr h = op_hdr(w, c, track, (uint32_t)n, off);
+    struct bmpi_rma_seg segs[RMA_AM_MAX_SEGS];
+    for (int i = 0; i < n; i++)
+        segs[i] = (struct bmpi_rma_seg){(uint64_t)(uintptr_t)iov[i].iov_base, iov[i].iov_len};
+    return send_op(w, c, track, am_id, &h, (struct iovec){segs, (size_t)n * sizeof segs[0]}, data);
 }
 
 /* Data bytes per message towards a peer over tl: whole elements, room
@@ -222,19 +238,103 @@ static int next_message(struct bmpi_dt_cursor *tc, const struct bmpi_tl *tl, siz
     return n;
 }
 
-int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
+/* ---- origin: strided target sides as runs ----------------------------------------- */
+
+/* iov[0..n) as runs of equal lengths at equal strides, into runs[];
+ * returns how many. */
+static uint32_t make_runs(const struct iovec *iov, int n, struct bmpi_rma_run *runs)
 {
-    struct bmpi_rma_track *track = bmpi_rma_track_new(w, c);
-    char *stage = malloc(AM_DATA_MAX);
-    if (!track || !stage) {
-        free(track);
-        free(stage);
-        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
+    uint32_t m = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t at = (uint64_t)(uintptr_t)iov[i].iov_base;
+        struct bmpi_rma_run *r = m ? &runs[m - 1] : NULL;
+        if (r && r->len == iov[i].iov_len &&
+            (r->count == 1 || at == r->disp + r->count * (uint64_t)r->stride)) {
+            if (r->count == 1)
+                r->stride = (int64_t)(at - r->disp);
+            r->count++;
+            continue;
+        }
+        runs[m++] = (struct bmpi_rma_run){.disp = at, .len = iov[i].iov_len, .count = 1, .stride = 0};
     }
-    track->ordered = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_ACC;
-    size_t elem = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET
-                      ? 1
-                      : (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
+    return m;
+}
+
+/* Whether c's target side is better sent as runs: its first pieces make
+ * runs of four at least on average (a column, a vector). */
+static bool runs_pay(const struct bmpi_rma_call *c)
+{
+    if (bmpi_dt_is_contig(c->tdt))
+        return false;
+    struct bmpi_dt_cursor tc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    struct iovec iov[64];
+    struct bmpi_rma_run runs[64];
+    size_t bytes;
+    int n = bmpi_dt_iov(&tc, iov, 64, SIZE_MAX, &bytes);
+    return n > 1 && make_runs(iov, n, runs) * 4 <= (uint32_t)n;
+}
+
+/* The next message as runs: as many pieces (RMA_AM_MAX_RUN_SEGS at most)
+ * as fit with their runs beside their data, room bytes in all. When not
+ * all of what the cursor gave fits, it goes back and takes the pieces of
+ * the runs that do. Returns the runs, 0 at the end; *n the pieces. */
+static uint32_t next_runs(struct bmpi_dt_cursor *tc, size_t room, size_t data_max, struct iovec *iov,
+                          struct bmpi_rma_run *runs, int *n, size_t *bytes)
+{
+    size_t start = tc->pos;
+    *n = bmpi_dt_iov(tc, iov, RMA_AM_MAX_RUN_SEGS, data_max, bytes);
+    if (*n <= 0)
+        return 0;
+    uint32_t m = make_runs(iov, *n, runs), k = 0;
+    size_t data = 0;
+    int pieces = 0;
+    /* data_max leaves room for one run: the first always fits */
+    while (k < m && (k == 0 || data + runs[k].count * runs[k].len + (k + 1) * sizeof *runs <= room)) {
+        data += runs[k].count * runs[k].len;
+        pieces += (int)runs[k].count;
+        k++;
+    }
+    if (k == m)
+        return m;
+    bmpi_dt_cursor_seek(tc, start);
+    *n = bmpi_dt_iov(tc, iov, pieces, data, bytes);
+    return make_runs(iov, *n, runs);
+}
+
+static int am_issue_runs(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
+                         size_t elem, char *stage)
+{
+    const struct bmpi_tl *tl = w->t[c->target].tl;
+    size_t fixed = sizeof(struct bmpi_rma_op_hdr) + elem;
+    size_t room = tl->caps.max_am > fixed ? tl->caps.max_am - fixed : 0;
+    struct iovec *iov = malloc(RMA_AM_MAX_RUN_SEGS * sizeof *iov);
+    struct bmpi_rma_run *runs = malloc(RMA_AM_MAX_RUN_SEGS * sizeof *runs);
+    int err = iov && runs ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
+    struct bmpi_dt_cursor tc, oc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    if (c->origin)
+        bmpi_dt_cursor_init(&oc, (void *)c->origin, c->ocount, c->odt);
+    size_t bytes;
+    uint64_t off = 0;
+    uint32_t m;
+    int n;
+    while (!err && (m = next_runs(&tc, room, data_budget(tl, elem, 2), iov, runs, &n, &bytes)) > 0) {
+        const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
+        struct bmpi_rma_op_hdr h = op_hdr(w, c, track, (uint32_t)n, off);
+        h.runs = m;
+        err = send_op(w, c, track, am_id_of(c->kind), &h, (struct iovec){runs, m * sizeof *runs},
+                      (struct iovec){(void *)data, bytes});
+        off += bytes;
+    }
+    free(iov);
+    free(runs);
+    return err;
+}
+
+static int am_issue_segments(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
+                             size_t elem, char *stage)
+{
     const struct bmpi_tl *tl = w->t[c->target].tl;
     struct bmpi_dt_cursor tc, oc;
     bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
@@ -250,6 +350,24 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
                                      (struct iovec){(void *)data, bytes});
         off += bytes;
     }
+    return err;
+}
+
+int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    struct bmpi_rma_track *track = bmpi_rma_track_new(w, c);
+    char *stage = malloc(AM_DATA_MAX);
+    if (!track || !stage) {
+        free(track);
+        free(stage);
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
+    }
+    track->ordered = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_ACC;
+    size_t elem = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET
+                      ? 1
+                      : (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
+    int err = c->kind != BMPI_RMA_CAS && runs_pay(c) ? am_issue_runs(w, c, track, elem, stage)
+                                                    : am_issue_segments(w, c, track, elem, stage);
     free(stage);
     bmpi_rma_track_drop(track);
     return err;
@@ -291,8 +409,10 @@ static int check_segments(const struct bmpi_win *w, const struct bmpi_rma_seg *s
     return BMPI_OK;
 }
 
-struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
-                                    char **at, size_t *bytes)
+/* The window h names and its segments checked (ok: the message's own
+ * checks passed), or NULL after answering the origin with the error. */
+static struct bmpi_win *target_segments(int peer, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
+                                        bool ok, char **at, size_t *bytes)
 {
     struct bmpi_win *w = bmpi_win_get(h->win);
     if (!w) {
@@ -301,13 +421,33 @@ struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, c
         bmpi_rma_am_send(peer, BMPI_AM_RMA_RESP, &a, sizeof a, NULL, 0);
         return NULL;
     }
-    const struct bmpi_rma_seg *segs = payload;
-    if (h->nseg > RMA_AM_MAX_SEGS || (size_t)h->nseg * sizeof *segs > len ||
-        check_segments(w, segs, h->nseg, at, bytes)) {
+    if (!ok || check_segments(w, segs, h->nseg, at, bytes)) {
         bmpi_rma_am_answer(peer, h, w->comm->rank, MPI_ERR_RMA_RANGE, NULL, 0);
         return NULL;
     }
     return w;
+}
+
+struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
+                                    char **at, size_t *bytes)
+{
+    bool ok = !h->runs && h->nseg <= RMA_AM_MAX_SEGS && (size_t)h->nseg * sizeof(struct bmpi_rma_seg) <= len;
+    return target_segments(peer, h, payload, ok, at, bytes);
+}
+
+/* The segments h->runs runs stand for, into segs[h->nseg]; false when
+ * they do not add up to h->nseg. */
+static bool expand_runs(const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_run *runs, struct bmpi_rma_seg *segs)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < h->runs; i++) {
+        const struct bmpi_rma_run *r = &runs[i];
+        if (r->count == 0 || r->count > h->nseg - n)
+            return false;
+        for (uint64_t k = 0; k < r->count; k++)
+            segs[n++] = (struct bmpi_rma_seg){r->disp + k * (uint64_t)r->stride, r->len};
+    }
+    return n == h->nseg;
 }
 
 void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
@@ -352,12 +492,32 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
     free(out);
 }
 
+/* A message whose segments come as runs: expanded, then served as any. */
+static void serve_runs(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, const char *payload, size_t len)
+{
+    struct bmpi_win *w;
+    size_t run_bytes = (size_t)h->runs * sizeof(struct bmpi_rma_run);
+    bool ok = h->nseg > 0 && h->nseg <= RMA_AM_MAX_RUN_SEGS && run_bytes <= len;
+    struct bmpi_rma_seg *segs = ok ? malloc((size_t)h->nseg * sizeof *segs) : NULL;
+    char **at = ok ? malloc((size_t)h->nseg * sizeof *at) : NULL;
+    ok = segs && at && expand_runs(h, (const void *)payload, segs);
+    size_t bytes;
+    if ((w = target_segments(peer, h, segs, ok, at, &bytes)))
+        serve_data(w, peer, am_id, h, segs, at, payload + run_bytes, bytes);
+    free(segs);
+    free(at);
+}
+
 static void serve_op(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, const char *payload, size_t len)
 {
     struct bmpi_win *w = bmpi_win_get(h->win);
     /* counted applied even when refused: a fence waits for the count */
     if (w)
         w->ordered_applied[h->fences & 1] += am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_ACC;
+    if (h->runs) {
+        serve_runs(peer, am_id, h, payload, len);
+        return;
+    }
     char *at[RMA_AM_MAX_SEGS];
     size_t bytes;
     if (!(w = bmpi_rma_am_target(peer, h, payload, len, at, &bytes)))

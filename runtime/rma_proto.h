@@ -21,7 +21,10 @@
  *
  * A segment is (displacement, length) in bytes at the target: from the
  * window's base, or an absolute address in a dynamic window. One message
- * carries at most RMA_AM_MAX_SEGS of them and the data they cover.
+ * carries at most RMA_AM_MAX_SEGS of them and the data they cover; or,
+ * for PUT, GET, ACC and GACC of a strided target side, runs (count
+ * segments of one length, a stride apart) that stand for at most
+ * RMA_AM_MAX_RUN_SEGS segments, which the target expands.
  */
 #ifndef BMPI_RUNTIME_RMA_PROTO_H
 #define BMPI_RUNTIME_RMA_PROTO_H
@@ -49,16 +52,25 @@ enum bmpi_rma_am_id {
     BMPI_AM_RMA_LAST = BMPI_AM_RMA_ACC_PULL
 };
 
-/* Segments one message carries at most: 4 KiB of them, so that a column
- * of doubles goes 256 elements a message, not 16. */
+/* Segments one message carries at most: 4 KiB of them. */
 #define RMA_AM_MAX_SEGS 256
+/* Segments the runs of one message stand for, at most. */
+#define RMA_AM_MAX_RUN_SEGS 4096
 
 struct bmpi_rma_seg {
     uint64_t disp, len;
 };
 
-/* PUT, GET, ACC, GACC, CAS: followed by nseg segments, then the data
- * (ACC_PULL: a struct bmpi_rma_pull instead). */
+/* count segments of len bytes, stride bytes apart from disp: a strided
+ * target side (a column, a vector) in one record. */
+struct bmpi_rma_run {
+    uint64_t disp, len, count;
+    int64_t stride;
+};
+
+/* PUT, GET, ACC, GACC, CAS: followed by nseg segments, or by `runs`
+ * runs that stand for nseg segments, then the data (ACC_PULL: a struct
+ * bmpi_rma_pull instead). */
 struct bmpi_rma_op_hdr {
     int32_t win;         /* the window's handle at the target */
     int32_t origin_win;  /* ... and at the origin, for the answer */
@@ -69,7 +81,7 @@ struct bmpi_rma_op_hdr {
     uint64_t track;      /* the origin's tracking record, comes back */
     uint64_t offset;     /* GET, GACC, CAS: where the answer goes in the origin's stream */
     uint32_t fences;     /* PUT, ACC: fences the origin had entered (rma_sync.c, counted_fence) */
-    uint32_t pad;
+    uint32_t runs;       /* 0, or the runs that stand for the segments */
 };
 
 /* ACC_PULL: the origin's data of the message, registered for the

@@ -8,7 +8,8 @@
  *     Get_accumulates to its right neighbour 1 MiB contiguous and a vector
  *     of 20000 blocks of 3 ints (stride 4), so that each operation is cut
  *     into many messages or pieces; it also Gets and then Puts such a
- *     vector (across nodes: many small pieces, sent as active messages)
+ *     vector (across nodes: many small pieces, sent as active messages),
+ *     Gets it once more backwards (a negative stride)
  *     and Accumulates a vector of 600 blocks of 30 ints (stride 32), whose
  *     messages run out of room for data before segments; exact values
  *     checked at both ends, in a lock_all epoch and in a fence epoch.
@@ -98,8 +99,9 @@ struct big_bufs {
     int *got, *put, *acc;  /* contiguous Get, Put, Accumulate */
     int *vec, *vres;       /* Get_accumulate of the vector and its result */
     int *vget, *vput;      /* Get, then Put, of the second vector */
+    int *vback;            /* Get of the second vector, last block first */
     int *wacc;             /* Accumulate of the wide vector */
-    MPI_Datatype vtype, wtype;
+    MPI_Datatype vtype, wtype, backtype;
 };
 
 /* The epoch's operations towards my right neighbour, by the layout of a
@@ -111,6 +113,8 @@ static void issue(const struct big_win *b, int right, const struct big_bufs *u, 
 {
     MPICHK(MPI_Get(u->got, NC, MPI_INT, right, big_disp(b, right, 0), NC, MPI_INT, b->win));
     MPICHK(MPI_Get(u->vget, 3 * VBLOCKS, MPI_INT, right, big_disp(b, right, VPUT_OFF), 1, u->vtype, b->win));
+    MPICHK(MPI_Get(u->vback, 3 * VBLOCKS, MPI_INT, right, big_disp(b, right, VPUT_OFF + (VBLOCKS - 1) * 16), 1,
+                   u->backtype, b->win));
     if (passive)
         MPICHK(MPI_Win_flush(right, b->win));
     else {
@@ -160,6 +164,9 @@ static void check_vectors(const struct big_win *b, int left, int right, const st
               j, u->vres[j], init_val(right, i));
         CHECK(u->vget[j] == init_val(right, p), "%s, %s: vector Get result %zu is %d, expected %d", flavor, mode, j,
               u->vget[j], init_val(right, p));
+        size_t back = (VBLOCKS - 1 - k / 4) * 3 + k % 4; /* where block k / 4 lands in the backwards Get */
+        CHECK(u->vback[back] == init_val(right, p), "%s, %s: backwards Get result %zu is %d, expected %d", flavor,
+              mode, back, u->vback[back], init_val(right, p));
     }
     for (size_t k = 0; k < (size_t)WBLOCKS * 32; k++) {
         size_t i = WIDE_OFF / sizeof(int) + k, j = k / 32 * 30 + k % 32;
@@ -177,8 +184,10 @@ static void bufs_open(struct big_bufs *u)
     u->vres = malloc(sizeof(int) * 3 * VBLOCKS);
     u->vget = malloc(sizeof(int) * 3 * VBLOCKS);
     u->vput = malloc(sizeof(int) * 3 * VBLOCKS);
+    u->vback = malloc(sizeof(int) * 3 * VBLOCKS);
     u->wacc = malloc(sizeof(int) * 30 * WBLOCKS);
-    CHECK(u->got && u->put && u->acc && u->vec && u->vres && u->vget && u->vput && u->wacc, "out of memory");
+    CHECK(u->got && u->put && u->acc && u->vec && u->vres && u->vget && u->vput && u->vback && u->wacc,
+          "out of memory");
     for (size_t i = 0; i < (size_t)NC / 2; i++) {
         u->put[i] = origin_val(tu_rank, i);
         u->acc[i] = origin_val(tu_rank, i + NC / 2);
@@ -193,12 +202,15 @@ static void bufs_open(struct big_bufs *u)
     MPICHK(MPI_Type_commit(&u->vtype));
     MPICHK(MPI_Type_vector(WBLOCKS, 30, 32, MPI_INT, &u->wtype));
     MPICHK(MPI_Type_commit(&u->wtype));
+    MPICHK(MPI_Type_vector(VBLOCKS, 3, -4, MPI_INT, &u->backtype));
+    MPICHK(MPI_Type_commit(&u->backtype));
 }
 
 static void bufs_close(struct big_bufs *u)
 {
     MPICHK(MPI_Type_free(&u->vtype));
     MPICHK(MPI_Type_free(&u->wtype));
+    MPICHK(MPI_Type_free(&u->backtype));
     free(u->got);
     free(u->put);
     free(u->acc);
@@ -206,6 +218,7 @@ static void bufs_close(struct big_bufs *u)
     free(u->vres);
     free(u->vget);
     free(u->vput);
+    free(u->vback);
     free(u->wacc);
 }
 
