@@ -26,6 +26,14 @@
 
 /* Data bytes one message carries at most, besides its segments. */
 #define AM_DATA_MAX (32u * 1024u)
+/* Segments applied under one close of the target's gate, at most. */
+#define RMA_AM_APPLY_RUNS 256
+/* Data bytes of a message of runs through a transport whose copies are
+ * the CPU's (one node): there messages cost little and a column goes
+ * faster in several that overlap than in one; through a network, where
+ * each message costs as much as a round trip, in as few as possible
+ * (docs/performance.md, "Derived target types across hosts"). */
+#define RUNS_DATA_NODE 4096u
 
 /* A message waiting for the transport. */
 struct am_msg {
@@ -319,7 +327,10 @@ static int am_issue_runs(struct bmpi_win *w, const struct bmpi_rma_call *c, stru
     uint64_t off = 0;
     uint32_t m;
     int n;
-    while (!err && (m = next_runs(&tc, room, data_budget(tl, elem, 2), iov, runs, &n, &bytes)) > 0) {
+    size_t data_max = data_budget(tl, elem, 2);
+    if ((tl->caps.flags & BMPI_TL_RMA_CPU) && data_max > RUNS_DATA_NODE)
+        data_max = RUNS_DATA_NODE < elem ? elem : RUNS_DATA_NODE - RUNS_DATA_NODE % elem;
+    while (!err && (m = next_runs(&tc, room, data_max, iov, runs, &n, &bytes)) > 0) {
         const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
         struct bmpi_rma_op_hdr h = op_hdr(w, c, track, (uint32_t)n, off);
         h.runs = m;
@@ -454,13 +465,16 @@ void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, cons
                        char *const *at, const char *data, char *out)
 {
     struct bmpi_op *op = bmpi_op_get(h->op);
-    size_t elem = (size_t)bmpi_dt_size(bmpi_dt_get(h->basic));
-    for (uint32_t i = 0; i < h->nseg; i++) {
-        bmpi_rma_atomic_apply(op, h->basic, data, at[i], out, segs[i].len / elem, bmpi_rma_guard_of(w, w->ctl));
-        if (data)
-            data += segs[i].len;
-        if (out)
-            out += segs[i].len;
+    struct iovec runs[RMA_AM_APPLY_RUNS];
+    for (uint32_t i = 0; i < h->nseg;) {
+        size_t n = 0, bytes = 0;
+        for (; n < RMA_AM_APPLY_RUNS && i < h->nseg; n++, i++) {
+            runs[n] = (struct iovec){at[i], segs[i].len};
+            bytes += segs[i].len;
+        }
+        bmpi_rma_atomic_apply_runs(op, h->basic, data, runs, n, out, bmpi_rma_guard_of(w, w->ctl));
+        data = data ? data + bytes : NULL;
+        out = out ? out + bytes : NULL;
     }
 }
 

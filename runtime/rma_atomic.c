@@ -455,22 +455,29 @@ static void gate_open(struct bmpi_rma_guard g)
     __atomic_store_n(&g.ctl->gate, BMPI_RMA_GATE_OPEN, __ATOMIC_RELEASE);
 }
 
+/* The alignment elements of dt need to go in a wide update, 0 when they
+ * cannot: no padding inside a run (the pairs), and every element at its
+ * natural alignment, as op.c's loops read them. */
+static size_t wide_align(const struct bmpi_datatype *dt)
+{
+    if (!dt || (dt->flags & BMPI_DT_PAIR))
+        return 0;
+    size_t size = bmpi_dt_size(dt);
+    if (size != (size_t)bmpi_dt_extent(dt))
+        return 0;
+    size_t align = size < 16 ? size : 16;
+    return align & (align - 1) ? 0 : align;
+}
+
+static bool aligned(const void *p, size_t align) { return !((uintptr_t)p & (align - 1)); }
+
 /* Whether count elements of dt at target (and origin, when read) may go
- * as one wide update: enough bytes, no padding inside the run (the
- * pairs), and every element at its natural alignment, as op.c's loops
- * read them. */
+ * as one wide update: enough bytes, laid out as wide_align() wants. */
 static bool wide_fits(const struct bmpi_datatype *dt, const void *origin, const void *target,
                       size_t count)
 {
-    if (!dt || (dt->flags & BMPI_DT_PAIR))
-        return false;
-    size_t size = bmpi_dt_size(dt);
-    if (size != (size_t)bmpi_dt_extent(dt) || count * size < WIDE_MIN)
-        return false;
-    size_t align = size < 16 ? size : 16;
-    if (align & (align - 1))
-        return false;
-    return !((uintptr_t)target & (align - 1)) && !((uintptr_t)origin & (align - 1));
+    size_t align = wide_align(dt);
+    return align && count * bmpi_dt_size(dt) >= WIDE_MIN && aligned(target, align) && aligned(origin, align);
 }
 
 /* The whole run under the gate: the old values copied out, then op.c's
@@ -520,6 +527,45 @@ void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const v
     else
         apply_striped(op, dt, origin, target, result, count, g.ctl->stripes);
     element_end(g, counted);
+}
+
+/* Whether the runs of target, and origin (when read) one after another,
+ * may go as one wide update: enough bytes in all, every run laid out as
+ * wide_align() wants. */
+static bool wide_runs_fit(const struct bmpi_datatype *dt, const char *origin, const struct iovec *target,
+                          size_t n)
+{
+    size_t align = wide_align(dt), total = 0;
+    for (size_t i = 0; i < n && align; i++) {
+        if (!aligned(target[i].iov_base, align) || (origin && !aligned(origin + total, align)))
+            return false;
+        total += target[i].iov_len;
+    }
+    return align && total >= WIDE_MIN;
+}
+
+void bmpi_rma_atomic_apply_runs(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
+                                const struct iovec *target, size_t n, void *result, struct bmpi_rma_guard g)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(basic);
+    size_t size = dt ? bmpi_dt_size(dt) : 0;
+    bool no_op = op->predefined && op->index == OPI(MPI_NO_OP);
+    const char *o = no_op ? NULL : origin;
+    char *r = result;
+    if (n == 0 || size == 0 || (no_op && !result))
+        return;
+    bool wide = op->predefined && wide_runs_fit(dt, o, target, n) && gate_close(g);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = target[i].iov_len;
+        if (wide)
+            apply_wide(op, dt, o, target[i].iov_base, r, len / size);
+        else
+            bmpi_rma_atomic_apply(op, basic, o, target[i].iov_base, r, len / size, g);
+        o = o ? o + len : NULL;
+        r = r ? r + len : NULL;
+    }
+    if (wide)
+        gate_open(g);
 }
 
 /* Compare-and-swap of one element of 1, 2, 4 or 8 bytes: on failure the

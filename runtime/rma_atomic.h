@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <mpi.h>
 
 #include "runtime/win.h"
@@ -59,6 +60,14 @@ int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic);
  * rank whose guard is g. */
 void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
                            void *target, void *result, size_t count, struct bmpi_rma_guard g);
+
+/* bmpi_rma_atomic_apply() of runs of elements: iov_len bytes at each
+ * iov_base of target[0..n), their origin and result elements one run
+ * after another. The runs go under one close of the gate when they are
+ * wide enough together (a column of doubles: each element then costs a
+ * plain reduction, not an atomic), else run by run. */
+void bmpi_rma_atomic_apply_runs(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
+                                const struct iovec *target, size_t n, void *result, struct bmpi_rma_guard g);
 
 /* One element: result = target; if target == compare, target = origin.
  * basic is an integer, logical, byte or multi-language type (the types

@@ -666,6 +666,60 @@ START_TEST(gate)
 }
 END_TEST
 
+/* --- runs ------------------------------------------------------------------------- */
+
+#define RUNS 100
+
+/* bmpi_rma_atomic_apply_runs: every other double of a column (one
+ * element a run) summed, their old values fetched, with the gate open
+ * (under it, at once), never closing (element by element) and for a pair
+ * type (never wide); the gate left open and nothing counted. */
+START_TEST(apply_runs)
+{
+    const uint32_t gates[2] = {BMPI_RMA_GATE_OPEN, BMPI_RMA_GATE_NEVER};
+    for (int k = 0; k < 2; k++) {
+        struct lone_target lt;
+        struct bmpi_rma_guard g = lone_guard(&lt, gates[k]);
+        _Alignas(16) double col[2 * RUNS], add[RUNS], old[RUNS];
+        struct iovec runs[RUNS];
+        for (int i = 0; i < 2 * RUNS; i++)
+            col[i] = i;
+        for (int i = 0; i < RUNS; i++) {
+            add[i] = 0.5 * i;
+            runs[i] = (struct iovec){&col[2 * i], sizeof(double)};
+        }
+        bmpi_rma_atomic_apply_runs(bmpi_op_get(MPI_SUM), MPI_DOUBLE, add, runs, RUNS, old, g);
+        for (int i = 0; i < 2 * RUNS; i++)
+            ck_assert_msg(col[i] == (i % 2 ? i : i + 0.25 * i), "gate %u: element %d is %g", gates[k], i, col[i]);
+        for (int i = 0; i < RUNS; i++)
+            ck_assert_msg(old[i] == 2 * i, "gate %u: old value %d is %g", gates[k], i, old[i]);
+        ck_assert_msg(lt.ctl.gate == gates[k] && lt.ctl.updating == 0, "gate %u: gate %u, count %llu left",
+                      gates[k], lt.ctl.gate, (unsigned long long)lt.ctl.updating);
+    }
+    struct lone_target lt;
+    struct bmpi_rma_guard g = lone_guard(&lt, BMPI_RMA_GATE_OPEN);
+    struct {
+        double v;
+        int i;
+    } pairs[2 * RUNS], offer[RUNS];
+    struct iovec runs[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        pairs[2 * i].v = pairs[2 * i + 1].v = 1;
+        pairs[2 * i].i = pairs[2 * i + 1].i = -1;
+        offer[i].v = i % 2 ? 2 : 0;
+        offer[i].i = i;
+        runs[i] = (struct iovec){&pairs[2 * i], sizeof pairs[0]};
+    }
+    bmpi_rma_atomic_apply_runs(bmpi_op_get(MPI_MAXLOC), MPI_DOUBLE_INT, offer, runs, RUNS, NULL, g);
+    for (int i = 0; i < RUNS; i++) {
+        ck_assert_msg(pairs[2 * i].v == (i % 2 ? 2 : 1) && pairs[2 * i].i == (i % 2 ? i : -1),
+                      "MAXLOC run %d: (%g, %d)", i, pairs[2 * i].v, pairs[2 * i].i);
+        ck_assert_msg(pairs[2 * i + 1].v == 1 && pairs[2 * i + 1].i == -1, "MAXLOC gap %d changed", i);
+    }
+    assert_stripes_free(&lt.ctl);
+}
+END_TEST
+
 /* --- the storm ------------------------------------------------------------------- */
 
 #define NRANKS 4
@@ -1029,6 +1083,6 @@ END_TEST
 int main(void)
 {
     const TTest *tests[] = {check_ops, check_cswap, apply_all, cswap_all, cpu_path_takes_no_stripe,
-                            stripe_path_waits, gate, storm};
+                            stripe_path_waits, gate, apply_runs, storm};
     return run_suite("rma_atomic", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
