@@ -148,6 +148,8 @@ static inline size_t bmpi_dt_size(const struct bmpi_datatype *dt) { return (size
 static inline MPI_Aint bmpi_dt_lb(const struct bmpi_datatype *dt) { return dt->lb; }
 static inline MPI_Aint bmpi_dt_extent(const struct bmpi_datatype *dt) { return dt->ub - dt->lb; }
 static inline MPI_Aint bmpi_dt_true_lb(const struct bmpi_datatype *dt) { return dt->true_lb; }
+/* Basic elements in one element: a bound on the contiguous pieces it has. */
+static inline MPI_Count bmpi_dt_nelem(const struct bmpi_datatype *dt) { return dt->nelem; }
 static inline MPI_Aint bmpi_dt_true_extent(const struct bmpi_datatype *dt)
 {
     return dt->true_ub - dt->true_lb;

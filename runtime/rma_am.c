@@ -283,15 +283,15 @@ static bool runs_pay(const struct bmpi_rma_call *c)
     return n > 1 && make_runs(iov, n, runs) * 4 <= (uint32_t)n;
 }
 
-/* The next message as runs: as many pieces (RMA_AM_MAX_RUN_SEGS at most)
- * as fit with their runs beside their data, room bytes in all. When not
- * all of what the cursor gave fits, it goes back and takes the pieces of
- * the runs that do. Returns the runs, 0 at the end; *n the pieces. */
-static uint32_t next_runs(struct bmpi_dt_cursor *tc, size_t room, size_t data_max, struct iovec *iov,
-                          struct bmpi_rma_run *runs, int *n, size_t *bytes)
+/* The next message as runs: as many pieces (max_pieces at most) as fit
+ * with their runs beside their data, room bytes in all. When not all of
+ * what the cursor gave fits, it goes back and takes the pieces of the
+ * runs that do. Returns the runs, 0 at the end; *n the pieces. */
+static uint32_t next_runs(struct bmpi_dt_cursor *tc, size_t room, size_t data_max, int max_pieces,
+                          struct iovec *iov, struct bmpi_rma_run *runs, int *n, size_t *bytes)
 {
     size_t start = tc->pos;
-    *n = bmpi_dt_iov(tc, iov, RMA_AM_MAX_RUN_SEGS, data_max, bytes);
+    *n = bmpi_dt_iov(tc, iov, max_pieces, data_max, bytes);
     if (*n <= 0)
         return 0;
     uint32_t m = make_runs(iov, *n, runs), k = 0;
@@ -316,8 +316,13 @@ static int am_issue_runs(struct bmpi_win *w, const struct bmpi_rma_call *c, stru
     const struct bmpi_tl *tl = w->t[c->target].tl;
     size_t fixed = sizeof(struct bmpi_rma_op_hdr) + elem;
     size_t room = tl->caps.max_am > fixed ? tl->caps.max_am - fixed : 0;
-    struct iovec *iov = malloc(RMA_AM_MAX_RUN_SEGS * sizeof *iov);
-    struct bmpi_rma_run *runs = malloc(RMA_AM_MAX_RUN_SEGS * sizeof *runs);
+    /* no more pieces than basic elements: a short column asks for little */
+    uint64_t pieces;
+    if (__builtin_mul_overflow((uint64_t)c->tcount, (uint64_t)bmpi_dt_nelem(c->tdt), &pieces) ||
+        pieces > RMA_AM_MAX_RUN_SEGS)
+        pieces = RMA_AM_MAX_RUN_SEGS;
+    struct iovec *iov = malloc((size_t)pieces * sizeof *iov);
+    struct bmpi_rma_run *runs = malloc((size_t)pieces * sizeof *runs);
     int err = iov && runs ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
     struct bmpi_dt_cursor tc, oc;
     bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
@@ -330,7 +335,7 @@ static int am_issue_runs(struct bmpi_win *w, const struct bmpi_rma_call *c, stru
     size_t data_max = data_budget(tl, elem, 2);
     if ((tl->caps.flags & BMPI_TL_RMA_CPU) && data_max > RUNS_DATA_NODE)
         data_max = RUNS_DATA_NODE < elem ? elem : RUNS_DATA_NODE - RUNS_DATA_NODE % elem;
-    while (!err && (m = next_runs(&tc, room, data_max, iov, runs, &n, &bytes)) > 0) {
+    while (!err && (m = next_runs(&tc, room, data_max, (int)pieces, iov, runs, &n, &bytes)) > 0) {
         const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
         struct bmpi_rma_op_hdr h = op_hdr(w, c, track, (uint32_t)n, off);
         h.runs = m;
