@@ -237,6 +237,15 @@ static int net_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     return err;
 }
 
+int bmpi_rma_target_pieces(const struct bmpi_rma_call *c, struct iovec *iov, int max, size_t max_bytes,
+                           size_t *bytes)
+{
+    struct bmpi_dt_cursor tc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    *bytes = 0;
+    return bmpi_dt_iov(&tc, iov, max, max_bytes, bytes);
+}
+
 /* Whether a Put or Get over NET goes better as active messages: its
  * target side is many small pieces, each of which would be a get() or
  * put() of its own (a round trip each through a software provider, and
@@ -246,11 +255,9 @@ static bool net_pieces_small(const struct bmpi_rma_call *c)
 {
     if (bmpi_dt_is_contig(c->tdt))
         return false;
-    struct bmpi_dt_cursor tc;
-    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
     struct iovec iov[PIECES];
     size_t bytes;
-    int n = bmpi_dt_iov(&tc, iov, PIECES, SIZE_MAX, &bytes);
+    int n = bmpi_rma_target_pieces(c, iov, PIECES, SIZE_MAX, &bytes);
     return n > 1 && bytes / (size_t)n < NET_PIECE_MIN;
 }
 

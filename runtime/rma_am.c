@@ -7,10 +7,10 @@
  * An operation is cut along the target's datatype into messages of at
  * most RMA_AM_MAX_SEGS contiguous segments and as much data as fits
  * beside them, or, when the target side is strided, of runs of segments
- * (rma_proto.h); accumulates are cut on element boundaries. The transport delivers in
- * order per peer, so accumulates from one origin to one target are
- * applied in the order they were issued. A message the transport cannot
- * take now waits, in order, in this file's queue.
+ * (rma_proto.h); accumulates are cut on element boundaries. The
+ * transport delivers in order per peer, so accumulates from one origin
+ * to one target are applied in the order they were issued. A message
+ * the transport cannot take now waits, in order, in this file's queue.
  */
 #include "config.h"
 
@@ -274,12 +274,10 @@ static bool runs_pay(const struct bmpi_rma_call *c)
 {
     if (bmpi_dt_is_contig(c->tdt))
         return false;
-    struct bmpi_dt_cursor tc;
-    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
     struct iovec iov[64];
     struct bmpi_rma_run runs[64];
     size_t bytes;
-    int n = bmpi_dt_iov(&tc, iov, 64, SIZE_MAX, &bytes);
+    int n = bmpi_rma_target_pieces(c, iov, 64, SIZE_MAX, &bytes);
     return n > 1 && make_runs(iov, n, runs) * 4 <= (uint32_t)n;
 }
 

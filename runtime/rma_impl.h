@@ -159,6 +159,11 @@ struct bmpi_rma_seg;
  * window (or outside what a dynamic window has attached). */
 char *bmpi_rma_am_segment(const struct bmpi_win *w, const struct bmpi_rma_seg *s);
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
+/* rma.c: the first contiguous pieces of c's target side (max of them,
+ * max_bytes in all at most) into iov; returns how many, *bytes their
+ * total. What decides how a call of a non-contiguous type goes. */
+int bmpi_rma_target_pieces(const struct bmpi_rma_call *c, struct iovec *iov, int max, size_t max_bytes,
+                           size_t *bytes);
 /* One message of c to its target: the segments iov[0..n) at offset off
  * of c's data, then data (for CAS the compare operand first, of the same
  * length); counted as issued to the target, answered through track. */

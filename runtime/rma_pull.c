@@ -93,11 +93,9 @@ static bool first_message_full(const struct bmpi_rma_call *c, size_t pull_min)
 {
     if (bmpi_dt_is_contig(c->tdt))
         return true;
-    struct bmpi_dt_cursor tc;
-    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
     struct iovec iov[RMA_AM_MAX_SEGS];
-    size_t bytes = 0;
-    bmpi_dt_iov(&tc, iov, RMA_AM_MAX_SEGS, pull_min, &bytes);
+    size_t bytes;
+    bmpi_rma_target_pieces(c, iov, RMA_AM_MAX_SEGS, pull_min, &bytes);
     return bytes >= pull_min;
 }
 
