@@ -464,21 +464,28 @@ static bool expand_runs(const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_r
     return n == h->nseg;
 }
 
-void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
-                       char *const *at, const char *data, char *out)
+void bmpi_rma_apply_segments(struct bmpi_win *w, MPI_Op op_handle, MPI_Datatype basic,
+                             const struct bmpi_rma_seg *segs, char *const *at, uint32_t nseg, const char *data,
+                             char *out)
 {
-    struct bmpi_op *op = bmpi_op_get(h->op);
+    struct bmpi_op *op = bmpi_op_get(op_handle);
     struct iovec runs[RMA_AM_APPLY_RUNS];
-    for (uint32_t i = 0; i < h->nseg;) {
+    for (uint32_t i = 0; i < nseg;) {
         size_t n = 0, bytes = 0;
-        for (; n < RMA_AM_APPLY_RUNS && i < h->nseg; n++, i++) {
-            runs[n] = (struct iovec){at[i], segs[i].len};
+        for (; n < RMA_AM_APPLY_RUNS && i < nseg; n++, i++) {
+            runs[n] = (struct iovec){at ? at[i] : bmpi_rma_am_segment(w, &segs[i]), segs[i].len};
             bytes += segs[i].len;
         }
-        bmpi_rma_atomic_apply_runs(op, h->basic, data, runs, n, out, bmpi_rma_guard_of(w, w->ctl));
+        bmpi_rma_atomic_apply_runs(op, basic, data, runs, n, out, bmpi_rma_guard_of(w, w->ctl));
         data = data ? data + bytes : NULL;
         out = out ? out + bytes : NULL;
     }
+}
+
+void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
+                       char *const *at, const char *data, char *out)
+{
+    bmpi_rma_apply_segments(w, h->op, h->basic, segs, at, h->nseg, data, out);
 }
 
 static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h,

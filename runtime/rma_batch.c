@@ -39,7 +39,6 @@
 #include "runtime/comm.h"
 #include "runtime/op.h"
 #include "runtime/request.h"
-#include "runtime/rma_atomic.h"
 #include "runtime/rma_impl.h"
 #include "runtime/rma_proto.h"
 #include "runtime/world.h"
@@ -301,15 +300,12 @@ static bool segments_in_window(const struct bmpi_win *w, const struct bmpi_rma_s
 static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_seg *seg,
                          const char *data)
 {
-    const struct bmpi_op *op = rec->am_id == BMPI_AM_RMA_ACC ? bmpi_op_get(rec->op) : NULL;
-    size_t elem = op ? (size_t)bmpi_dt_size(bmpi_dt_get(rec->basic)) : 1;
-    for (uint32_t i = 0; i < rec->nseg; data += seg[i].len, i++) {
-        char *at = bmpi_rma_am_segment(w, &seg[i]);
-        if (op)
-            bmpi_rma_atomic_apply(op, rec->basic, data, at, NULL, seg[i].len / elem, bmpi_rma_guard_of(w, w->ctl));
-        else
-            memcpy(at, data, seg[i].len);
+    if (rec->am_id == BMPI_AM_RMA_ACC) {
+        bmpi_rma_apply_segments(w, rec->op, rec->basic, seg, NULL, rec->nseg, data, NULL);
+        return;
     }
+    for (uint32_t i = 0; i < rec->nseg; data += seg[i].len, i++)
+        memcpy(bmpi_rma_am_segment(w, &seg[i]), data, seg[i].len);
 }
 
 /* The record at p, if the bytes left hold all of it: its length. */

@@ -174,8 +174,13 @@ int bmpi_rma_am_send_piece(struct bmpi_win *w, const struct bmpi_rma_call *c, st
  * NULL after answering the origin with the error. */
 struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, const void *payload, size_t len,
                                     char **at, size_t *bytes);
-/* Applies an accumulate's data (NULL: MPI_NO_OP) to the segments at at[],
- * the old values into out unless NULL, each element atomically. */
+/* Applies an accumulate's data (NULL: MPI_NO_OP) to segs[0..nseg) of w,
+ * located at at[] (NULL: checked segments, located here), the old values
+ * into out unless NULL, each element atomically with respect to every
+ * other update (up to 256 segments under one close of w's gate). */
+void bmpi_rma_apply_segments(struct bmpi_win *w, MPI_Op op, MPI_Datatype basic, const struct bmpi_rma_seg *segs,
+                             char *const *at, uint32_t nseg, const char *data, char *out);
+/* bmpi_rma_apply_segments() of a message's segments, by its header. */
 void bmpi_rma_am_apply(struct bmpi_win *w, const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_seg *segs,
                        char *const *at, const char *data, char *out);
 /* Answers one message of an operation (status, and data for RESP). */
