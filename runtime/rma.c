@@ -608,9 +608,6 @@ static int rma_entry(struct bmpi_win *w, const struct rma_args *a)
     return MPI_SUCCESS;
 }
 
-/* One builder per call kind, shared by the int and MPI_Count forms and by
- * the request forms (request_form: MPI_Rput and friends, whose request
- * must not be NULL). */
 /* Put and Get: the direct copy where it applies, the general path for
  * everything else, the rma_args of which are built only then. */
 static int put_get_call(const char *fn, const struct direct_args *d, MPI_Win win, bool request_form,
@@ -637,6 +634,9 @@ static int put_get_call(const char *fn, const struct direct_args *d, MPI_Win win
     return rma_entry(w, &a);
 }
 
+/* One builder per call kind, shared by the int and MPI_Count forms and by
+ * the request forms (request_form: MPI_Rput and friends, whose request
+ * must not be NULL). */
 static int put_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d,
                     MPI_Count tc, MPI_Datatype tt, MPI_Win win, bool request_form, MPI_Request *request)
 {

@@ -227,10 +227,11 @@ struct bmpi_win {
 
 /* The window behind a handle, NULL for MPI_WIN_NULL, freed or garbage. */
 struct bmpi_win *bmpi_win_get(MPI_Win handle);
-/* Report why bmpi_win_check() refused win. */
+/* Reports why bmpi_win_check() refused win. */
 int bmpi_win_check_failed(MPI_Win win, const char *fn);
-/* The same for an entry point: MPI initialized and a valid window, or the
- * error reported (MPI_ERR_WIN through MPI_COMM_SELF's handler). */
+/* bmpi_win_get() for an entry point: MPI initialized and a valid window,
+ * or the error reported (MPI_ERR_WIN through MPI_COMM_SELF's handler).
+ * Inline: every one-sided call starts here. */
 static inline int bmpi_win_check(MPI_Win win, const char *fn, struct bmpi_win **w)
 {
     if (bmpi_initialized() && (*w = bmpi_win_get(win)))
