@@ -224,6 +224,20 @@ size_t bmpi_dt_unpack(struct bmpi_dt_cursor *c, const void *src, size_t bytes);
 int bmpi_dt_iov(struct bmpi_dt_cursor *c, struct iovec *iov, int max_iov, size_t max_bytes,
                 size_t *bytes);
 
+/* count blocks of len bytes, stride bytes apart from addr. */
+struct bmpi_dt_run {
+    uintptr_t addr;
+    size_t len, count;
+    MPI_Aint stride;
+};
+
+/* The next blocks of the buffer as one run: the rest of the current
+ * leaf segment's blocks, at most max_blocks of them and max_bytes in all
+ * (a block begun before, or cut by max_bytes, is a run of its own).
+ * Returns the bytes the run covers and advances past them; 0 at the end.
+ * Costs one step per run where bmpi_dt_iov costs one per block. */
+size_t bmpi_dt_next_run(struct bmpi_dt_cursor *c, size_t max_bytes, size_t max_blocks, struct bmpi_dt_run *r);
+
 /* The first n bytes of the packed stream of (src, scount, sdt) into
  * (dst, dcount, ddt): one walk of each side when the other is one run
  * (memmove then, so in-place copies are safe), else through a bounded

@@ -314,6 +314,46 @@ int bmpi_dt_iov(struct bmpi_dt_cursor *c, struct iovec *iov, int max_iov, size_t
     return niov;
 }
 
+size_t bmpi_dt_next_run(struct bmpi_dt_cursor *c, size_t max_bytes, size_t max_blocks, struct bmpi_dt_run *r)
+{
+    size_t left = c->total - c->pos;
+    if (left > max_bytes)
+        left = max_bytes;
+    if (left == 0 || max_blocks == 0)
+        return 0;
+    if (c->contig) {
+        *r = (struct bmpi_dt_run){c->buf + (uintptr_t)c->root.disp + c->pos, left, 1, 0};
+        c->pos += left;
+        return left;
+    }
+    struct bmpi_dt_frame *f = &c->f[c->depth - 1];
+    const struct bmpi_dt_seg *s = seg_of(c, f);
+    uintptr_t p = rep_addr(f, s, f->rep) + c->leaf_off;
+    size_t blocks = 1, bytes;
+    if (c->leaf_off || left < s->blen) {
+        bytes = s->blen - c->leaf_off < left ? s->blen - c->leaf_off : left;
+        *r = (struct bmpi_dt_run){p, bytes, 1, 0};
+        c->leaf_off += bytes;
+        c->pos += bytes;
+        if (c->leaf_off < s->blen)
+            return bytes;
+        c->leaf_off = 0;
+    } else {
+        blocks = s->count - f->rep;
+        if (blocks > left / s->blen)
+            blocks = left / s->blen;
+        if (blocks > max_blocks)
+            blocks = max_blocks;
+        bytes = blocks * s->blen;
+        *r = (struct bmpi_dt_run){p, s->blen, blocks, s->stride};
+        c->pos += bytes;
+    }
+    f->rep += blocks;
+    if (f->rep == s->count)
+        advance(c);
+    return bytes;
+}
+
 void bmpi_dt_copy(const void *src, size_t scount, const struct bmpi_datatype *sdt, void *dst, size_t dcount,
                   const struct bmpi_datatype *ddt, size_t n)
 {

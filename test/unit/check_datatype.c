@@ -370,6 +370,30 @@ static void check_engine(MPI_Datatype t, int count)
         ck_assert_msg(memcmp(out, ref, total) == 0, "iov differs from the reference");
     }
 
+    /* as runs of blocks, at awkward byte and block limits */
+    static const size_t run_limits[][2] = {{SIZE_MAX, SIZE_MAX}, {50, 3}, {7, 1}, {4096, 2}};
+    for (size_t k = 0; k < sizeof run_limits / sizeof run_limits[0]; k++) {
+        struct bmpi_dt_cursor c;
+        struct bmpi_dt_run r;
+        size_t done = 0, bytes;
+        bmpi_dt_cursor_init(&c, a.base, (size_t)count, dt);
+        while ((bytes = bmpi_dt_next_run(&c, run_limits[k][0], run_limits[k][1], &r)) > 0) {
+            ck_assert_uint_le(bytes, run_limits[k][0]);
+            ck_assert_uint_le(r.count, run_limits[k][1]);
+            ck_assert_uint_eq(bytes, r.len * r.count);
+            for (size_t b = 0; b < r.count; b++) {
+                const char *p = (const char *)(r.addr + (uintptr_t)((MPI_Aint)b * r.stride));
+                ck_assert(p >= a.mem && p + r.len <= a.mem + a.len);
+                memcpy(out + done, p, r.len);
+                done += r.len;
+            }
+        }
+        ck_assert_uint_eq(done, total);
+        ck_assert_uint_eq(bmpi_dt_cursor_left(&c), 0);
+        ck_assert_msg(memcmp(out, ref, total) == 0, "runs (limits %zu, %zu) differ from the reference",
+                      run_limits[k][0], run_limits[k][1]);
+    }
+
     /* unpack: same bytes as the reference, nothing outside (guards intact) */
     {
         char *mine = malloc(a.len), *theirs = malloc(a.len);
