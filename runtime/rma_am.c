@@ -23,6 +23,7 @@
 #include "runtime/rma_impl.h"
 #include "runtime/rma_proto.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 
 /* Data bytes one message carries at most, besides its segments. */
 #define AM_DATA_MAX (32u * 1024u)
@@ -248,64 +249,72 @@ static int next_message(struct bmpi_dt_cursor *tc, const struct bmpi_tl *tl, siz
 
 /* ---- origin: strided target sides as runs ----------------------------------------- */
 
-/* iov[0..n) as runs of equal lengths at equal strides, into runs[];
- * returns how many. */
-static uint32_t make_runs(const struct iovec *iov, int n, struct bmpi_rma_run *runs)
+/* r after runs[0..*m): the last run continued when r's blocks extend
+ * its stride, else a new record (the caller leaves room for one). */
+static void add_run(struct bmpi_rma_run *runs, uint32_t *m, const struct bmpi_dt_run *r)
 {
-    uint32_t m = 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t at = (uint64_t)(uintptr_t)iov[i].iov_base;
-        struct bmpi_rma_run *r = m ? &runs[m - 1] : NULL;
-        if (r && r->len == iov[i].iov_len &&
-            (r->count == 1 || at == r->disp + r->count * (uint64_t)r->stride)) {
-            if (r->count == 1)
-                r->stride = (int64_t)(at - r->disp);
-            r->count++;
-            continue;
+    uint64_t at = (uint64_t)r->addr;
+    struct bmpi_rma_run *last = *m ? &runs[*m - 1] : NULL;
+    if (last && last->len == r->len) {
+        int64_t step = last->count == 1 ? (int64_t)(at - last->disp) : last->stride;
+        if (at == last->disp + last->count * (uint64_t)step && (r->count == 1 || r->stride == step)) {
+            last->stride = step;
+            last->count += r->count;
+            return;
         }
-        runs[m++] = (struct bmpi_rma_run){.disp = at, .len = iov[i].iov_len, .count = 1, .stride = 0};
     }
-    return m;
+    runs[(*m)++] = (struct bmpi_rma_run){.disp = at, .len = r->len, .count = r->count,
+                                         .stride = r->count > 1 ? (int64_t)r->stride : 0};
 }
 
-/* Whether c's target side is better sent as runs: its first pieces make
- * runs of four at least on average (a column, a vector). */
+/* Whether c's target side is better sent as runs: its first runs hold
+ * four blocks at least on average (a column, a vector). */
 static bool runs_pay(const struct bmpi_rma_call *c)
 {
     if (bmpi_dt_is_contig(c->tdt))
         return false;
-    struct iovec iov[64];
-    struct bmpi_rma_run runs[64];
-    size_t bytes;
-    int n = bmpi_rma_target_pieces(c, iov, 64, SIZE_MAX, &bytes);
-    return n > 1 && make_runs(iov, n, runs) * 4 <= (uint32_t)n;
+    struct bmpi_dt_cursor tc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    struct bmpi_rma_run runs[16];
+    struct bmpi_dt_run r;
+    uint32_t m = 0;
+    uint64_t blocks = 0;
+    while (m < 16 && bmpi_dt_next_run(&tc, SIZE_MAX, SIZE_MAX, &r)) {
+        add_run(runs, &m, &r);
+        blocks += r.count;
+    }
+    return blocks > 1 && m * 4 <= blocks;
 }
 
-/* The next message as runs: as many pieces (max_pieces at most) as fit
- * with their runs beside their data, room bytes in all. When not all of
- * what the cursor gave fits, it goes back and takes the pieces of the
- * runs that do. Returns the runs, 0 at the end; *n the pieces. */
-static uint32_t next_runs(struct bmpi_dt_cursor *tc, size_t room, size_t data_max, int max_pieces,
-                          struct iovec *iov, struct bmpi_rma_run *runs, int *n, size_t *bytes)
+/* The next message's runs from tc: as many blocks as fit with their runs
+ * beside their data in room bytes, data_max bytes of data and max_blocks
+ * blocks at most, ending on a whole element of elem bytes. Returns the
+ * runs (0 at the end); *blocks and *bytes what they stand for. */
+static uint32_t take_runs(struct bmpi_dt_cursor *tc, size_t room, size_t data_max, size_t max_blocks, size_t elem,
+                          struct bmpi_rma_run *runs, uint32_t *blocks, size_t *bytes)
 {
     size_t start = tc->pos;
-    *n = bmpi_dt_iov(tc, iov, max_pieces, data_max, bytes);
-    if (*n <= 0)
-        return 0;
-    uint32_t m = make_runs(iov, *n, runs), k = 0;
-    size_t data = 0;
-    int pieces = 0;
-    /* data_max leaves room for one run: the first always fits */
-    while (k < m && (k == 0 || data + runs[k].count * runs[k].len + (k + 1) * sizeof *runs <= room)) {
-        data += runs[k].count * runs[k].len;
-        pieces += (int)runs[k].count;
-        k++;
+    uint32_t m = 0;
+    struct bmpi_dt_run r;
+    *blocks = 0;
+    *bytes = 0;
+    for (;;) {
+        size_t records = (size_t)(m + 1) * sizeof *runs;
+        if (*bytes >= data_max || records + *bytes >= room)
+            break;
+        size_t max = room - records - *bytes < data_max - *bytes ? room - records - *bytes : data_max - *bytes;
+        size_t got = bmpi_dt_next_run(tc, max, max_blocks - *blocks, &r);
+        if (!got)
+            break;
+        add_run(runs, &m, &r);
+        *blocks += (uint32_t)r.count;
+        *bytes += got;
     }
-    if (k == m)
+    if (*bytes % elem == 0)
         return m;
+    /* stopped by room or blocks inside an element: take up to its start */
     bmpi_dt_cursor_seek(tc, start);
-    *n = bmpi_dt_iov(tc, iov, pieces, data, bytes);
-    return make_runs(iov, *n, runs);
+    return take_runs(tc, room, *bytes - *bytes % elem, max_blocks, elem, runs, blocks, bytes);
 }
 
 static int am_issue_runs(struct bmpi_win *w, const struct bmpi_rma_call *c, struct bmpi_rma_track *track,
@@ -314,34 +323,34 @@ static int am_issue_runs(struct bmpi_win *w, const struct bmpi_rma_call *c, stru
     const struct bmpi_tl *tl = w->t[c->target].tl;
     size_t fixed = sizeof(struct bmpi_rma_op_hdr) + elem;
     size_t room = tl->caps.max_am > fixed ? tl->caps.max_am - fixed : 0;
-    /* no more pieces than basic elements: a short column asks for little */
-    uint64_t pieces;
-    if (__builtin_mul_overflow((uint64_t)c->tcount, (uint64_t)bmpi_dt_nelem(c->tdt), &pieces) ||
-        pieces > RMA_AM_MAX_RUN_SEGS)
-        pieces = RMA_AM_MAX_RUN_SEGS;
-    struct iovec *iov = malloc((size_t)pieces * sizeof *iov);
-    struct bmpi_rma_run *runs = malloc((size_t)pieces * sizeof *runs);
-    int err = iov && runs ? BMPI_OK : bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
+    /* no more blocks than basic elements: a short column asks for little */
+    uint64_t blocks_max;
+    if (__builtin_mul_overflow((uint64_t)c->tcount, (uint64_t)bmpi_dt_nelem(c->tdt), &blocks_max) ||
+        blocks_max > RMA_AM_MAX_RUN_SEGS)
+        blocks_max = RMA_AM_MAX_RUN_SEGS;
+    size_t runs_max = room / sizeof(struct bmpi_rma_run) < blocks_max ? room / sizeof(struct bmpi_rma_run)
+                                                                         : (size_t)blocks_max;
+    struct bmpi_rma_run *runs = malloc((runs_max ? runs_max : 1) * sizeof *runs);
+    if (!runs)
+        return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
     struct bmpi_dt_cursor tc, oc;
     bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
     if (c->origin)
         bmpi_dt_cursor_init(&oc, (void *)c->origin, c->ocount, c->odt);
-    size_t bytes;
-    uint64_t off = 0;
-    uint32_t m;
-    int n;
-    size_t data_max = data_budget(tl, elem, 2);
+    size_t data_max = data_budget(tl, elem, 2), bytes;
     if ((tl->caps.flags & BMPI_TL_RMA_CPU) && data_max > RUNS_DATA_NODE)
         data_max = RUNS_DATA_NODE < elem ? elem : RUNS_DATA_NODE - RUNS_DATA_NODE % elem;
-    while (!err && (m = next_runs(&tc, room, data_max, (int)pieces, iov, runs, &n, &bytes)) > 0) {
+    uint64_t off = 0;
+    uint32_t m, n;
+    int err = BMPI_OK;
+    while (!err && (m = take_runs(&tc, room, data_max, (size_t)blocks_max, elem, runs, &n, &bytes)) > 0) {
         const void *data = c->origin ? origin_piece(c, &oc, off, bytes, stage) : NULL;
-        struct bmpi_rma_op_hdr h = op_hdr(w, c, track, (uint32_t)n, off);
+        struct bmpi_rma_op_hdr h = op_hdr(w, c, track, n, off);
         h.runs = m;
         err = send_op(w, c, track, am_id_of(c->kind), &h, (struct iovec){runs, m * sizeof *runs},
                       (struct iovec){(void *)data, bytes});
         off += bytes;
     }
-    free(iov);
     free(runs);
     return err;
 }
@@ -449,19 +458,13 @@ struct bmpi_win *bmpi_rma_am_target(int peer, const struct bmpi_rma_op_hdr *h, c
     return target_segments(peer, h, payload, ok, at, bytes);
 }
 
-/* The segments h->runs runs stand for, into segs[h->nseg]; false when
- * they do not add up to h->nseg. */
-static bool expand_runs(const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_run *runs, struct bmpi_rma_seg *segs)
+/* The segments h->runs runs stand for (runs_add_up), into segs[h->nseg]. */
+static void expand_runs(const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_run *runs, struct bmpi_rma_seg *segs)
 {
     uint64_t n = 0;
-    for (uint32_t i = 0; i < h->runs; i++) {
-        const struct bmpi_rma_run *r = &runs[i];
-        if (r->count == 0 || r->count > h->nseg - n)
-            return false;
-        for (uint64_t k = 0; k < r->count; k++)
-            segs[n++] = (struct bmpi_rma_seg){r->disp + k * (uint64_t)r->stride, r->len};
-    }
-    return n == h->nseg;
+    for (uint32_t i = 0; i < h->runs; i++)
+        for (uint64_t k = 0; k < runs[i].count; k++)
+            segs[n++] = (struct bmpi_rma_seg){runs[i].disp + k * (uint64_t)runs[i].stride, runs[i].len};
 }
 
 void bmpi_rma_apply_segments(struct bmpi_win *w, MPI_Op op_handle, MPI_Datatype basic,
@@ -516,15 +519,83 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
     free(out);
 }
 
-/* A message whose segments come as runs: expanded, then served as any. */
+/* Where r's first block lies in w, or NULL when one of its blocks falls
+ * outside the window. */
+static char *run_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *r)
+{
+    uint64_t step = r->stride < 0 ? -(uint64_t)r->stride : (uint64_t)r->stride, span, lo, end;
+    if (__builtin_mul_overflow(r->count - 1, step, &span) || (r->stride < 0 && span > r->disp))
+        return NULL;
+    lo = r->stride < 0 ? r->disp - span : r->disp;
+    if (__builtin_add_overflow(lo, span, &end) || __builtin_add_overflow(end, r->len, &end) ||
+        end > (uint64_t)w->size)
+        return NULL;
+    return (char *)w->base + r->disp;
+}
+
+/* A Put or Get of runs into a window of one region: each run checked,
+ * then copied block by block, with no list of segments. */
+static void serve_run_copies(struct bmpi_win *w, int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
+                             const struct bmpi_rma_run *runs, size_t data_len)
+{
+    int me = w->comm->rank;
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < h->runs; i++) {
+        if (!run_in_window(w, &runs[i])) {
+            bmpi_rma_am_answer(peer, h, me, MPI_ERR_RMA_RANGE, NULL, 0);
+            return;
+        }
+        bytes += runs[i].count * runs[i].len;
+    }
+    char *data = am_id == BMPI_AM_RMA_PUT ? (char *)(runs + h->runs) : malloc(bytes ? bytes : 1);
+    if (!data || (am_id == BMPI_AM_RMA_PUT && bytes > data_len)) {
+        bmpi_rma_am_answer(peer, h, me, data ? MPI_ERR_RMA_RANGE : MPI_ERR_NO_MEM, NULL, 0);
+        return;
+    }
+    char *at = data;
+    for (uint32_t i = 0; i < h->runs; at += runs[i].count * runs[i].len, i++) {
+        const struct bmpi_rma_run *r = &runs[i];
+        char *win = run_in_window(w, r);
+        if (am_id == BMPI_AM_RMA_PUT)
+            bmpi_copy_blocks(win, (ptrdiff_t)r->stride, at, (ptrdiff_t)r->len, r->len, r->count);
+        else
+            bmpi_copy_blocks(at, (ptrdiff_t)r->len, win, (ptrdiff_t)r->stride, r->len, r->count);
+    }
+    bool get = am_id == BMPI_AM_RMA_GET;
+    bmpi_rma_am_answer(peer, h, me, 0, get ? data : NULL, get ? bytes : 0);
+    if (get)
+        free(data);
+}
+
+/* Whether h's runs stand for its h->nseg segments. */
+static bool runs_add_up(const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_run *runs)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < h->runs; i++) {
+        if (runs[i].count == 0 || runs[i].count > h->nseg - n)
+            return false;
+        n += runs[i].count;
+    }
+    return n == h->nseg;
+}
+
+/* A message whose segments come as runs: a Put or Get into one region
+ * copied along them, anything else expanded and served as any. */
 static void serve_runs(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, const char *payload, size_t len)
 {
-    struct bmpi_win *w;
     size_t run_bytes = (size_t)h->runs * sizeof(struct bmpi_rma_run);
-    bool ok = h->nseg > 0 && h->nseg <= RMA_AM_MAX_RUN_SEGS && run_bytes <= len;
+    const struct bmpi_rma_run *runs = (const void *)payload;
+    bool ok = h->nseg > 0 && h->nseg <= RMA_AM_MAX_RUN_SEGS && run_bytes <= len && runs_add_up(h, runs);
+    struct bmpi_win *w = bmpi_win_get(h->win);
+    if (ok && w && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && (am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_GET)) {
+        serve_run_copies(w, peer, am_id, h, runs, len - run_bytes);
+        return;
+    }
     struct bmpi_rma_seg *segs = ok ? malloc((size_t)h->nseg * sizeof *segs) : NULL;
     char **at = ok ? malloc((size_t)h->nseg * sizeof *at) : NULL;
-    ok = segs && at && expand_runs(h, (const void *)payload, segs);
+    ok = segs && at;
+    if (ok)
+        expand_runs(h, runs, segs);
     size_t bytes;
     if ((w = target_segments(peer, h, segs, ok, at, &bytes)))
         serve_data(w, peer, am_id, h, segs, at, payload + run_bytes, bytes);

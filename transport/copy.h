@@ -66,6 +66,24 @@ static inline void bmpi_copy(void *dst, const void *src, size_t len)
     memcpy(d, s, len);
 }
 
+/* count blocks of len bytes from src, src_stride bytes apart, to dst,
+ * dst_stride apart (either stride may be 0 or negative): the blocks of a
+ * strided Put or Get at its target. Small blocks are copied inline. */
+static inline void bmpi_copy_blocks(char *dst, ptrdiff_t dst_stride, const char *src, ptrdiff_t src_stride,
+                                    size_t len, size_t count)
+{
+    if (len == 8) {
+        for (size_t i = 0; i < count; i++, dst += dst_stride, src += src_stride)
+            memcpy(dst, src, 8);
+    } else if (len <= 16) {
+        for (size_t i = 0; i < count; i++, dst += dst_stride, src += src_stride)
+            bmpi_copy_small(dst, src, len);
+    } else {
+        for (size_t i = 0; i < count; i++, dst += dst_stride, src += src_stride)
+            bmpi_copy(dst, src, len);
+    }
+}
+
 /* Fault the whole pages of [addr, addr + len) in now, writable, with one
  * system call instead of a fault per page on first touch. Only a hint: a
  * kernel without MADV_POPULATE_WRITE refuses it, and the pages then fault
