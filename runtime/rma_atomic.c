@@ -60,6 +60,7 @@
 #include "runtime/handle.h"
 #include "runtime/op.h"
 #include "runtime/rma_atomic.h"
+#include "transport/copy.h"
 #include "transport/shm/cacheline.h"
 
 /* Shared memory needs atomics that are instructions, not libatomic's
@@ -566,6 +567,64 @@ void bmpi_rma_atomic_apply_runs(const struct bmpi_op *op, MPI_Datatype basic, co
     }
     if (wide)
         gate_open(g);
+}
+
+/* Bytes of a strided update gathered at once under the gate. */
+#define STRIDED_STAGE 4096u
+
+/* Whether count blocks of len bytes, stride apart, may go as one wide
+ * update: every block laid out as wide_align() wants, enough bytes. */
+static bool wide_strided_fit(const struct bmpi_datatype *dt, const char *origin, const char *target,
+                             ptrdiff_t stride, size_t len, size_t count)
+{
+    size_t align = wide_align(dt);
+    return align && aligned(target, align) && (size_t)stride % align == 0 && len % align == 0 &&
+           aligned(origin, align) && len * count >= WIDE_MIN;
+}
+
+/* The blocks under the closed gate, STRIDED_STAGE bytes at a time:
+ * gathered, the old values copied out, reduced by one call, scattered. */
+static void apply_wide_strided(const struct bmpi_op *op, const struct bmpi_datatype *dt, const char *origin,
+                               char *target, ptrdiff_t stride, size_t len, size_t count, char *result)
+{
+    char stage[STRIDED_STAGE] __attribute__((aligned(16)));
+    size_t per = STRIDED_STAGE / len;
+    bool no_op = op->index == OPI(MPI_NO_OP);
+    for (size_t i = 0; i < count; i += per) {
+        size_t k = count - i < per ? count - i : per, bytes = k * len;
+        char *at = target + (ptrdiff_t)i * stride;
+        bmpi_copy_blocks(stage, (ptrdiff_t)len, at, stride, len, k);
+        if (result)
+            memcpy(result + i * len, stage, bytes);
+        if (no_op)
+            continue;
+        apply_wide(op, dt, origin + i * len, stage, NULL, bytes / bmpi_dt_size(dt));
+        bmpi_copy_blocks(at, stride, stage, (ptrdiff_t)len, len, k);
+    }
+}
+
+void bmpi_rma_atomic_apply_strided(const struct bmpi_op *op, MPI_Datatype basic, const void *origin, char *target,
+                                   ptrdiff_t stride, size_t len, size_t count, void *result,
+                                   struct bmpi_rma_guard g)
+{
+    const struct bmpi_datatype *dt = bmpi_dt_get(basic);
+    size_t size = dt ? bmpi_dt_size(dt) : 0;
+    bool no_op = op->predefined && op->index == OPI(MPI_NO_OP);
+    const char *o = no_op ? NULL : origin;
+    char *r = result;
+    if (count == 0 || size == 0 || (no_op && !result))
+        return;
+    if (op->predefined && len <= STRIDED_STAGE && wide_strided_fit(dt, o, target, stride, len, count) &&
+        gate_close(g)) {
+        apply_wide_strided(op, dt, o, target, stride, len, count, r);
+        gate_open(g);
+        return;
+    }
+    for (size_t i = 0; i < count; i++, target += stride) {
+        bmpi_rma_atomic_apply(op, basic, o, target, r, len / size, g);
+        o = o ? o + len : NULL;
+        r = r ? r + len : NULL;
+    }
 }
 
 /* Compare-and-swap of one element of 1, 2, 4 or 8 bytes: on failure the

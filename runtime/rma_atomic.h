@@ -69,6 +69,15 @@ void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const v
 void bmpi_rma_atomic_apply_runs(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
                                 const struct iovec *target, size_t n, void *result, struct bmpi_rma_guard g);
 
+/* bmpi_rma_atomic_apply() of count blocks of len bytes, stride bytes
+ * apart from target (a column), their origin and result elements one
+ * block after another. When the blocks are wide enough together they go
+ * under one close of the gate, gathered a few KiB at a time, reduced by
+ * one call of the op and scattered back; else block by block. */
+void bmpi_rma_atomic_apply_strided(const struct bmpi_op *op, MPI_Datatype basic, const void *origin, char *target,
+                                   ptrdiff_t stride, size_t len, size_t count, void *result,
+                                   struct bmpi_rma_guard g);
+
 /* One element: result = target; if target == compare, target = origin.
  * basic is an integer, logical, byte or multi-language type (the types
  * MPI_Compare_and_swap takes). */

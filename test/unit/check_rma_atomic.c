@@ -720,6 +720,47 @@ START_TEST(apply_runs)
 }
 END_TEST
 
+/* A column longer than one gathering of the strided apply, forwards and
+ * backwards, with the gate open (gathered) and never closing (element by
+ * element): SUM with the old values, REPLACE, NO_OP fetching. */
+#define COLUMN 700
+START_TEST(apply_strided)
+{
+    const uint32_t gates[2] = {BMPI_RMA_GATE_OPEN, BMPI_RMA_GATE_NEVER};
+    for (int k = 0; k < 4; k++) {
+        struct lone_target lt;
+        struct bmpi_rma_guard g = lone_guard(&lt, gates[k % 2]);
+        bool backwards = k >= 2;
+        static _Alignas(16) double col[2 * COLUMN], add[COLUMN], old[COLUMN];
+        for (int i = 0; i < 2 * COLUMN; i++)
+            col[i] = i;
+        for (int i = 0; i < COLUMN; i++)
+            add[i] = 0.5 * i;
+        char *first = (char *)(backwards ? &col[2 * COLUMN - 2] : &col[0]);
+        ptrdiff_t stride = (backwards ? -2 : 2) * (ptrdiff_t)sizeof(double);
+        /* element i of the column is col[at(i)] */
+#define AT(i) (backwards ? 2 * COLUMN - 2 - 2 * (i) : 2 * (i))
+        bmpi_rma_atomic_apply_strided(bmpi_op_get(MPI_SUM), MPI_DOUBLE, add, first, stride, sizeof(double), COLUMN,
+                                      old, g);
+        for (int i = 0; i < COLUMN; i++) {
+            ck_assert_msg(old[i] == AT(i), "case %d: old value %d is %g", k, i, old[i]);
+            ck_assert_msg(col[AT(i)] == AT(i) + 0.5 * i, "case %d: element %d is %g", k, i, col[AT(i)]);
+            ck_assert_msg(col[AT(i) + 1] == AT(i) + 1, "case %d: gap after %d changed", k, i);
+        }
+        bmpi_rma_atomic_apply_strided(bmpi_op_get(MPI_REPLACE), MPI_DOUBLE, add, first, stride, sizeof(double),
+                                      COLUMN, NULL, g);
+        bmpi_rma_atomic_apply_strided(bmpi_op_get(MPI_NO_OP), MPI_DOUBLE, NULL, first, stride, sizeof(double),
+                                      COLUMN, old, g);
+        for (int i = 0; i < COLUMN; i++)
+            ck_assert_msg(col[AT(i)] == 0.5 * i && old[i] == 0.5 * i, "case %d: REPLACE or NO_OP at %d: %g, %g", k,
+                          i, col[AT(i)], old[i]);
+#undef AT
+        ck_assert_msg(lt.ctl.gate == gates[k % 2] && lt.ctl.updating == 0, "case %d: gate %u, count %llu left", k,
+                      lt.ctl.gate, (unsigned long long)lt.ctl.updating);
+    }
+}
+END_TEST
+
 /* --- the storm ------------------------------------------------------------------- */
 
 #define NRANKS 4
@@ -1083,6 +1124,6 @@ END_TEST
 int main(void)
 {
     const TTest *tests[] = {check_ops, check_cswap, apply_all, cswap_all, cpu_path_takes_no_stripe,
-                            stripe_path_waits, gate, apply_runs, storm};
+                            stripe_path_waits, gate, apply_runs, apply_strided, storm};
     return run_suite("rma_atomic", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
