@@ -267,9 +267,7 @@ static void add_run(struct bmpi_rma_run *runs, uint32_t *m, const struct bmpi_dt
                                          .stride = r->count > 1 ? (int64_t)r->stride : 0};
 }
 
-/* Whether c's target side is better sent as runs: its first runs hold
- * four blocks at least on average (a column, a vector). */
-static bool runs_pay(const struct bmpi_rma_call *c)
+bool bmpi_rma_runs_pay(const struct bmpi_rma_call *c)
 {
     if (bmpi_dt_is_contig(c->tdt))
         return false;
@@ -389,7 +387,7 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
     size_t elem = c->kind == BMPI_RMA_PUT || c->kind == BMPI_RMA_GET
                       ? 1
                       : (size_t)bmpi_dt_size(bmpi_dt_get(c->basic));
-    int err = c->kind != BMPI_RMA_CAS && runs_pay(c) ? am_issue_runs(w, c, track, elem, stage)
+    int err = c->kind != BMPI_RMA_CAS && bmpi_rma_runs_pay(c) ? am_issue_runs(w, c, track, elem, stage)
                                                     : am_issue_segments(w, c, track, elem, stage);
     free(stage);
     bmpi_rma_track_drop(track);
@@ -533,10 +531,26 @@ static char *run_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *
     return (char *)w->base + r->disp;
 }
 
-/* A Put or Get of runs into a window of one region: each run checked,
- * then copied block by block, with no list of segments. */
-static void serve_run_copies(struct bmpi_win *w, int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
-                             const struct bmpi_rma_run *runs, size_t data_len)
+/* One run of a message served in place: copied from or into data, or
+ * accumulated from data with the old values into out. */
+static void serve_run(struct bmpi_win *w, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
+                      const struct bmpi_rma_run *r, const char *data, char *out)
+{
+    char *at = run_in_window(w, r);
+    ptrdiff_t stride = (ptrdiff_t)r->stride, len = (ptrdiff_t)r->len;
+    if (am_id == BMPI_AM_RMA_PUT)
+        bmpi_copy_blocks(at, stride, data, len, r->len, r->count);
+    else if (am_id == BMPI_AM_RMA_GET)
+        bmpi_copy_blocks(out, len, at, stride, r->len, r->count);
+    else
+        bmpi_rma_atomic_apply_strided(bmpi_op_get(h->op), h->basic, data, at, stride, r->len, r->count, out,
+                                      bmpi_rma_guard_of(w, w->ctl));
+}
+
+/* A message of runs into a window of one region: each run checked, then
+ * served run by run, with no list of segments. */
+static void serve_runs_in_place(struct bmpi_win *w, int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
+                                const struct bmpi_rma_run *runs, size_t data_len)
 {
     int me = w->comm->rank;
     size_t bytes = 0;
@@ -547,24 +561,20 @@ static void serve_run_copies(struct bmpi_win *w, int peer, uint8_t am_id, const 
         }
         bytes += runs[i].count * runs[i].len;
     }
-    char *data = am_id == BMPI_AM_RMA_PUT ? (char *)(runs + h->runs) : malloc(bytes ? bytes : 1);
-    if (!data || (am_id == BMPI_AM_RMA_PUT && bytes > data_len)) {
-        bmpi_rma_am_answer(peer, h, me, data ? MPI_ERR_RMA_RANGE : MPI_ERR_NO_MEM, NULL, 0);
+    bool fetch = am_id == BMPI_AM_RMA_GET || am_id == BMPI_AM_RMA_GACC;
+    bool sends = am_id != BMPI_AM_RMA_GET && h->op != MPI_NO_OP;
+    const char *data = sends ? (const char *)(runs + h->runs) : NULL;
+    char *out = fetch ? malloc(bytes ? bytes : 1) : NULL;
+    if ((fetch && !out) || (sends && bytes > data_len)) {
+        bmpi_rma_am_answer(peer, h, me, out || !fetch ? MPI_ERR_RMA_RANGE : MPI_ERR_NO_MEM, NULL, 0);
+        free(out);
         return;
     }
-    char *at = data;
-    for (uint32_t i = 0; i < h->runs; at += runs[i].count * runs[i].len, i++) {
-        const struct bmpi_rma_run *r = &runs[i];
-        char *win = run_in_window(w, r);
-        if (am_id == BMPI_AM_RMA_PUT)
-            bmpi_copy_blocks(win, (ptrdiff_t)r->stride, at, (ptrdiff_t)r->len, r->len, r->count);
-        else
-            bmpi_copy_blocks(at, (ptrdiff_t)r->len, win, (ptrdiff_t)r->stride, r->len, r->count);
-    }
-    bool get = am_id == BMPI_AM_RMA_GET;
-    bmpi_rma_am_answer(peer, h, me, 0, get ? data : NULL, get ? bytes : 0);
-    if (get)
-        free(data);
+    size_t done = 0;
+    for (uint32_t i = 0; i < h->runs; done += runs[i].count * runs[i].len, i++)
+        serve_run(w, am_id, h, &runs[i], data ? data + done : NULL, out ? out + done : NULL);
+    bmpi_rma_am_answer(peer, h, me, 0, out, out ? bytes : 0);
+    free(out);
 }
 
 /* Whether h's runs stand for its h->nseg segments. */
@@ -579,16 +589,16 @@ static bool runs_add_up(const struct bmpi_rma_op_hdr *h, const struct bmpi_rma_r
     return n == h->nseg;
 }
 
-/* A message whose segments come as runs: a Put or Get into one region
- * copied along them, anything else expanded and served as any. */
+/* A message whose segments come as runs: served along them in a window
+ * of one region, else expanded and served as any. */
 static void serve_runs(int peer, uint8_t am_id, const struct bmpi_rma_op_hdr *h, const char *payload, size_t len)
 {
     size_t run_bytes = (size_t)h->runs * sizeof(struct bmpi_rma_run);
     const struct bmpi_rma_run *runs = (const void *)payload;
     bool ok = h->nseg > 0 && h->nseg <= RMA_AM_MAX_RUN_SEGS && run_bytes <= len && runs_add_up(h, runs);
     struct bmpi_win *w = bmpi_win_get(h->win);
-    if (ok && w && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && (am_id == BMPI_AM_RMA_PUT || am_id == BMPI_AM_RMA_GET)) {
-        serve_run_copies(w, peer, am_id, h, runs, len - run_bytes);
+    if (ok && w && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && am_id != BMPI_AM_RMA_CAS) {
+        serve_runs_in_place(w, peer, am_id, h, runs, len - run_bytes);
         return;
     }
     struct bmpi_rma_seg *segs = ok ? malloc((size_t)h->nseg * sizeof *segs) : NULL;

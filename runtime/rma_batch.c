@@ -55,6 +55,13 @@
  * something waits, 16 KiB Accumulates gathered ran 1.5 times as fast as
  * sent alone between hosts (docs/performance.md). */
 #define BATCH_ACC_MAX (32u * 1024u)
+/* A strided target side (bmpi_rma_runs_pay) is gathered up to this much
+ * data: a record lists every block, two bytes of segments for each byte
+ * of a column of doubles, where a message of its own carries a run.
+ * Across hosts, Accumulates of every other double ran 1.1-2.1 times as
+ * fast alone from 4 to 16 KiB of data and 0.66-0.81 times at 2 KiB
+ * (docs/performance.md, "Strided accumulates"). */
+#define BATCH_STRIDED_MAX 2048u
 /* Bytes of records one message carries at most, and the buffer's first
  * size (it doubles as needed: a window keeps one per target it wrote). */
 #define BATCH_BYTES_MAX (64u * 1024u)
@@ -244,7 +251,8 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
     if (c->kind == BMPI_RMA_ACC)
         bound = bound > BATCH_ACC_MAX / 4 ? BATCH_ACC_MAX : 4 * bound;
     return (c->kind == BMPI_RMA_PUT || (c->kind == BMPI_RMA_ACC && c->origin)) && c->bytes && c->bytes <= bound &&
-           (t->path == BMPI_RMA_NET || t->path == BMPI_RMA_AM);
+           (t->path == BMPI_RMA_NET || t->path == BMPI_RMA_AM) &&
+           (c->bytes <= BATCH_STRIDED_MAX || bmpi_dt_is_contig(c->tdt) || !bmpi_rma_runs_pay(c));
 }
 
 /* Appends c's record, growing the buffer as far as it may. */

@@ -159,6 +159,9 @@ struct bmpi_rma_seg;
  * window (or outside what a dynamic window has attached). */
 char *bmpi_rma_am_segment(const struct bmpi_win *w, const struct bmpi_rma_seg *s);
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
+/* Whether c's target side is strided enough to go as runs: its first
+ * runs hold four blocks or more on average (a column, a vector). */
+bool bmpi_rma_runs_pay(const struct bmpi_rma_call *c);
 /* rma.c: the first contiguous pieces of c's target side (max of them,
  * max_bytes in all at most) into iov; returns how many, *bytes their
  * total. What decides how a call of a non-contiguous type goes. */
