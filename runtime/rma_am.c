@@ -564,10 +564,13 @@ static void serve_runs_in_place(struct bmpi_win *w, int peer, uint8_t am_id, con
     bool fetch = am_id == BMPI_AM_RMA_GET || am_id == BMPI_AM_RMA_GACC;
     bool sends = am_id != BMPI_AM_RMA_GET && h->op != MPI_NO_OP;
     const char *data = sends ? (const char *)(runs + h->runs) : NULL;
+    if (sends && bytes > data_len) {
+        bmpi_rma_am_answer(peer, h, me, MPI_ERR_RMA_RANGE, NULL, 0);
+        return;
+    }
     char *out = fetch ? malloc(bytes ? bytes : 1) : NULL;
-    if ((fetch && !out) || (sends && bytes > data_len)) {
-        bmpi_rma_am_answer(peer, h, me, out || !fetch ? MPI_ERR_RMA_RANGE : MPI_ERR_NO_MEM, NULL, 0);
-        free(out);
+    if (fetch && !out) {
+        bmpi_rma_am_answer(peer, h, me, MPI_ERR_NO_MEM, NULL, 0);
         return;
     }
     size_t done = 0;
