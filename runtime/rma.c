@@ -109,9 +109,10 @@ static void direct_get(char *at, const struct bmpi_rma_call *c)
     bmpi_dt_copy(at, c->tcount, c->tdt, c->result, c->rcount, c->rdt, c->bytes);
 }
 
-/* Accumulate, with or without fetching, one staging chunk of target
- * pieces at a time: the origin's elements packed (or read in place when
- * contiguous), the old values unpacked into the result. */
+/* Accumulate, with or without fetching, one run of target blocks (a
+ * staging chunk at most) at a time: the origin's elements packed, the run
+ * updated as one strided update, the old values unpacked into the
+ * result. */
 static void direct_acc(struct bmpi_win *w, char *at, const struct bmpi_rma_call *c)
 {
     struct bmpi_win_target *t = &w->t[c->target];
@@ -133,19 +134,15 @@ static void direct_acc(struct bmpi_win *w, char *at, const struct bmpi_rma_call 
     if (c->result)
         bmpi_dt_cursor_init(&rc, c->result, c->rcount, c->rdt);
     bmpi_dt_cursor_init(&tc, at, c->tcount, c->tdt);
-    struct iovec iov[PIECES];
+    struct bmpi_dt_run r;
     size_t bytes;
-    int n;
-    while ((n = bmpi_dt_iov(&tc, iov, PIECES, stage, &bytes)) > 0) {
-        for (int i = 0; i < n; i++) {
-            size_t len = iov[i].iov_len;
-            if (c->origin)
-                bmpi_dt_pack(&oc, obuf, len);
-            bmpi_rma_atomic_apply(c->op, c->basic, c->origin ? obuf : NULL, iov[i].iov_base,
-                                  c->result ? rbuf : NULL, len / elem, bmpi_rma_guard_of(w, t->ctl));
-            if (c->result)
-                bmpi_dt_unpack(&rc, rbuf, len);
-        }
+    while ((bytes = bmpi_dt_next_run(&tc, stage, SIZE_MAX, &r)) > 0) {
+        if (c->origin)
+            bmpi_dt_pack(&oc, obuf, bytes);
+        bmpi_rma_atomic_apply_strided(c->op, c->basic, c->origin ? obuf : NULL, (char *)r.addr, r.stride, r.len,
+                                      r.count, c->result ? rbuf : NULL, bmpi_rma_guard_of(w, t->ctl));
+        if (c->result)
+            bmpi_dt_unpack(&rc, rbuf, bytes);
     }
 }
 
