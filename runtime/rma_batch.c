@@ -58,9 +58,9 @@
 /* A strided target side (bmpi_rma_runs_pay) is gathered up to this much
  * data: a record lists every block, two bytes of segments for each byte
  * of a column of doubles, where a message of its own carries a run.
- * Across hosts, Accumulates of every other double ran 1.1-2.1 times as
- * fast alone from 4 to 16 KiB of data and 0.66-0.81 times at 2 KiB
- * (docs/performance.md, "Strided accumulates"). */
+ * Across hosts, Accumulates of every other double ran faster alone from
+ * 4 KiB of data on and slower at 2 KiB (docs/performance.md, "Strided
+ * accumulates"). */
 #define BATCH_STRIDED_MAX 2048u
 /* Bytes of records one message carries at most, and the buffer's first
  * size (it doubles as needed: a window keeps one per target it wrote). */
