@@ -531,12 +531,13 @@ static char *run_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *
     return (char *)w->base + r->disp;
 }
 
-/* One run of a message served in place: copied from or into data, or
- * accumulated from data with the old values into out. */
+/* One run of a message, checked by run_in_window, served in place:
+ * copied from or into data, or accumulated from data with the old values
+ * into out. */
 static void serve_run(struct bmpi_win *w, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
                       const struct bmpi_rma_run *r, const char *data, char *out)
 {
-    char *at = run_in_window(w, r);
+    char *at = (char *)w->base + r->disp;
     ptrdiff_t stride = (ptrdiff_t)r->stride, len = (ptrdiff_t)r->len;
     if (am_id == BMPI_AM_RMA_PUT)
         bmpi_copy_blocks(at, stride, data, len, r->len, r->count);
