@@ -987,6 +987,81 @@ START_TEST(copy_in_exact)
 }
 END_TEST
 
+/* ---- stale payload where an entry of a later lap starts --------------------------------- */
+
+/* A 16 KiB ring, the smallest there is (with 4 KiB messages). Lap one:
+ * four entries of one line of headers and 63 lines of payload, each line
+ * starting with the flag an entry starting there in lap two would carry.
+ * Lap two: one entry of a single line. The receiver must take that one and
+ * then nothing: the line after it holds lap one's payload until the next
+ * entry is written, which passed for an entry before the sender checked
+ * the next entry's flag word (ring_send). */
+#define STALE_RING 16384
+#define STALE_HDR 48 /* with the entry's 16 bytes, one line */
+#define STALE_PAYLOAD 4032
+#define STALE_AM 9
+
+static int stale_got;
+
+static void stale_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+                          size_t len)
+{
+    REQUIRE(am_id == STALE_AM && hdr_len == STALE_HDR,
+            "message %d from rank %d: am_id %u with %zu + %zu bytes, a stale line taken for an entry", stale_got,
+            peer, am_id, hdr_len, len);
+    stale_got++;
+}
+
+static void stale_send_lap_one(void)
+{
+    static uint64_t payload[STALE_PAYLOAD / 8];
+    uint8_t hdr[STALE_HDR] = {0};
+    for (uint64_t pos = 0; pos < STALE_RING; pos += SHM_LINE + STALE_PAYLOAD) {
+        memset(payload, 0, sizeof payload);
+        for (size_t i = 0; i < STALE_PAYLOAD; i += SHM_LINE)
+            payload[i / 8] = STALE_RING + pos + SHM_LINE + i + 1;
+        struct iovec iov = {payload, STALE_PAYLOAD};
+        int rc;
+        while ((rc = tl.ops->am_send(&tl, 1, STALE_AM, hdr, sizeof hdr, &iov, 1)) == BMPI_TL_EAGAIN)
+            tl.ops->progress(&tl);
+        REQUIRE(rc == 0, "am_send: %s", err_reason);
+    }
+}
+
+static void stale_rank(void *argp)
+{
+    (void)argp;
+    on_deliver = stale_deliver;
+    rank_open();
+    barrier();
+    if (bmpi_world.rank == 0) {
+        stale_send_lap_one();
+        barrier();
+        uint8_t hdr[STALE_HDR] = {0};
+        send_blocking(1, STALE_AM, hdr, sizeof hdr);
+    } else {
+        while (stale_got < 4)
+            tl.ops->progress(&tl);
+        barrier();
+        while (stale_got < 5)
+            tl.ops->progress(&tl);
+        for (int i = 0; i < 100000; i++)
+            tl.ops->progress(&tl);
+        REQUIRE(stale_got == 5, "%d messages where 5 were sent", stale_got);
+    }
+    barrier();
+    rank_close();
+}
+
+START_TEST(stale_payload_flag)
+{
+    setenv("BMPI_SHM_FASTPATH_THRESHOLD", "0", 1);
+    setenv("BMPI_SHM_MAX_AM", "4096", 1);
+    setenv("BMPI_SHM_RING_SIZE", "16384", 1);
+    ck_assert_int_eq(run_ranks(2, stale_rank, NULL), 0);
+}
+END_TEST
+
 /* ---- suite ----------------------------------------------------------------------------- */
 
 static void clean_env(void)
@@ -1008,7 +1083,7 @@ static Suite *shm_suite(void)
         storm_2,           storm_3,         storm_8,           storm_8_queue_only,
         storm_3_capped,    backpressure_queue, backpressure_ring, reentrant_send,
         cma_get,           cma_off,         sigkill_after_attach, sigkill_before_attach,
-        memory_64,         copy_in_exact,
+        memory_64,         copy_in_exact,   stale_payload_flag,
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         /* one case per test, so CK_RUN_CASE=name runs just that one */

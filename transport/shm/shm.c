@@ -566,6 +566,23 @@ static inline void ring_claim_answer(const struct shm_peer *s, uint64_t need)
         ring_claim(s, need > SHM_LINE ? SHM_LINE : 0, need);
 }
 
+/* The flag word of the entry that starts at ring position at. */
+static inline uint64_t *ring_flag_at(const struct shm_peer *s, uint64_t at)
+{
+    return &((struct shm_entry *)(s->out_data + (at & s->out_mask)))->flag;
+}
+
+/* Whether the line where the entry at ring position at will start already
+ * reads as that entry's flag. The receiver polls there as soon as the
+ * entry in front is published, and an earlier lap may have left payload
+ * there, any value, that very position + 1 included (a batch of RMA
+ * records listing displacements did). Only the sender writes the ring, so
+ * the answer holds until the sender itself writes there. */
+static inline bool ring_flag_forged(const struct shm_peer *s, uint64_t at)
+{
+    return *ring_flag_at(s, at) == at + 1;
+}
+
 static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, size_t hdr_len,
                             const struct iovec *iov, int iovcnt, size_t total)
 {
@@ -574,14 +591,21 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
     uint64_t pos = s->wr_pos;
     uint64_t off = pos & s->out_mask;
     uint64_t skip = off + need > size ? size - off : 0;
-    if (pos + skip + need - s->cached_tail > size) {
+    /* room for the entry and the first line of the next (ring_flag_forged) */
+    uint64_t span = skip + need + SHM_LINE;
+    if (pos + span - s->cached_tail > size) {
         s->cached_tail = __atomic_load_n(&s->out->tail, __ATOMIC_ACQUIRE);
-        if (pos + skip + need - s->cached_tail > size)
+        if (pos + span - s->cached_tail > size)
             return BMPI_TL_EAGAIN;
     }
+    /* read here, so that the load overlaps the copy; zeroed, if need be,
+     * just before the entry is published */
+    bool next_forged = ring_flag_forged(s, pos + skip + need);
     if (skip) {
         struct shm_entry *w = (struct shm_entry *)(s->out_data + off);
         w->type = SHM_MSG_WRAP;
+        if (ring_flag_forged(s, pos + skip))
+            *ring_flag_at(s, pos + skip) = 0;
         __atomic_store_n(&w->flag, pos + 1, __ATOMIC_RELEASE);
         pos += skip;
         off = 0;
@@ -600,6 +624,8 @@ static inline int ring_send(struct shm_peer *s, uint8_t am_id, const void *hdr, 
     e->am_id = am_id;
     e->type = SHM_MSG_AM;
     msg_copy(d, hdr, hdr_len, iov, iovcnt, 0, n < in_first ? n : in_first);
+    if (next_forged)
+        *ring_flag_at(s, pos + need) = 0;
     __atomic_store_n(&e->flag, pos + 1, __ATOMIC_RELEASE);
     s->wr_pos = pos + need;
     /* Demote (cacheline.h) only an answer, an entry the peer waits for

@@ -121,7 +121,10 @@ struct shm_ring_ctl {
 #define SHM_RING_DATA (2 * SHM_LINE)
 
 /* A ring entry starts on a line; the flag is the entry's ring position + 1
- * (64-bit, so a stale entry can never match) and is stored last. */
+ * and is stored last. A stale flag from an earlier lap never matches (the
+ * position is 64-bit), but an entry may start where an earlier lap had
+ * payload, which can hold any value: the sender makes sure the next
+ * entry's flag word does not match before it publishes one (ring_send). */
 struct shm_entry {
     uint64_t flag;
     uint32_t len;
