@@ -249,9 +249,7 @@ static int next_message(struct bmpi_dt_cursor *tc, const struct bmpi_tl *tl, siz
 
 /* ---- origin: strided target sides as runs ----------------------------------------- */
 
-/* r after runs[0..*m): the last run continued when r's blocks extend
- * its stride, else a new record (the caller leaves room for one). */
-static void add_run(struct bmpi_rma_run *runs, uint32_t *m, const struct bmpi_dt_run *r)
+void bmpi_rma_run_add(struct bmpi_rma_run *runs, uint32_t *m, const struct bmpi_dt_run *r)
 {
     uint64_t at = (uint64_t)r->addr;
     struct bmpi_rma_run *last = *m ? &runs[*m - 1] : NULL;
@@ -278,7 +276,7 @@ bool bmpi_rma_runs_pay(const struct bmpi_rma_call *c)
     uint32_t m = 0;
     uint64_t blocks = 0;
     while (m < 16 && bmpi_dt_next_run(&tc, SIZE_MAX, SIZE_MAX, &r)) {
-        add_run(runs, &m, &r);
+        bmpi_rma_run_add(runs, &m, &r);
         blocks += r.count;
     }
     return blocks > 1 && m * 4 <= blocks;
@@ -304,7 +302,7 @@ static uint32_t take_runs(struct bmpi_dt_cursor *tc, size_t room, size_t data_ma
         size_t got = bmpi_dt_next_run(tc, max, max_blocks - *blocks, &r);
         if (!got)
             break;
-        add_run(runs, &m, &r);
+        bmpi_rma_run_add(runs, &m, &r);
         *blocks += (uint32_t)r.count;
         *bytes += got;
     }
@@ -377,8 +375,10 @@ static int am_issue_segments(struct bmpi_win *w, const struct bmpi_rma_call *c, 
 int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c)
 {
     struct bmpi_rma_track *track = bmpi_rma_track_new(w, c);
-    char *stage = malloc(AM_DATA_MAX);
-    if (!track || !stage) {
+    /* origin data is packed a message at a time only when not contiguous */
+    bool packs = c->origin && !bmpi_dt_is_contig(c->odt);
+    char *stage = packs ? malloc(AM_DATA_MAX) : NULL;
+    if (!track || (packs && !stage)) {
         free(track);
         free(stage);
         return bmpi_err_set(MPI_ERR_NO_MEM, "out of memory for an RMA operation");
@@ -517,12 +517,11 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
     free(out);
 }
 
-/* Where r's first block lies in w, or NULL when one of its blocks falls
- * outside the window. */
-static char *run_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *r)
+char *bmpi_rma_run_at(const struct bmpi_win *w, const struct bmpi_rma_run *r)
 {
     uint64_t step = r->stride < 0 ? -(uint64_t)r->stride : (uint64_t)r->stride, span, lo, end;
-    if (__builtin_mul_overflow(r->count - 1, step, &span) || (r->stride < 0 && span > r->disp))
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !r->count || __builtin_mul_overflow(r->count - 1, step, &span) ||
+        (r->stride < 0 && span > r->disp))
         return NULL;
     lo = r->stride < 0 ? r->disp - span : r->disp;
     if (__builtin_add_overflow(lo, span, &end) || __builtin_add_overflow(end, r->len, &end) ||
@@ -531,11 +530,8 @@ static char *run_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *
     return (char *)w->base + r->disp;
 }
 
-/* One run of a message, checked by run_in_window, served in place:
- * copied from or into data, or accumulated from data with the old values
- * into out. */
-static void serve_run(struct bmpi_win *w, uint8_t am_id, const struct bmpi_rma_op_hdr *h,
-                      const struct bmpi_rma_run *r, const char *data, char *out)
+void bmpi_rma_serve_run(struct bmpi_win *w, uint8_t am_id, MPI_Op op, MPI_Datatype basic,
+                        const struct bmpi_rma_run *r, const char *data, char *out)
 {
     char *at = (char *)w->base + r->disp;
     ptrdiff_t stride = (ptrdiff_t)r->stride, len = (ptrdiff_t)r->len;
@@ -544,7 +540,7 @@ static void serve_run(struct bmpi_win *w, uint8_t am_id, const struct bmpi_rma_o
     else if (am_id == BMPI_AM_RMA_GET)
         bmpi_copy_blocks(out, len, at, stride, r->len, r->count);
     else
-        bmpi_rma_atomic_apply_strided(bmpi_op_get(h->op), h->basic, data, at, stride, r->len, r->count, out,
+        bmpi_rma_atomic_apply_strided(bmpi_op_get(op), basic, data, at, stride, r->len, r->count, out,
                                       bmpi_rma_guard_of(w, w->ctl));
 }
 
@@ -556,7 +552,7 @@ static void serve_runs_in_place(struct bmpi_win *w, int peer, uint8_t am_id, con
     int me = w->comm->rank;
     size_t bytes = 0;
     for (uint32_t i = 0; i < h->runs; i++) {
-        if (!run_in_window(w, &runs[i])) {
+        if (!bmpi_rma_run_at(w, &runs[i])) {
             bmpi_rma_am_answer(peer, h, me, MPI_ERR_RMA_RANGE, NULL, 0);
             return;
         }
@@ -576,7 +572,8 @@ static void serve_runs_in_place(struct bmpi_win *w, int peer, uint8_t am_id, con
     }
     size_t done = 0;
     for (uint32_t i = 0; i < h->runs; done += runs[i].count * runs[i].len, i++)
-        serve_run(w, am_id, h, &runs[i], data ? data + done : NULL, out ? out + done : NULL);
+        bmpi_rma_serve_run(w, am_id, h->op, h->basic, &runs[i], data ? data + done : NULL,
+                           out ? out + done : NULL);
     bmpi_rma_am_answer(peer, h, me, 0, out, out ? bytes : 0);
     free(out);
 }

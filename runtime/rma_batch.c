@@ -29,7 +29,10 @@
  * Gathered: MPI_Put (and MPI_Rput, whose request completes at once: the
  * data is copied) of at most BMPI_RMA_BATCH bytes (0: none), and
  * MPI_Accumulate (MPI_Raccumulate) of at most four times as many, 32 KiB
- * at most, whose target datatype fits a message.
+ * at most, whose target datatype fits a message. A record lists the
+ * target's segments, or, for a strided target side (a column, a vector)
+ * outside dynamic windows, the runs that stand for them, which the target
+ * serves in place as it does a message of runs (rma_am.c).
  */
 #include "config.h"
 
@@ -55,12 +58,13 @@
  * something waits, 16 KiB Accumulates gathered ran 1.5 times as fast as
  * sent alone between hosts (docs/performance.md). */
 #define BATCH_ACC_MAX (32u * 1024u)
-/* A strided target side (bmpi_rma_runs_pay) is gathered up to this much
- * data: a record lists every block, two bytes of segments for each byte
- * of a column of doubles, where a message of its own carries a run.
- * Across hosts, Accumulates of every other double ran faster alone from
- * 4 KiB of data on and slower at 2 KiB (docs/performance.md, "Strided
- * accumulates"). */
+/* A strided target side (bmpi_rma_runs_pay) goes into a record as runs,
+ * but not in a dynamic window, whose target expands them: there it is
+ * gathered up to this much data, as a record that lists every block (two
+ * bytes of segments for each byte of a column of doubles), where a
+ * message of its own carries runs. Across hosts, Accumulates of every
+ * other double listed so ran faster alone from 4 KiB of data on and
+ * slower at 2 KiB (docs/performance.md, "Strided accumulates"). */
 #define BATCH_STRIDED_MAX 2048u
 /* Bytes of records one message carries at most, and the buffer's first
  * size (it doubles as needed: a window keeps one per target it wrote). */
@@ -199,16 +203,20 @@ int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete)
     return send_batch(w, target, BATCH_END_EPOCH, complete ? BMPI_RMA_BATCH_COMPLETE : 0);
 }
 
-/* Appends c's target segments to the record at rec: false when they do
- * not fit in the room left (nothing kept then). */
-static bool append_segments(struct bmpi_rma_batch *b, struct bmpi_rma_batch_rec *rec,
-                            const struct bmpi_rma_call *c)
+/* Bytes of the segments or runs that follow a record. */
+static size_t targets_len(const struct bmpi_rma_batch_rec *rec)
+{
+    return rec->runs ? rec->runs * sizeof(struct bmpi_rma_run) : rec->nseg * sizeof(struct bmpi_rma_seg);
+}
+
+/* Lists c's target segments after rec in room bytes: false when they do
+ * not fit (nothing kept then). */
+static bool append_segments(struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_call *c, size_t room)
 {
     struct bmpi_dt_cursor tc;
     /* displacements from the target's base (dynamic windows: addresses) */
     bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
     struct bmpi_rma_seg *seg = (struct bmpi_rma_seg *)(rec + 1);
-    size_t room = b->cap - b->len - sizeof *rec - pad8(c->bytes);
     struct iovec iov[SEG_STEP];
     size_t bytes;
     int n;
@@ -222,19 +230,46 @@ static bool append_segments(struct bmpi_rma_batch *b, struct bmpi_rma_batch_rec 
     return true;
 }
 
-/* Builds c's record at the end of b: false when it does not fit. */
-static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c)
+/* Lists c's target side after rec as runs in room bytes: false when they
+ * do not fit (nothing kept then). */
+static bool append_runs(struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_call *c, size_t room)
+{
+    struct bmpi_dt_cursor tc;
+    bmpi_dt_cursor_init(&tc, (void *)(uintptr_t)c->offset, c->tcount, c->tdt);
+    struct bmpi_rma_run *runs = (struct bmpi_rma_run *)(rec + 1);
+    size_t max = room / sizeof *runs < UINT16_MAX ? room / sizeof *runs : UINT16_MAX;
+    struct bmpi_dt_run r;
+    uint64_t blocks = 0;
+    uint32_t m = 0;
+    while (bmpi_dt_next_run(&tc, SIZE_MAX, SIZE_MAX, &r)) {
+        if (m == max)
+            return false; /* no room for a run of its own */
+        bmpi_rma_run_add(runs, &m, &r);
+        blocks += r.count;
+    }
+    if (blocks > UINT32_MAX)
+        return false;
+    rec->runs = (uint16_t)m;
+    rec->nseg = (uint32_t)blocks;
+    return true;
+}
+
+/* Builds c's record at the end of b, its target side as runs or as
+ * segments: false when it does not fit. */
+static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c, bool as_runs)
 {
     if (b->len + sizeof(struct bmpi_rma_batch_rec) + pad8(c->bytes) > b->cap)
         return false;
     struct bmpi_rma_batch_rec *rec = (struct bmpi_rma_batch_rec *)((char *)b->recs + b->len);
-    if (!append_segments(b, rec, c))
+    size_t room = b->cap - b->len - sizeof *rec - pad8(c->bytes);
+    rec->runs = 0;
+    if (!(as_runs ? append_runs(rec, c, room) : append_segments(rec, c, room)))
         return false;
     rec->am_id = c->kind == BMPI_RMA_PUT ? BMPI_AM_RMA_PUT : BMPI_AM_RMA_ACC;
     rec->op = c->op ? c->op->handle : MPI_OP_NULL;
     rec->basic = c->basic;
     rec->bytes = c->bytes;
-    char *data = (char *)((struct bmpi_rma_seg *)(rec + 1) + rec->nseg);
+    char *data = (char *)(rec + 1) + targets_len(rec);
     if (bmpi_dt_is_contig(c->odt))
         memcpy(data, (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
     else
@@ -252,13 +287,14 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
         bound = bound > BATCH_ACC_MAX / 4 ? BATCH_ACC_MAX : 4 * bound;
     return (c->kind == BMPI_RMA_PUT || (c->kind == BMPI_RMA_ACC && c->origin)) && c->bytes && c->bytes <= bound &&
            (t->path == BMPI_RMA_NET || t->path == BMPI_RMA_AM) &&
-           (c->bytes <= BATCH_STRIDED_MAX || bmpi_dt_is_contig(c->tdt) || !bmpi_rma_runs_pay(c));
+           (c->bytes <= BATCH_STRIDED_MAX || bmpi_dt_is_contig(c->tdt) || w->flavor != MPI_WIN_FLAVOR_DYNAMIC ||
+            !bmpi_rma_runs_pay(c));
 }
 
 /* Appends c's record, growing the buffer as far as it may. */
-static bool append_growing(struct bmpi_win_target *t, const struct bmpi_rma_call *c)
+static bool append_growing(struct bmpi_win_target *t, const struct bmpi_rma_call *c, bool as_runs)
 {
-    while (!append_record(t->batch, c))
+    while (!append_record(t->batch, c, as_runs))
         if (t->batch->cap == t->batch->max || !batch_grow(t, t->batch->cap * 2))
             return false;
     return true;
@@ -270,9 +306,10 @@ int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *
     *taken = false;
     if (!batch_of(t))
         return BMPI_OK;
-    if (!append_growing(t, c)) {
+    bool as_runs = w->flavor != MPI_WIN_FLAVOR_DYNAMIC && bmpi_rma_runs_pay(c);
+    if (!append_growing(t, c, as_runs)) {
         int err = bmpi_rma_batch_send_ahead(w, c->target);
-        if (err || !append_record(t->batch, c))
+        if (err || !append_record(t->batch, c, as_runs))
             return err; /* too large for one message: the caller sends it alone */
     }
     *taken = true;
@@ -296,18 +333,42 @@ void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
 
 /* ---- target -------------------------------------------------------------------- */
 
-/* Whether every segment of a record lies in the window. */
-static bool segments_in_window(const struct bmpi_win *w, const struct bmpi_rma_seg *seg, uint32_t n)
+/* Whether a record's runs lie in the window and stand for its nseg
+ * blocks and its bytes of data. */
+static bool runs_fit(const struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_run *r)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (!bmpi_rma_am_segment(w, &seg[i]))
+    uint64_t blocks = 0, bytes = 0, len;
+    for (uint32_t i = 0; i < rec->runs; i++) {
+        if (!bmpi_rma_run_at(w, &r[i]) || __builtin_mul_overflow(r[i].count, r[i].len, &len) ||
+            __builtin_add_overflow(bytes, len, &bytes) || __builtin_add_overflow(blocks, r[i].count, &blocks))
             return false;
-    return true;
+    }
+    return blocks == rec->nseg && bytes == rec->bytes;
 }
 
-static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_seg *seg,
+/* Whether a record's segments lie in the window and cover its data. */
+static bool segments_fit(const struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec,
+                         const struct bmpi_rma_seg *seg)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < rec->nseg; i++) {
+        if (!bmpi_rma_am_segment(w, &seg[i]))
+            return false;
+        bytes += seg[i].len;
+    }
+    return bytes == rec->bytes;
+}
+
+static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const void *targets,
                          const char *data)
 {
+    if (rec->runs) {
+        const struct bmpi_rma_run *r = targets;
+        for (uint32_t i = 0; i < rec->runs; data += r[i].count * r[i].len, i++)
+            bmpi_rma_serve_run(w, (uint8_t)rec->am_id, rec->op, rec->basic, &r[i], data, NULL);
+        return;
+    }
+    const struct bmpi_rma_seg *seg = targets;
     if (rec->am_id == BMPI_AM_RMA_ACC) {
         bmpi_rma_apply_segments(w, rec->op, rec->basic, seg, NULL, rec->nseg, data, NULL);
         return;
@@ -320,9 +381,10 @@ static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *re
 static size_t record_len(const char *p, size_t left)
 {
     const struct bmpi_rma_batch_rec *rec = (const void *)p;
-    if (left < sizeof *rec || rec->nseg > left / sizeof(struct bmpi_rma_seg))
+    if (left < sizeof *rec || (rec->runs ? rec->runs > left / sizeof(struct bmpi_rma_run)
+                                         : rec->nseg > left / sizeof(struct bmpi_rma_seg)))
         return 0;
-    size_t head = sizeof *rec + (size_t)rec->nseg * sizeof(struct bmpi_rma_seg);
+    size_t head = sizeof *rec + targets_len(rec);
     if (head > left || rec->bytes > left - head || pad8(head + rec->bytes) > left)
         return 0;
     return pad8(head + rec->bytes);
@@ -343,9 +405,9 @@ void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const vo
             break;
         }
         const struct bmpi_rma_batch_rec *rec = (const void *)p;
-        const struct bmpi_rma_seg *seg = (const void *)(rec + 1);
-        if (segments_in_window(w, seg, rec->nseg))
-            apply_record(w, rec, seg, (const char *)(seg + rec->nseg));
+        const void *targets = rec + 1;
+        if (rec->runs ? runs_fit(w, rec, targets) : segments_fit(w, rec, targets))
+            apply_record(w, rec, targets, (const char *)targets + targets_len(rec));
         else if (!a.status)
             a.status = MPI_ERR_RMA_RANGE;
         p += n;

@@ -162,6 +162,20 @@ int bmpi_rma_am_issue(struct bmpi_win *w, const struct bmpi_rma_call *c);
 /* Whether c's target side is strided enough to go as runs: its first
  * runs hold four blocks or more on average (a column, a vector). */
 bool bmpi_rma_runs_pay(const struct bmpi_rma_call *c);
+struct bmpi_rma_run;
+struct bmpi_dt_run;
+/* Appends r's blocks to runs[0..*m): the last run continued when they
+ * extend its stride, else a new run (the caller leaves room for one). */
+void bmpi_rma_run_add(struct bmpi_rma_run *runs, uint32_t *m, const struct bmpi_dt_run *r);
+/* Target side. Where run r's first block lies in w, a window of one
+ * region, or NULL when one of its blocks falls outside it (or w is
+ * dynamic: its runs are expanded into segments). */
+char *bmpi_rma_run_at(const struct bmpi_win *w, const struct bmpi_rma_run *r);
+/* Run r, checked by bmpi_rma_run_at, served in place: PUT copies data
+ * into it, GET copies it into out, ACC and GACC apply data (NULL: NO_OP)
+ * with op on basic elements, the old values into out unless NULL. */
+void bmpi_rma_serve_run(struct bmpi_win *w, uint8_t am_id, MPI_Op op, MPI_Datatype basic,
+                        const struct bmpi_rma_run *r, const char *data, char *out);
 /* rma.c: the first contiguous pieces of c's target side (max of them,
  * max_bytes in all at most) into iov; returns how many, *bytes their
  * total. What decides how a call of a non-contiguous type goes. */

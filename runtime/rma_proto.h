@@ -113,7 +113,8 @@ struct bmpi_rma_ctl {
 };
 
 /* BATCH: nops records, each a struct bmpi_rma_batch_rec, its nseg
- * segments, then its data, padded to 8 bytes. */
+ * segments (or the runs that stand for them), then its data, padded to 8
+ * bytes. */
 struct bmpi_rma_batch_hdr {
     int32_t win;         /* the window's handle at the target */
     int32_t origin_win;  /* ... and at the origin, for the answer */
@@ -136,7 +137,9 @@ struct bmpi_rma_batch_hdr {
 #define BMPI_RMA_BATCH_COMPLETE 0x2u
 
 struct bmpi_rma_batch_rec {
-    uint32_t am_id;      /* BMPI_AM_RMA_PUT or BMPI_AM_RMA_ACC */
+    uint16_t am_id;      /* BMPI_AM_RMA_PUT or BMPI_AM_RMA_ACC */
+    uint16_t runs;       /* 0, or the runs that stand for the segments
+                          * (a strided target in a window of one region) */
     int32_t op;          /* ACC: MPI_Op */
     int32_t basic;       /* ACC: MPI_Datatype of the elements */
     uint32_t nseg;
