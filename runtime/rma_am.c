@@ -530,6 +530,18 @@ char *bmpi_rma_run_at(const struct bmpi_win *w, const struct bmpi_rma_run *r)
     return (char *)w->base + r->disp;
 }
 
+bool bmpi_rma_runs_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *runs, uint32_t n, uint64_t nseg,
+                             uint64_t *bytes)
+{
+    uint64_t blocks = 0, len;
+    *bytes = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!bmpi_rma_run_at(w, &runs[i]) || __builtin_mul_overflow(runs[i].count, runs[i].len, &len) ||
+            __builtin_add_overflow(*bytes, len, bytes) || __builtin_add_overflow(blocks, runs[i].count, &blocks))
+            return false;
+    return blocks == nseg;
+}
+
 void bmpi_rma_serve_run(struct bmpi_win *w, uint8_t am_id, MPI_Op op, MPI_Datatype basic,
                         const struct bmpi_rma_run *r, const char *data, char *out)
 {
@@ -550,13 +562,10 @@ static void serve_runs_in_place(struct bmpi_win *w, int peer, uint8_t am_id, con
                                 const struct bmpi_rma_run *runs, size_t data_len)
 {
     int me = w->comm->rank;
-    size_t bytes = 0;
-    for (uint32_t i = 0; i < h->runs; i++) {
-        if (!bmpi_rma_run_at(w, &runs[i])) {
-            bmpi_rma_am_answer(peer, h, me, MPI_ERR_RMA_RANGE, NULL, 0);
-            return;
-        }
-        bytes += runs[i].count * runs[i].len;
+    uint64_t bytes;
+    if (!bmpi_rma_runs_in_window(w, runs, h->runs, h->nseg, &bytes)) {
+        bmpi_rma_am_answer(peer, h, me, MPI_ERR_RMA_RANGE, NULL, 0);
+        return;
     }
     bool fetch = am_id == BMPI_AM_RMA_GET || am_id == BMPI_AM_RMA_GACC;
     bool sends = am_id != BMPI_AM_RMA_GET && h->op != MPI_NO_OP;

@@ -337,13 +337,8 @@ void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
  * blocks and its bytes of data. */
 static bool runs_fit(const struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_run *r)
 {
-    uint64_t blocks = 0, bytes = 0, len;
-    for (uint32_t i = 0; i < rec->runs; i++) {
-        if (!bmpi_rma_run_at(w, &r[i]) || __builtin_mul_overflow(r[i].count, r[i].len, &len) ||
-            __builtin_add_overflow(bytes, len, &bytes) || __builtin_add_overflow(blocks, r[i].count, &blocks))
-            return false;
-    }
-    return blocks == rec->nseg && bytes == rec->bytes;
+    uint64_t bytes;
+    return bmpi_rma_runs_in_window(w, r, rec->runs, rec->nseg, &bytes) && bytes == rec->bytes;
 }
 
 /* Whether a record's segments lie in the window and cover its data. */

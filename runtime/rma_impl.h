@@ -171,6 +171,10 @@ void bmpi_rma_run_add(struct bmpi_rma_run *runs, uint32_t *m, const struct bmpi_
  * region, or NULL when one of its blocks falls outside it (or w is
  * dynamic: its runs are expanded into segments). */
 char *bmpi_rma_run_at(const struct bmpi_win *w, const struct bmpi_rma_run *r);
+/* Whether every one of runs[0..n) lies in w (bmpi_rma_run_at) and their
+ * counts add up to nseg blocks; *bytes what they cover. */
+bool bmpi_rma_runs_in_window(const struct bmpi_win *w, const struct bmpi_rma_run *runs, uint32_t n, uint64_t nseg,
+                             uint64_t *bytes);
 /* Run r, checked by bmpi_rma_run_at, served in place: PUT copies data
  * into it, GET copies it into out, ACC and GACC apply data (NULL: NO_OP)
  * with op on basic elements, the old values into out unless NULL. */
