@@ -14,6 +14,7 @@
 
 #include "collectives/shm_coll_impl.h"
 #include "runtime/op.h"
+#include "transport/copy.h"
 
 #define PAIR_TWO_PHASE_MIN (128u << 10) /* TWO_PHASE_MIN between 2 ranks (two_phases()) */
 
@@ -126,7 +127,7 @@ static void fold_two_phases(struct call *k, const void *own, void *rbuf, size_t 
     shmc_post(k, t, n * size);
     for (int i = 0; i < k->p && want_result; i++) {
         size_t ilo = seg_lo(count, i, k->p), in = seg_lo(count, i + 1, k->p) - ilo;
-        memcpy((char *)rbuf + lb + ilo * size, shmc_await(k, i)->data, in * size);
+        bmpi_copy((char *)rbuf + lb + ilo * size, shmc_await(k, i)->data, in * size);
     }
     shmc_finish(k);
 }

@@ -12,6 +12,7 @@
 #include "collectives/shm_coll_impl.h"
 #include "runtime/progress.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 #include "transport/shm/cacheline.h"
 
 /* rank's slot for the call ahead calls after the current one (ahead < depth) */
@@ -156,7 +157,7 @@ const struct slot *shmc_await_bytes(const struct call *k, int w, size_t upto)
 static void pack(void *dst, const void *buf, size_t count, const struct bmpi_datatype *dt)
 {
     if (bmpi_dt_is_contig(dt))
-        memcpy(dst, (const char *)buf + bmpi_dt_true_lb(dt), count * bmpi_dt_size(dt));
+        bmpi_copy(dst, (const char *)buf + bmpi_dt_true_lb(dt), count * bmpi_dt_size(dt));
     else
         bmpi_dt_pack_all(buf, count, dt, dst);
 }
@@ -169,7 +170,7 @@ static void copy_published(const struct call *k, struct slot *s, const char *src
     uint64_t tag = ready_tag(k);
     for (size_t off = from; off < to; off += CHUNK) {
         size_t len = to - off < CHUNK ? to - off : CHUNK;
-        memcpy(s->data + off, src + off, len);
+        bmpi_copy(s->data + off, src + off, len);
         __atomic_store_n(&s->ready, tag | (off + len), __ATOMIC_RELEASE);
     }
 }

@@ -22,6 +22,7 @@
 #include "runtime/win.h"
 #include "runtime/progress.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 #include "transport/shm/node.h"
 
 /* Non-contiguous receives of RGET messages are pulled through a staging
@@ -392,7 +393,7 @@ static void deliver_bytes(struct bmpi_request *req, size_t offset, const void *d
     if (len > req->capacity - offset)
         len = req->capacity - offset;
     if (bmpi_dt_is_contig(req->dt)) {
-        memcpy((char *)contig_base(req) + offset, data, len);
+        bmpi_copy((char *)contig_base(req) + offset, data, len);
         return;
     }
     bmpi_dt_cursor_seek(&req->cursor, offset);

@@ -495,7 +495,7 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
     int me = w->comm->rank;
     if (am_id == BMPI_AM_RMA_PUT) {
         for (uint32_t i = 0; i < h->nseg; data += segs[i].len, i++)
-            memcpy(at[i], data, segs[i].len);
+            bmpi_copy(at[i], data, segs[i].len);
         bmpi_rma_am_answer(peer, h, me, 0, NULL, 0);
         return;
     }
@@ -507,7 +507,7 @@ static void serve_data(struct bmpi_win *w, int peer, uint8_t am_id, const struct
     if (am_id == BMPI_AM_RMA_GET) {
         char *o = out;
         for (uint32_t i = 0; i < h->nseg; o += segs[i].len, i++)
-            memcpy(o, at[i], segs[i].len);
+            bmpi_copy(o, at[i], segs[i].len);
     } else if (am_id == BMPI_AM_RMA_CAS) {
         bmpi_rma_atomic_cswap(h->basic, data, data + bytes, at[0], out, bmpi_rma_guard_of(w, w->ctl));
     } else {

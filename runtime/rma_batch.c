@@ -45,6 +45,7 @@
 #include "runtime/rma_impl.h"
 #include "runtime/rma_proto.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 #include "transport/transport.h"
 
 /* Default bound on one gathered Put's data: 8 KiB Puts sent alone ran
@@ -271,7 +272,7 @@ static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *
     rec->bytes = c->bytes;
     char *data = (char *)(rec + 1) + targets_len(rec);
     if (bmpi_dt_is_contig(c->odt))
-        memcpy(data, (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
+        bmpi_copy(data, (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
     else
         bmpi_dt_pack_all(c->origin, c->ocount, c->odt, data);
     b->len += (size_t)(data - (char *)rec) + pad8(c->bytes);
@@ -369,7 +370,7 @@ static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *re
         return;
     }
     for (uint32_t i = 0; i < rec->nseg; data += seg[i].len, i++)
-        memcpy(bmpi_rma_am_segment(w, &seg[i]), data, seg[i].len);
+        bmpi_copy(bmpi_rma_am_segment(w, &seg[i]), data, seg[i].len);
 }
 
 /* The record at p, if the bytes left hold all of it: its length. */

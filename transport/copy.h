@@ -1,7 +1,8 @@
 /*
  * Bulk copies of contiguous bytes: direct Put and Get into a mapped
  * window, the single copy from or into a peer's heap block, contiguous
- * pack and unpack; and the faulting in of the pages such copies go to.
+ * pack and unpack, messages into and out of the shm ring and the
+ * collectives' slots; and the faulting in of the pages such copies go to.
  * Any layer may use it.
  *
  * bmpi_copy() is memcpy in pieces of at most BMPI_COPY_PIECE bytes, as
@@ -11,6 +12,14 @@
  * slower from there up to its non-temporal threshold, so one call of
  * some MiB loses to the same bytes in 128 KiB calls (docs/performance.md,
  * "Bandwidth"). Below the piece size this is one memcpy.
+ *
+ * `rep movsb` has a second trap: when the destination lies a few bytes
+ * after the source modulo 4 KiB, the processor cannot tell the copy from
+ * an overlapping one and takes a slow path, over ten times slower
+ * (docs/performance.md, "Copies a few bytes apart in the page"). Such
+ * copies go in pieces too small for glibc to use `rep movsb` on
+ * (BMPI_COPY_ALIASED_PIECE, below its threshold of 2112 bytes and the
+ * 2048 of processors without the fast-string flag).
  */
 #ifndef BMPI_TRANSPORT_COPY_H
 #define BMPI_TRANSPORT_COPY_H
@@ -26,6 +35,8 @@
 #endif
 
 #define BMPI_COPY_PIECE ((size_t)128 << 10)
+#define BMPI_COPY_ALIASED_PIECE ((size_t)1984)
+#define BMPI_COPY_ALIAS_SPAN 64
 
 /* Up to 16 bytes, the size of most direct Puts and Gets, without calling
  * memcpy: two loads of a power of two that may overlap, then two stores. */
@@ -49,6 +60,14 @@ static inline void bmpi_copy_small(char *d, const char *s, size_t len)
     }
 }
 
+/* Whether dst lies 1 to 63 bytes after src modulo 4 KiB, where `rep
+ * movsb` slows down (measured: 1 to 31; a cache line of margin). */
+static inline int bmpi_copy_page_aliased(const char *d, const char *s)
+{
+    uintptr_t distance = ((uintptr_t)d - (uintptr_t)s) & 4095;
+    return distance - 1 < BMPI_COPY_ALIAS_SPAN - 1;
+}
+
 static inline void bmpi_copy(void *dst, const void *src, size_t len)
 {
     char *d = dst;
@@ -57,11 +76,14 @@ static inline void bmpi_copy(void *dst, const void *src, size_t len)
         bmpi_copy_small(d, s, len);
         return;
     }
-    while (len > BMPI_COPY_PIECE) {
-        memcpy(d, s, BMPI_COPY_PIECE);
-        d += BMPI_COPY_PIECE;
-        s += BMPI_COPY_PIECE;
-        len -= BMPI_COPY_PIECE;
+    size_t piece = BMPI_COPY_PIECE;
+    if (len > BMPI_COPY_ALIASED_PIECE && bmpi_copy_page_aliased(d, s))
+        piece = BMPI_COPY_ALIASED_PIECE;
+    while (len > piece) {
+        memcpy(d, s, piece);
+        d += piece;
+        s += piece;
+        len -= piece;
     }
     memcpy(d, s, len);
 }

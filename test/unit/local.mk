@@ -9,3 +9,4 @@ include test/unit/place.mk
 include test/unit/bootstrap.mk
 include test/unit/tree.mk
 include test/unit/rma_atomic.mk
+include test/unit/copy.mk

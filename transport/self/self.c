@@ -12,6 +12,7 @@
 
 #include "runtime/error.h"
 #include "runtime/world.h"
+#include "transport/copy.h"
 #include "transport/transport.h"
 
 struct self_event {
@@ -89,7 +90,7 @@ static int self_am_send(struct bmpi_tl *tl, int peer, uint8_t am_id, const void 
     memcpy(ev->data, hdr, hdr_len);
     char *p = ev->data + hdr_len;
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        bmpi_copy(p, iov[i].iov_base, iov[i].iov_len);
         p += iov[i].iov_len;
     }
     push(tl->priv, ev);
@@ -124,7 +125,7 @@ static int self_get(struct bmpi_tl *tl, int peer, void *local, void *local_memh,
     struct self_event *ev = malloc(sizeof(*ev));
     if (!ev)
         return BMPI_TL_EAGAIN;
-    memcpy(local, (const void *)(uintptr_t)remote_addr, len);
+    bmpi_copy(local, (const void *)(uintptr_t)remote_addr, len);
     ev->done = done;
     ev->ctx = ctx;
     push(tl->priv, ev);

@@ -491,7 +491,7 @@ static inline void copy_part(uint8_t *d, const void *part, size_t start, size_t 
     size_t lo = from > start ? from : start;
     size_t hi = to < start + len ? to : start + len;
     if (lo < hi)
-        memcpy(d + lo, (const uint8_t *)part + (lo - start), hi - lo);
+        bmpi_copy(d + lo, (const uint8_t *)part + (lo - start), hi - lo);
 }
 
 /* Copy bytes [from, to) of a message, its am header and then the iov
