@@ -2,7 +2,9 @@
  *
  * Four floors against which the MPI numbers are read:
  *   memcpy     bandwidth of memcpy within one process, per size (the cost
- *              of one copy through a bounce buffer);
+ *              of one copy through a bounce buffer); with -o OFFSET the
+ *              destination starts OFFSET bytes further into its page than
+ *              the source (default 0: both at a page boundary);
  *   cma        bandwidth of process_vm_readv from a process pinned to the
  *              second core into one pinned to the first, per size (the
  *              single-copy path that MPIs use for large messages);
@@ -28,7 +30,7 @@
  *   atomic <processes> <best_ns> <median_ns>
  *
  * Usage: limits [memcpy] [cma] [mapped] [cacheline] [atomic] [-m MIN]
- *               [-M MAX] [-s SAMPLES] [-t MS] [-P PROCESSES]
+ *               [-M MAX] [-s SAMPLES] [-t MS] [-P PROCESSES] [-o OFFSET]
  *               (default: all but atomic, 4k .. 16m, 7 samples, 20 ms)
  */
 #define _GNU_SOURCE
@@ -107,6 +109,7 @@ static int bandwidth(const char *name, int (*op)(size_t), size_t size)
 
 /* --- memcpy ------------------------------------------------------------ */
 static char *msrc, *mdst;
+static long memcpy_offset; /* -o */
 
 static int op_memcpy(size_t size)
 {
@@ -119,18 +122,19 @@ static int op_memcpy(size_t size)
 static void run_memcpy(size_t min, size_t max)
 {
     msrc = alloc_touched(max);
-    mdst = alloc_touched(max);
-    if (!msrc || !mdst) {
+    char *dst_pages = alloc_touched(max + BENCH_PAGE);
+    mdst = dst_pages + memcpy_offset;
+    if (!msrc || !dst_pages) {
         fprintf(stderr, "limits: out of memory for 2 x %zu bytes\n", max);
         exit(1);
     }
     pin(cpu[0]);
-    printf("# memcpy size_bytes best_MB/s median_MB/s (one process, cpu %d)\n",
-           cpu[0]);
+    printf("# memcpy size_bytes best_MB/s median_MB/s (one process, cpu %d, "
+           "destination %ld bytes further into its page)\n", cpu[0], memcpy_offset);
     for (size_t size = min; size <= max; size *= 2)
         bandwidth("memcpy", op_memcpy, size);
     free(msrc);
-    free(mdst);
+    free(dst_pages);
 }
 
 /* --- a helper process on the second core -------------------------------- */
@@ -438,10 +442,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "cacheline")) want_line = 1;
         else if (!strcmp(argv[i], "atomic")) want_atomic = 1;
         else if (!strcmp(argv[i], "-P")) max_procs = atoi(v), i++;
+        else if (!strcmp(argv[i], "-o") && atol(v) >= 0 && atol(v) < BENCH_PAGE) memcpy_offset = atol(v), i++;
         else {
             fprintf(stderr, "usage: %s [memcpy] [cma] [mapped] [cacheline] "
                     "[atomic] [-m MIN] [-M MAX] [-s SAMPLES] [-t MS] "
-                    "[-P PROCESSES]\n", argv[0]);
+                    "[-P PROCESSES] [-o OFFSET]\n", argv[0]);
             return 2;
         }
     }

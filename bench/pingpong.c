@@ -16,6 +16,10 @@
  *          -t MS          target milliseconds per sample (default 2)
  *          -w N           warm-up round trips per size, at least (default 200;
  *                         the warm-up also lasts four samples' time, at most 1 s)
+ *          -o OFFSET      rank 0's buffer starts at a page boundary and rank
+ *                         1's OFFSET bytes (0 .. 4095) past one, so that what
+ *                         rank 0 sends lands OFFSET bytes further into the
+ *                         page (default: both where malloc puts them)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -71,6 +75,7 @@ int main(int argc, char **argv)
 {
     size_t min = 0, max = 8192;
     int samples = 11, warmup = 200;
+    long offset = -1;
     double target = 2e-3;
     int rank, np;
 
@@ -85,10 +90,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-s")) samples = atoi(v), i++;
         else if (!strcmp(argv[i], "-t")) target = atof(v) * 1e-3, i++;
         else if (!strcmp(argv[i], "-w")) warmup = atoi(v), i++;
+        else if (!strcmp(argv[i], "-o") && atol(v) >= 0 && atol(v) < BENCH_PAGE) offset = atol(v), i++;
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: %s [-m MIN] [-M MAX] [-s SAMPLES] "
-                        "[-t MS] [-w WARMUP]\n", argv[0]);
+                        "[-t MS] [-w WARMUP] [-o OFFSET]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
@@ -100,7 +106,9 @@ int main(int argc, char **argv)
     }
     if (samples < 1) samples = 1;
 
-    char *buf = malloc(max ? max : 1);
+    void *block;
+    long my_offset = offset < 0 ? -1 : rank == 1 ? offset : 0;
+    char *buf = buffer_at_offset(max ? max : 1, my_offset, &block);
     double *t = malloc(sizeof(double) * (size_t)samples);
     if (!buf || !t) {
         fprintf(stderr, "pingpong: out of memory for %zu bytes\n", max);
@@ -151,7 +159,7 @@ int main(int argc, char **argv)
     }
 
     free(t);
-    free(buf);
+    free(block);
     MPI_Finalize();
     return 0;
 }

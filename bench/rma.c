@@ -72,6 +72,11 @@
  *          -w create|allocate   how windows are made (default allocate)
  *          -p             halo: pack columns (no derived datatypes)
  *          -v             put, get, acc: the target side every other double
+ *          -o OFFSET      the origin buffers start OFFSET bytes (0 .. 4095) past
+ *                         a page boundary (default: where malloc puts them);
+ *                         with a page-aligned window, a Get then copies into
+ *                         an address OFFSET bytes after its source in the page
+ *                         and a Put into one OFFSET bytes before it
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -117,6 +122,7 @@ static const struct mode modes[] = {
 struct opts {
     size_t min, max;
     int samples, iters, window, create, pack, strided;
+    long offset; /* -o: origin buffers this many bytes past a page boundary; -1: malloc's */
 };
 
 /* One run: the benchmark, the ranks taking part and their buffers. */
@@ -126,6 +132,7 @@ struct bench {
     MPI_Comm comm; /* ranks 0 and 1, or all for fop and halo */
     int rank, np;
     char *sbuf, *rbuf; /* origin buffers (sbuf holds 1.0 doubles for acc) */
+    void *sbuf_block, *rbuf_block; /* what malloc returned for them (-o) */
     MPI_Datatype target; /* -v: the target side of the size being run */
     double *t;         /* samples */
 };
@@ -655,6 +662,7 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
         else if (!strcmp(argv[i], "-w") && !strcmp(v, "allocate")) o->create = 0, i++;
         else if (!strcmp(argv[i], "-p")) o->pack = 1;
         else if (!strcmp(argv[i], "-v")) o->strided = 1;
+        else if (!strcmp(argv[i], "-o")) o->offset = atol(v), i++;
         else if (!*mode) {
             for (size_t k = 0; k < NMODES; k++)
                 if (!strcmp(argv[i], modes[k].name)) *mode = &modes[k];
@@ -671,20 +679,21 @@ static int parse_args(int argc, char **argv, const struct mode **mode, struct op
     if (o->min < 1) o->min = 1;
     if (o->samples < 1) o->samples = 1;
     if (o->window < 1) o->window = 1;
+    if (o->offset < -1 || o->offset >= BENCH_PAGE) return -1;
     return 0;
 }
 
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s BENCHMARK [-m MIN] [-M MAX] [-s SAMPLES] [-i ITERS] [-W WINDOW] "
-                    "[-w create|allocate] [-p] [-v]\nbenchmarks:", prog);
+                    "[-w create|allocate] [-p] [-v] [-o OFFSET]\nbenchmarks:", prog);
     for (size_t k = 0; k < NMODES; k++) fprintf(stderr, " %s", modes[k].name);
     fprintf(stderr, "\n");
 }
 
 int main(int argc, char **argv)
 {
-    struct bench b = {.o = {.samples = 7, .window = 64}};
+    struct bench b = {.o = {.samples = 7, .window = 64, .offset = -1}};
     int world_rank, world_np;
 
     MPI_Init(&argc, &argv);
@@ -707,8 +716,8 @@ int main(int argc, char **argv)
         MPI_Comm_size(b.comm, &b.np);
         /* halo packs 2 columns of max doubles into sbuf */
         size_t bytes = b.mode->op == OP_HALO ? 2 * b.o.max * sizeof(double) : b.o.max;
-        b.sbuf = malloc(bytes);
-        b.rbuf = malloc(bytes);
+        b.sbuf = buffer_at_offset(bytes, b.o.offset, &b.sbuf_block);
+        b.rbuf = buffer_at_offset(bytes, b.o.offset, &b.rbuf_block);
         b.t = malloc(sizeof(double) * (size_t)b.o.samples);
         if (!b.sbuf || !b.rbuf || !b.t) {
             fprintf(stderr, "rma: out of memory for 2 x %zu bytes\n", bytes);
@@ -729,8 +738,8 @@ int main(int argc, char **argv)
             report(&b, size, first, create);
         }
         free(b.t);
-        free(b.rbuf);
-        free(b.sbuf);
+        free(b.rbuf_block);
+        free(b.sbuf_block);
         MPI_Comm_free(&b.comm);
     }
     MPI_Finalize();
