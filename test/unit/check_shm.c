@@ -714,8 +714,22 @@ static const size_t rma_sizes[] = {1,         2,           63,       64,
                                    1 << 20,   (16 << 20) + 5, 64 << 20};
 #define NSIZES (sizeof rma_sizes / sizeof rma_sizes[0])
 
+#define PLACE_PAGE ((uintptr_t)4096)
+
+/* A place for len bytes in block (len + 3 pages), distance bytes past
+ * addr's offset in the page, with a byte of block before it. */
+static uint8_t *placed_after(uint8_t *block, uint64_t addr, size_t distance)
+{
+    uintptr_t page = ((uintptr_t)block + PLACE_PAGE) & ~(PLACE_PAGE - 1);
+    return (uint8_t *)page + ((addr + distance) & (PLACE_PAGE - 1));
+}
+
+/* Rank 0 exposes a buffer, rank 1 gets it and puts it back inverted. With
+ * argp (a size_t), rank 1 gets into a buffer that many bytes past the
+ * remote one in the page and puts from one that many bytes before it. */
 static void cma_rank(void *argp)
 {
+    const size_t *distance = argp;
     on_deliver = rma_deliver;
     rank_open();
     REQUIRE(tl.caps.flags & BMPI_TL_RMA_GET, "CMA works on this machine but RMA_GET is off");
@@ -751,9 +765,17 @@ static void cma_rank(void *argp)
             while (!rma_have)
                 tl.ops->progress(&tl);
             REQUIRE(rma_in.len == len, "request for %llu bytes", (unsigned long long)rma_in.len);
-            memset(buf, 0xee, len + 16);
+            uint8_t *got = buf + 5, *sent = buf + 5, *block = NULL;
+            if (distance) {
+                size_t room = len + 3 * PLACE_PAGE;
+                block = malloc(2 * room);
+                REQUIRE(block, "malloc %zu", 2 * room);
+                got = placed_after(block, rma_in.addr, *distance);
+                sent = placed_after(block + room, rma_in.addr, PLACE_PAGE - *distance);
+            }
+            memset(got - 1, 0xee, len + 2);
             rma_done_calls = 0;
-            int rc = tl.ops->get(&tl, 0, buf + 5, NULL, len, rma_in.addr, rma_in.rkey,
+            int rc = tl.ops->get(&tl, 0, got, NULL, len, rma_in.addr, rma_in.rkey,
                                  rma_in.rkey_len, rma_done, &rma_done_calls);
             REQUIRE(rc == 0, "get: %s", err_reason);
             REQUIRE(rma_done_calls == 0, "done() called inside get(): docs say from progress");
@@ -762,18 +784,19 @@ static void cma_rank(void *argp)
             REQUIRE(rma_done_calls == 1 && rma_done_status == 0, "get status %d: %s",
                     rma_done_status, err_reason);
             for (size_t i = 0; i < len; i++)
-                REQUIRE(buf[5 + i] == pattern(0, (uint32_t)k, i), "get: size %zu byte %zu", len, i);
-            REQUIRE(buf[4] == 0xee && buf[5 + len] == 0xee, "get wrote outside its buffer");
+                REQUIRE(got[i] == pattern(0, (uint32_t)k, i), "get: size %zu byte %zu", len, i);
+            REQUIRE(got[-1] == 0xee && got[len] == 0xee, "get wrote outside its buffer");
             for (size_t i = 0; i < len; i++)
-                buf[5 + i] = (uint8_t)~buf[5 + i];
+                sent[i] = (uint8_t)~got[i];
             rma_done_calls = 0;
-            rc = tl.ops->put(&tl, 0, buf + 5, NULL, len, rma_in.addr, rma_in.rkey,
+            rc = tl.ops->put(&tl, 0, sent, NULL, len, rma_in.addr, rma_in.rkey,
                              rma_in.rkey_len, rma_done, &rma_done_calls);
             REQUIRE(rc == 0, "put: %s", err_reason);
             while (rma_done_calls == 0)
                 tl.ops->progress(&tl);
             REQUIRE(rma_done_status == 0, "put status %d", rma_done_status);
             send_blocking(0, 2, "", 0);
+            free(block);
         }
         free(buf);
     }
@@ -820,6 +843,17 @@ static void cma_off_rank(void *argp)
     barrier();
     rank_close();
 }
+
+/* Where the kernel's copy is slow, reads and writes go through a stage
+ * (transport/shm/cma.c): every size, with the heap off so that CMA
+ * carries them. */
+START_TEST(cma_get_aliased)
+{
+    setenv("BMPI_SHM_HEAP", "0", 1);
+    size_t distance = 16;
+    ck_assert_int_eq(run_ranks(2, cma_rank, &distance), 0);
+}
+END_TEST
 
 START_TEST(cma_off)
 {
@@ -1069,7 +1103,8 @@ static void clean_env(void)
     static const char *vars[] = {"BMPI_SHM_FASTPATH_THRESHOLD", "BMPI_SHM_FASTPATH_MAX",
                                  "BMPI_SHM_SMALL_CELLS",        "BMPI_SHM_LARGE_CELLS",
                                  "BMPI_SHM_RING_SIZE",          "BMPI_SHM_CMA",
-                                 "BMPI_SHM_MAX_AM",             "BMPI_SHM_EAGER_LIMIT"};
+                                 "BMPI_SHM_MAX_AM",             "BMPI_SHM_EAGER_LIMIT",
+                                 "BMPI_SHM_HEAP"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
     nrecv = 0;
@@ -1082,7 +1117,7 @@ static Suite *shm_suite(void)
     const TTest *tests[] = {
         storm_2,           storm_3,         storm_8,           storm_8_queue_only,
         storm_3_capped,    backpressure_queue, backpressure_ring, reentrant_send,
-        cma_get,           cma_off,         sigkill_after_attach, sigkill_before_attach,
+        cma_get,           cma_get_aliased, cma_off,         sigkill_after_attach, sigkill_before_attach,
         memory_64,         copy_in_exact,   stale_payload_flag,
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

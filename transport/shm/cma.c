@@ -3,11 +3,18 @@
  * memory with process_vm_readv/writev, and the detection of whether the
  * kernel lets us (Yama ptrace_scope, seccomp filters in containers, pid
  * namespaces that make a published pid name another process).
+ *
+ * The kernel copies with `rep movsb` as memcpy does, and is as slow where
+ * the destination lies a few bytes after the source in the page
+ * (transport/copy.h): such reads and writes go through a stage placed
+ * where the kernel's copy is fast, and the processes' own copy into or
+ * out of it is bmpi_copy's.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -15,6 +22,7 @@
 #include <unistd.h>
 
 #include "runtime/error.h"
+#include "transport/copy.h"
 #include "transport/shm/shm.h"
 
 #ifdef HAVE_PROCESS_VM_READV
@@ -80,11 +88,13 @@ int bmpi_shm_cma_probe_peer(int pid, uint64_t addr, uint64_t cookie, char *why, 
     return 0;
 }
 
+#define CMA_STAGE ((size_t)32 << 10) /* the stage's bytes per system call (under the heap's blocks) */
+#define CMA_PAGE ((uintptr_t)4096)
+
 /* process_vm_readv may stop short (it transfers at most what one call's
  * iovecs cover, and stops at the first fault): loop until done. */
-int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len)
+static int cma_read_direct(int pid, uint8_t *l, uint64_t remote, size_t len)
 {
-    uint8_t *l = local;
     while (len > 0) {
         struct iovec li = {l, len}, ri = {(void *)(uintptr_t)remote, len};
         ssize_t n = process_vm_readv(pid, &li, 1, &ri, 1, 0);
@@ -103,9 +113,8 @@ int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len)
     return BMPI_OK;
 }
 
-int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len)
+static int cma_write_direct(int pid, const uint8_t *l, uint64_t remote, size_t len)
 {
-    const uint8_t *l = local;
     while (len > 0) {
         struct iovec li = {(void *)l, len}, ri = {(void *)(uintptr_t)remote, len};
         ssize_t n = process_vm_writev(pid, &li, 1, &ri, 1, 0);
@@ -122,6 +131,61 @@ int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len)
         len -= (size_t)n;
     }
     return BMPI_OK;
+}
+
+/* A stage of CMA_STAGE bytes at the same offset in its page as remote, so
+ * that the kernel copies between addresses equally placed; *block is what
+ * to free. NULL when out of memory. */
+static uint8_t *stage_alloc(uint64_t remote, void **block)
+{
+    uint8_t *raw = *block = malloc(CMA_STAGE + 2 * CMA_PAGE);
+    if (!raw)
+        return NULL;
+    uintptr_t page = ((uintptr_t)raw + CMA_PAGE - 1) & ~(CMA_PAGE - 1);
+    return (uint8_t *)page + (remote & (CMA_PAGE - 1));
+}
+
+/* The kernel's copy is slow between these addresses (bmpi_copy's test). */
+static int kernel_copy_slow(const void *dst, const void *src, size_t len)
+{
+    return len > BMPI_COPY_ALIASED_PIECE && bmpi_copy_page_aliased(dst, src);
+}
+
+int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len)
+{
+    void *block;
+    uint8_t *stage = NULL;
+    if (kernel_copy_slow(local, (const void *)(uintptr_t)remote, len))
+        stage = stage_alloc(remote, &block);
+    if (!stage)
+        return cma_read_direct(pid, local, remote, len);
+    int rc = BMPI_OK;
+    for (size_t done = 0; done < len && rc == BMPI_OK; done += CMA_STAGE) {
+        size_t n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
+        rc = cma_read_direct(pid, stage, remote + done, n);
+        if (rc == BMPI_OK)
+            bmpi_copy((uint8_t *)local + done, stage, n);
+    }
+    free(block);
+    return rc;
+}
+
+int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len)
+{
+    void *block;
+    uint8_t *stage = NULL;
+    if (kernel_copy_slow((const void *)(uintptr_t)remote, local, len))
+        stage = stage_alloc(remote, &block);
+    if (!stage)
+        return cma_write_direct(pid, local, remote, len);
+    int rc = BMPI_OK;
+    for (size_t done = 0; done < len && rc == BMPI_OK; done += CMA_STAGE) {
+        size_t n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
+        bmpi_copy(stage, (const uint8_t *)local + done, n);
+        rc = cma_write_direct(pid, stage, remote + done, n);
+    }
+    free(block);
+    return rc;
 }
 
 static double seconds_now(void)
