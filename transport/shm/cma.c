@@ -91,39 +91,22 @@ int bmpi_shm_cma_probe_peer(int pid, uint64_t addr, uint64_t cookie, char *why, 
 #define CMA_STAGE ((size_t)32 << 10) /* the stage's bytes per system call (under the heap's blocks) */
 #define CMA_PAGE ((uintptr_t)4096)
 
-/* process_vm_readv may stop short (it transfers at most what one call's
- * iovecs cover, and stops at the first fault): loop until done. */
-static int cma_read_direct(int pid, uint8_t *l, uint64_t remote, size_t len)
+enum cma_dir { CMA_READ, CMA_WRITE };
+
+/* process_vm_readv (writev) may stop short (it transfers at most what one
+ * call's iovecs cover, and stops at the first fault): loop until done. */
+static int cma_direct(int pid, uint8_t *l, uint64_t remote, size_t len, enum cma_dir dir)
 {
     while (len > 0) {
         struct iovec li = {l, len}, ri = {(void *)(uintptr_t)remote, len};
-        ssize_t n = process_vm_readv(pid, &li, 1, &ri, 1, 0);
+        ssize_t n = dir == CMA_READ ? process_vm_readv(pid, &li, 1, &ri, 1, 0)
+                                    : process_vm_writev(pid, &li, 1, &ri, 1, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            return bmpi_err_set(MPI_ERR_OTHER,
-                                "shm: process_vm_readv of %zu bytes at 0x%llx from pid %d: %s", len,
-                                (unsigned long long)remote, pid,
-                                n < 0 ? strerror(errno) : "no progress");
-        }
-        l += n;
-        remote += (uint64_t)n;
-        len -= (size_t)n;
-    }
-    return BMPI_OK;
-}
-
-static int cma_write_direct(int pid, const uint8_t *l, uint64_t remote, size_t len)
-{
-    while (len > 0) {
-        struct iovec li = {(void *)l, len}, ri = {(void *)(uintptr_t)remote, len};
-        ssize_t n = process_vm_writev(pid, &li, 1, &ri, 1, 0);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            return bmpi_err_set(MPI_ERR_OTHER,
-                                "shm: process_vm_writev of %zu bytes at 0x%llx to pid %d: %s", len,
-                                (unsigned long long)remote, pid,
+            return bmpi_err_set(MPI_ERR_OTHER, "shm: process_vm_%s of %zu bytes at 0x%llx %s pid %d: %s",
+                                dir == CMA_READ ? "readv" : "writev", len, (unsigned long long)remote,
+                                dir == CMA_READ ? "from" : "to", pid,
                                 n < 0 ? strerror(errno) : "no progress");
         }
         l += n;
@@ -145,47 +128,44 @@ static uint8_t *stage_alloc(uint64_t remote, void **block)
     return (uint8_t *)page + (remote & (CMA_PAGE - 1));
 }
 
-/* The kernel's copy is slow between these addresses (bmpi_copy's test). */
-static int kernel_copy_slow(const void *dst, const void *src, size_t len)
+/* Whether the kernel's copy between local and remote, in direction dir,
+ * is one of the slow ones (bmpi_copy's test). */
+static int kernel_copy_slow(const uint8_t *local, uint64_t remote, size_t len, enum cma_dir dir)
 {
-    return len > BMPI_COPY_ALIASED_PIECE && bmpi_copy_page_aliased(dst, src);
+    const uint8_t *r = (const uint8_t *)(uintptr_t)remote;
+    return len > BMPI_COPY_ALIASED_PIECE &&
+           (dir == CMA_READ ? bmpi_copy_page_aliased((const char *)local, (const char *)r)
+                            : bmpi_copy_page_aliased((const char *)r, (const char *)local));
+}
+
+static int cma_transfer(int pid, uint8_t *local, uint64_t remote, size_t len, enum cma_dir dir)
+{
+    void *block;
+    uint8_t *stage = kernel_copy_slow(local, remote, len, dir) ? stage_alloc(remote, &block) : NULL;
+    if (!stage)
+        return cma_direct(pid, local, remote, len, dir);
+    int rc = BMPI_OK;
+    for (size_t done = 0; done < len && rc == BMPI_OK; done += CMA_STAGE) {
+        size_t n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
+        if (dir == CMA_WRITE)
+            bmpi_copy(stage, local + done, n);
+        rc = cma_direct(pid, stage, remote + done, n, dir);
+        if (rc == BMPI_OK && dir == CMA_READ)
+            bmpi_copy(local + done, stage, n);
+    }
+    free(block);
+    return rc;
 }
 
 int bmpi_shm_cma_read(int pid, void *local, uint64_t remote, size_t len)
 {
-    void *block;
-    uint8_t *stage = NULL;
-    if (kernel_copy_slow(local, (const void *)(uintptr_t)remote, len))
-        stage = stage_alloc(remote, &block);
-    if (!stage)
-        return cma_read_direct(pid, local, remote, len);
-    int rc = BMPI_OK;
-    for (size_t done = 0; done < len && rc == BMPI_OK; done += CMA_STAGE) {
-        size_t n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
-        rc = cma_read_direct(pid, stage, remote + done, n);
-        if (rc == BMPI_OK)
-            bmpi_copy((uint8_t *)local + done, stage, n);
-    }
-    free(block);
-    return rc;
+    return cma_transfer(pid, local, remote, len, CMA_READ);
 }
 
+/* The kernel only reads local here; the cast lets one loop serve both ways. */
 int bmpi_shm_cma_write(int pid, const void *local, uint64_t remote, size_t len)
 {
-    void *block;
-    uint8_t *stage = NULL;
-    if (kernel_copy_slow((const void *)(uintptr_t)remote, local, len))
-        stage = stage_alloc(remote, &block);
-    if (!stage)
-        return cma_write_direct(pid, local, remote, len);
-    int rc = BMPI_OK;
-    for (size_t done = 0; done < len && rc == BMPI_OK; done += CMA_STAGE) {
-        size_t n = len - done < CMA_STAGE ? len - done : CMA_STAGE;
-        bmpi_copy(stage, (const uint8_t *)local + done, n);
-        rc = cma_write_direct(pid, stage, remote + done, n);
-    }
-    free(block);
-    return rc;
+    return cma_transfer(pid, (uint8_t *)(uintptr_t)local, remote, len, CMA_WRITE);
 }
 
 static double seconds_now(void)
