@@ -13,13 +13,16 @@
  * some MiB loses to the same bytes in 128 KiB calls (docs/performance.md,
  * "Bandwidth"). Below the piece size this is one memcpy.
  *
- * `rep movsb` has a second trap: when the destination lies a few bytes
- * after the source modulo 4 KiB, the processor cannot tell the copy from
- * an overlapping one and takes a slow path, over ten times slower
- * (docs/performance.md, "Copies a few bytes apart in the page"). Such
- * copies go in pieces too small for glibc to use `rep movsb` on
- * (BMPI_COPY_ALIASED_PIECE, below its threshold of 2112 bytes and the
- * 2048 of processors without the fast-string flag).
+ * `rep movsb`, which glibc uses from 2112 bytes (2048 on processors
+ * without the fast-string flag) up to about the L2 cache's size, has two
+ * more costs on the AMD processors measured. When the destination lies a
+ * few bytes after the source modulo 4 KiB, the processor cannot tell the
+ * copy from an overlapping one and takes a slow path, over ten times
+ * slower; and up to some KiB it is slower than glibc's vector loop at any
+ * placement (docs/performance.md, "Copies a few bytes apart in the
+ * page"). Such copies go in pieces too small for glibc to use `rep movsb`
+ * on (BMPI_COPY_SHORT_PIECE): every copy from BMPI_COPY_MOVSB_MIN to
+ * BMPI_COPY_SHORT_MAX bytes, and longer ones so placed.
  */
 #ifndef BMPI_TRANSPORT_COPY_H
 #define BMPI_TRANSPORT_COPY_H
@@ -35,7 +38,9 @@
 #endif
 
 #define BMPI_COPY_PIECE ((size_t)128 << 10)
-#define BMPI_COPY_ALIASED_PIECE ((size_t)1984)
+#define BMPI_COPY_SHORT_PIECE ((size_t)1984)
+#define BMPI_COPY_MOVSB_MIN ((size_t)2112) /* glibc's threshold with the fast-string flag */
+#define BMPI_COPY_SHORT_MAX ((size_t)16 << 10)
 #define BMPI_COPY_ALIAS_SPAN 64
 
 /* Up to 16 bytes, the size of most direct Puts and Gets, without calling
@@ -68,6 +73,16 @@ static inline int bmpi_copy_page_aliased(const char *d, const char *s)
     return distance - 1 < BMPI_COPY_ALIAS_SPAN - 1;
 }
 
+/* The largest memcpy call a copy of len bytes from s to d is split into. */
+static inline size_t bmpi_copy_piece(const char *d, const char *s, size_t len)
+{
+    if (len <= BMPI_COPY_SHORT_PIECE)
+        return len;
+    if ((len >= BMPI_COPY_MOVSB_MIN && len <= BMPI_COPY_SHORT_MAX) || bmpi_copy_page_aliased(d, s))
+        return BMPI_COPY_SHORT_PIECE;
+    return BMPI_COPY_PIECE;
+}
+
 static inline void bmpi_copy(void *dst, const void *src, size_t len)
 {
     char *d = dst;
@@ -76,9 +91,7 @@ static inline void bmpi_copy(void *dst, const void *src, size_t len)
         bmpi_copy_small(d, s, len);
         return;
     }
-    size_t piece = BMPI_COPY_PIECE;
-    if (len > BMPI_COPY_ALIASED_PIECE && bmpi_copy_page_aliased(d, s))
-        piece = BMPI_COPY_ALIASED_PIECE;
+    size_t piece = bmpi_copy_piece(d, s, len);
     while (len > piece) {
         memcpy(d, s, piece);
         d += piece;

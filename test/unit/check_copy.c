@@ -1,8 +1,9 @@
 /*
  * Unit test of transport/copy.h: bmpi_copy() moves exactly the bytes
  * asked for whichever way it splits a copy (one memcpy, 128 KiB pieces,
- * or the small pieces it takes when the destination lies a few bytes
- * after the source in the page), and which placements count as such.
+ * or the small pieces it takes for short copies and where the destination
+ * lies a few bytes after the source in the page), and which placements
+ * count as such.
  */
 #include "config.h"
 
@@ -74,7 +75,8 @@ START_TEST(every_split_copies_exactly)
 {
     static const size_t lens[] = {0,    1,    7,     8,     15,    16,        17,        100,
                                   1983, 1984, 1985,  2112,  4096,  4097,      3 * 1984 + 5,
-                                  (128u << 10) - 1, 128u << 10, (128u << 10) + 1, 300u << 10};
+                                  16u << 10, (16u << 10) + 1, (128u << 10) - 1, 128u << 10,
+                                  (128u << 10) + 1, 300u << 10};
     static const size_t src_offs[] = {0, 3, 16, 64, 4000};
     static const size_t distances[] = {0, 1, 16, 31, 63, 64, 100, 4080};
     for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)

@@ -133,7 +133,7 @@ static uint8_t *stage_alloc(uint64_t remote, void **block)
 static int kernel_copy_slow(const uint8_t *local, uint64_t remote, size_t len, enum cma_dir dir)
 {
     const uint8_t *r = (const uint8_t *)(uintptr_t)remote;
-    return len > BMPI_COPY_ALIASED_PIECE &&
+    return len > BMPI_COPY_SHORT_PIECE &&
            (dir == CMA_READ ? bmpi_copy_page_aliased((const char *)local, (const char *)r)
                             : bmpi_copy_page_aliased((const char *)r, (const char *)local));
 }
