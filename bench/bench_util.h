@@ -1,11 +1,10 @@
 /*
  * Helpers every benchmark program of bench/ shares: parsing a size
  * argument, ordering samples to take their best and median, placing a
- * buffer at a chosen offset in the page. Plain
- * standard C, no MPI: the programs build with each MPI's own compiler
- * wrapper (bench/run-compare, bench/bundle, bench/net-compare) and
- * limits.c with cc alone; they include this header by a relative name,
- * so no -I is needed.
+ * buffer at a chosen offset in the page. Plain standard C, no MPI: the
+ * programs build with each MPI's own compiler wrapper (bench/run-compare,
+ * bench/bundle, bench/net-compare) and limits.c with cc alone; they
+ * include this header by a relative name, so no -I is needed.
  */
 #ifndef BMPI_BENCH_UTIL_H
 #define BMPI_BENCH_UTIL_H

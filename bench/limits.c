@@ -123,11 +123,11 @@ static void run_memcpy(size_t min, size_t max)
 {
     msrc = alloc_touched(max);
     char *dst_pages = alloc_touched(max + BENCH_PAGE);
-    mdst = dst_pages + memcpy_offset;
     if (!msrc || !dst_pages) {
         fprintf(stderr, "limits: out of memory for 2 x %zu bytes\n", max);
         exit(1);
     }
+    mdst = dst_pages + memcpy_offset;
     pin(cpu[0]);
     printf("# memcpy size_bytes best_MB/s median_MB/s (one process, cpu %d, "
            "destination %ld bytes further into its page)\n", cpu[0], memcpy_offset);
