@@ -132,16 +132,14 @@ void bmpi_dt_cursor_init(struct bmpi_dt_cursor *c, void *buf, size_t count,
 enum dir { PACK, UNPACK };
 
 /* n blocks of blen bytes, stride apart in the buffer, consecutive in the
- * stream, each moved by COPY. Constant sizes let the compiler turn memcpy
- * into moves; other sizes go through bmpi_copy, which knows the
- * placements where memcpy is slow (transport/copy.h). */
-#define BLOCKS(N, COPY)                                                                        \
+ * stream. Constant sizes let the compiler turn memcpy into moves. */
+#define BLOCKS(N)                                                                              \
     do {                                                                                       \
         for (size_t i = 0; i < n; i++, buf += stride, stream += (N)) {                        \
             if (d == PACK)                                                                     \
-                COPY(stream, (const void *)buf, (N));                                          \
+                memcpy(stream, (const void *)buf, (N));                                        \
             else                                                                               \
-                COPY((void *)buf, stream, (N));                                                \
+                memcpy((void *)buf, stream, (N));                                              \
         }                                                                                      \
     } while (0)
 
@@ -149,15 +147,20 @@ static inline __attribute__((always_inline)) void
 xfer_blocks(uintptr_t buf, MPI_Aint stride, size_t blen, size_t n, char *stream, enum dir d)
 {
     switch (blen) {
-    case 1: BLOCKS(1, memcpy); break;
-    case 2: BLOCKS(2, memcpy); break;
-    case 4: BLOCKS(4, memcpy); break;
-    case 8: BLOCKS(8, memcpy); break;
-    case 12: BLOCKS(12, memcpy); break;
-    case 16: BLOCKS(16, memcpy); break;
-    case 24: BLOCKS(24, memcpy); break;
-    case 32: BLOCKS(32, memcpy); break;
-    default: BLOCKS(blen, bmpi_copy); break;
+    case 1: BLOCKS(1); break;
+    case 2: BLOCKS(2); break;
+    case 4: BLOCKS(4); break;
+    case 8: BLOCKS(8); break;
+    case 12: BLOCKS(12); break;
+    case 16: BLOCKS(16); break;
+    case 24: BLOCKS(24); break;
+    case 32: BLOCKS(32); break;
+    default: /* bmpi_copy_blocks knows where memcpy is slow (transport/copy.h) */
+        if (d == PACK)
+            bmpi_copy_blocks(stream, (ptrdiff_t)blen, (const char *)buf, stride, blen, n);
+        else
+            bmpi_copy_blocks((char *)buf, stride, stream, (ptrdiff_t)blen, blen, n);
+        break;
     }
 }
 
