@@ -42,6 +42,7 @@
 #define BMPI_COPY_MOVSB_MIN ((size_t)2112) /* glibc's threshold with the fast-string flag */
 #define BMPI_COPY_SHORT_MAX ((size_t)16 << 10)
 #define BMPI_COPY_ALIAS_SPAN 64
+#define BMPI_COPY_ALIAS_PAGE ((uintptr_t)4096) /* what the processor compares addresses modulo */
 
 /* Up to 16 bytes, the size of most direct Puts and Gets, without calling
  * memcpy: two loads of a power of two that may overlap, then two stores. */
@@ -69,7 +70,7 @@ static inline void bmpi_copy_small(char *d, const char *s, size_t len)
  * movsb` slows down (measured: 1 to 31; a cache line of margin). */
 static inline int bmpi_copy_page_aliased(const char *d, const char *s)
 {
-    uintptr_t distance = ((uintptr_t)d - (uintptr_t)s) & 4095;
+    uintptr_t distance = ((uintptr_t)d - (uintptr_t)s) & (BMPI_COPY_ALIAS_PAGE - 1);
     return distance - 1 < BMPI_COPY_ALIAS_SPAN - 1;
 }
 

@@ -89,7 +89,6 @@ int bmpi_shm_cma_probe_peer(int pid, uint64_t addr, uint64_t cookie, char *why, 
 }
 
 #define CMA_STAGE ((size_t)32 << 10) /* the stage's bytes per system call (under the heap's blocks) */
-#define CMA_PAGE ((uintptr_t)4096)
 
 enum cma_dir { CMA_READ, CMA_WRITE };
 
@@ -121,11 +120,11 @@ static int cma_direct(int pid, uint8_t *l, uint64_t remote, size_t len, enum cma
  * to free. NULL when out of memory. */
 static uint8_t *stage_alloc(uint64_t remote, void **block)
 {
-    uint8_t *raw = *block = malloc(CMA_STAGE + 2 * CMA_PAGE);
+    uint8_t *raw = *block = malloc(CMA_STAGE + 2 * BMPI_COPY_ALIAS_PAGE);
     if (!raw)
         return NULL;
-    uintptr_t page = ((uintptr_t)raw + CMA_PAGE - 1) & ~(CMA_PAGE - 1);
-    return (uint8_t *)page + (remote & (CMA_PAGE - 1));
+    uintptr_t page = ((uintptr_t)raw + BMPI_COPY_ALIAS_PAGE - 1) & ~(BMPI_COPY_ALIAS_PAGE - 1);
+    return (uint8_t *)page + (remote & (BMPI_COPY_ALIAS_PAGE - 1));
 }
 
 /* Whether the kernel's copy between local and remote, in direction dir,
