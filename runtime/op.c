@@ -138,10 +138,14 @@ static const unsigned op_classes[OP_COUNT] = {
  * multiple of the vector width (gcc's "very cheap" cost model), which
  * leaves every kernel below scalar; a large reduction runs much faster
  * vectorized (docs/collectives.md, "Reduction operations"). Element-wise
- * ops give the same bits either way. */
+ * ops give the same bits either way. Loops start on 32 bytes: a kernel's
+ * vector loop is under 32 bytes of code, so it then never straddles a
+ * 64-byte fetch block, which on the AMD processors measured halved its
+ * speed whenever unrelated code moved it there (docs/performance.md,
+ * "Accumulates under the gate"). */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "align-loops=32")
 #endif
 
 /* On x86-64 each kernel is built for AVX-512, AVX2 and the baseline
