@@ -552,23 +552,37 @@ static bool direct_contig(struct bmpi_win *w, const struct direct_args *a)
     return true;
 }
 
-/* Fetch_and_op (and a one-element Get_accumulate of one predefined type)
- * on a mapped target: one CPU atomic, as a counter or a lock word wants
- * it; like direct_contig(), anything else goes the general way. */
-static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
+/* An Accumulate's or Get_accumulate's arguments, as the direct path
+ * reads them: origin, result (NULL for an Accumulate) and target the
+ * same count of one datatype. */
+struct direct_acc_args {
+    const void *origin;
+    void *result;
+    MPI_Count count;
+    MPI_Datatype type;
+    int target;
+    MPI_Aint disp;
+    MPI_Op op;
+};
+
+/* Accumulate, Get_accumulate or Fetch_and_op of a contiguous run of one
+ * predefined type on a mapped target: one call of the atomic update (CPU
+ * atomics, or one wide update under the gate), as a counter, a lock word
+ * or a vector of sums wants it. Like direct_contig(), anything else, and
+ * every error, goes the general way. */
+static bool direct_acc_contig(struct bmpi_win *w, const struct direct_acc_args *a)
 {
-    if (a->kind != BMPI_RMA_GACC || a->request_form || a->tcount != 1 || a->ocount != 1 || a->rcount != 1 ||
-        a->otype != a->ttype || a->rtype != a->ttype || !a->origin)
+    if (a->count <= 0 || (uint64_t)a->count > (1ull << 40) || !a->origin)
         return false;
-    const struct bmpi_datatype *dt = bmpi_dt_get(a->ttype);
+    const struct bmpi_datatype *dt = bmpi_dt_get(a->type);
     struct bmpi_op *op = bmpi_op_get(a->op);
     if (!dt || !bmpi_dt_is_predefined(dt) || !op)
         return false;
     struct bmpi_win_target *t;
-    char *at = direct_range(w, a->target, a->disp, 0, bmpi_dt_size(dt), &t);
-    if (!at || bmpi_rma_atomic_check(op, a->ttype))
+    char *at = direct_range(w, a->target, a->disp, 0, (uint64_t)a->count * bmpi_dt_size(dt), &t);
+    if (!at || bmpi_rma_atomic_check(op, a->type))
         return false;
-    bmpi_rma_atomic_apply(op, a->ttype, a->origin, at, a->result, 1, bmpi_rma_guard_of(w, t->ctl));
+    bmpi_rma_atomic_apply(op, a->type, a->origin, at, a->result, (size_t)a->count, bmpi_rma_guard_of(w, t->ctl));
     w->epoch_ops++;
     w->acc_count[BMPI_ACC_DIRECT]++;
     return true;
@@ -577,8 +591,6 @@ static bool direct_fetch_op(struct bmpi_win *w, const struct rma_args *a)
 static int rma_entry(struct bmpi_win *w, const struct rma_args *a)
 {
     int err;
-    if (direct_fetch_op(w, a))
-        return MPI_SUCCESS;
     if (a->request_form && !a->request)
         return bmpi_err_win_obj(w, MPI_ERR_ARG, a->fn, "request is NULL");
     struct bmpi_rma_call c;
@@ -650,8 +662,8 @@ static int get_call(const char *fn, void *o, MPI_Count oc, MPI_Datatype ot, int 
     return put_get_call(fn, &a, win, request_form, request);
 }
 
-/* The calls with no direct copy: Accumulate, Get_accumulate, Fetch_and_op
- * and Compare_and_swap. */
+/* Compare_and_swap: no direct copy of its own (the general path's direct
+ * issue is one CPU compare-and-swap). */
 static int rma_call(const struct rma_args *a)
 {
     struct bmpi_win *w;
@@ -661,24 +673,43 @@ static int rma_call(const struct rma_args *a)
     return rma_entry(w, a);
 }
 
+/* Accumulate and Get_accumulate (and Fetch_and_op through the latter): the
+ * direct update where it applies, the general path, whose arguments are
+ * built only then, for everything else. */
 static int acc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, int r, MPI_Aint d,
                     MPI_Count tc, MPI_Datatype tt, MPI_Op op, MPI_Win win, bool request_form,
                     MPI_Request *request)
 {
+    struct bmpi_win *w;
+    int err = bmpi_win_check(win, fn, &w);
+    if (err)
+        return err;
+    if (!request_form && ot == tt && oc == tc &&
+        direct_acc_contig(w, &(struct direct_acc_args){.origin = o, .result = NULL, .count = tc, .type = tt,
+                                                       .target = r, .disp = d, .op = op}))
+        return MPI_SUCCESS;
     struct rma_args a = {.fn = fn, .kind = BMPI_RMA_ACC, .origin = o, .ocount = oc, .otype = ot, .target = r,
                          .disp = d, .tcount = tc, .ttype = tt, .op = op, .win = win,
                          .request_form = request_form, .request = request};
-    return rma_call(&a);
+    return rma_entry(w, &a);
 }
 
 static int gacc_call(const char *fn, const void *o, MPI_Count oc, MPI_Datatype ot, void *res, MPI_Count rc,
                      MPI_Datatype rt, int r, MPI_Aint d, MPI_Count tc, MPI_Datatype tt, MPI_Op op, MPI_Win win,
                      bool request_form, MPI_Request *request)
 {
+    struct bmpi_win *w;
+    int err = bmpi_win_check(win, fn, &w);
+    if (err)
+        return err;
+    if (!request_form && ot == tt && rt == tt && oc == tc && rc == tc &&
+        direct_acc_contig(w, &(struct direct_acc_args){.origin = o, .result = res, .count = tc, .type = tt,
+                                                       .target = r, .disp = d, .op = op}))
+        return MPI_SUCCESS;
     struct rma_args a = {.fn = fn, .kind = BMPI_RMA_GACC, .origin = o, .ocount = oc, .otype = ot, .result = res,
                          .rcount = rc, .rtype = rt, .target = r, .disp = d, .tcount = tc, .ttype = tt,
                          .op = op, .win = win, .request_form = request_form, .request = request};
-    return rma_call(&a);
+    return rma_entry(w, &a);
 }
 
 BMPI_API(MPI_Put)
