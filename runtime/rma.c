@@ -569,20 +569,29 @@ struct direct_acc_args {
  * predefined type on a mapped target: one call of the atomic update (CPU
  * atomics, or one wide update under the gate), as a counter, a lock word
  * or a vector of sums wants it. Like direct_contig(), anything else, and
- * every error, goes the general way. */
+ * every error, goes the general way; the window remembers the last
+ * predefined type and op found valid together, which never change
+ * meaning, so that a loop of them skips their lookups and checks. */
 static bool direct_acc_contig(struct bmpi_win *w, const struct direct_acc_args *a)
 {
     if (a->count <= 0 || (uint64_t)a->count > (1ull << 40) || !a->origin)
         return false;
-    const struct bmpi_datatype *dt = bmpi_dt_get(a->type);
-    struct bmpi_op *op = bmpi_op_get(a->op);
-    if (!dt || !bmpi_dt_is_predefined(dt) || !op)
-        return false;
+    if (a->type != w->direct_acc_type || a->op != w->direct_acc_op) {
+        const struct bmpi_datatype *dt = bmpi_dt_get(a->type);
+        struct bmpi_op *op = bmpi_op_get(a->op);
+        if (!dt || !bmpi_dt_is_predefined(dt) || !op || !op->predefined || bmpi_rma_atomic_check(op, a->type))
+            return false;
+        w->direct_acc_type = a->type;
+        w->direct_acc_op = a->op;
+        w->direct_acc_dt = dt;
+        w->direct_acc_opp = op;
+    }
     struct bmpi_win_target *t;
-    char *at = direct_range(w, a->target, a->disp, 0, (uint64_t)a->count * bmpi_dt_size(dt), &t);
-    if (!at || bmpi_rma_atomic_check(op, a->type))
+    char *at = direct_range(w, a->target, a->disp, 0, (uint64_t)a->count * bmpi_dt_size(w->direct_acc_dt), &t);
+    if (!at)
         return false;
-    bmpi_rma_atomic_apply(op, a->type, a->origin, at, a->result, (size_t)a->count, bmpi_rma_guard_of(w, t->ctl));
+    bmpi_rma_atomic_apply(w->direct_acc_opp, a->type, a->origin, at, a->result, (size_t)a->count,
+                          bmpi_rma_guard_of(w, t->ctl));
     w->epoch_ops++;
     w->acc_count[BMPI_ACC_DIRECT]++;
     return true;

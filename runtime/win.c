@@ -541,6 +541,8 @@ static int win_new(struct bmpi_comm *parent, int flavor, const struct bmpi_info 
     w->flavor = flavor;
     w->errhandler = MPI_ERRORS_ARE_FATAL;
     w->direct_type = MPI_DATATYPE_NULL;
+    w->direct_acc_type = MPI_DATATYPE_NULL;
+    w->direct_acc_op = MPI_OP_NULL;
     hints_default(w);
     if (info)
         hints_apply(w, info);

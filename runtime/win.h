@@ -199,6 +199,12 @@ struct bmpi_win {
      * that type skips the datatype lookup (rma.c) */
     MPI_Datatype direct_type;
     size_t direct_type_size;
+    /* the last predefined datatype and predefined op a direct accumulate
+     * applied, checked valid together, and what they resolve to (rma.c) */
+    MPI_Datatype direct_acc_type;
+    MPI_Op direct_acc_op;
+    const struct bmpi_datatype *direct_acc_dt;
+    struct bmpi_op *direct_acc_opp;
     /* PSCW: the groups of the last start and post, and their members'
      * ranks in the window (kept for the next epoch) */
     struct bmpi_group *start_group, *post_group;
