@@ -33,7 +33,7 @@
  * the CPU's (one node): there messages cost little and a column goes
  * faster in several that overlap than in one; through a network, where
  * each message costs as much as a round trip, in as few as possible
- * (docs/performance.md, "Derived target types across hosts"). */
+ * (docs/performance.md, "Across hosts: what each message costs"). */
 #define RUNS_DATA_NODE 4096u
 
 /* A message waiting for the transport. */

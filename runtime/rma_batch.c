@@ -65,7 +65,8 @@
  * bytes of segments for each byte of a column of doubles), where a
  * message of its own carries runs. Across hosts, Accumulates of every
  * other double listed so ran faster alone from 4 KiB of data on and
- * slower at 2 KiB (docs/performance.md, "Strided accumulates"). */
+ * slower at 2 KiB (docs/performance.md, "Across hosts: what each message
+ * costs"). */
 #define BATCH_STRIDED_MAX 2048u
 /* Bytes of records one message carries at most, and the buffer's first
  * size (it doubles as needed: a window keeps one per target it wrote). */

@@ -11,7 +11,7 @@
  * `rep movsb` above the L2 cache's size and runs a vector loop that is
  * slower from there up to its non-temporal threshold, so one call of
  * some MiB loses to the same bytes in 128 KiB calls (docs/performance.md,
- * "Bandwidth"). Below the piece size this is one memcpy.
+ * "Large copies"). Below the piece size this is one memcpy.
  *
  * `rep movsb`, which glibc uses from 2112 bytes (2048 on processors
  * without the fast-string flag) up to about the L2 cache's size, has two
