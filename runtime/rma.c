@@ -473,6 +473,10 @@ static int rma_request(struct bmpi_win *w, const struct rma_args *a, struct bmpi
     return MPI_SUCCESS;
 }
 
+/* The most elements a short path takes: with elements of at most 1 MiB
+ * (direct_type_size) the bytes stay below direct_range's 2^61. */
+#define DIRECT_COUNT_MAX (1ull << 40)
+
 /* The short paths below: where bytes [disp * disp_unit + lb, + len) of
  * the call's target lie in this process, when the target is mapped here
  * (DIRECT, not a dynamic window), an epoch is open to it and the bytes
@@ -535,7 +539,7 @@ static size_t direct_type_size(struct bmpi_win *w, MPI_Datatype type, MPI_Aint *
  * check_call and issue(). */
 static bool direct_contig(struct bmpi_win *w, const struct direct_args *a)
 {
-    if (a->type != a->ttype || a->count != a->tcount || a->tcount <= 0 || (uint64_t)a->tcount > (1ull << 40))
+    if (a->type != a->ttype || a->count != a->tcount || a->tcount <= 0 || (uint64_t)a->tcount > DIRECT_COUNT_MAX)
         return false;
     MPI_Aint lb;
     size_t size = direct_type_size(w, a->ttype, &lb);
@@ -574,7 +578,7 @@ struct direct_acc_args {
  * meaning, so that a loop of them skips their lookups and checks. */
 static bool direct_acc_contig(struct bmpi_win *w, const struct direct_acc_args *a)
 {
-    if (a->count <= 0 || (uint64_t)a->count > (1ull << 40) || !a->origin)
+    if (a->count <= 0 || (uint64_t)a->count > DIRECT_COUNT_MAX || !a->origin)
         return false;
     if (a->type != w->direct_acc_type || a->op != w->direct_acc_op) {
         const struct bmpi_datatype *dt = bmpi_dt_get(a->type);
