@@ -751,7 +751,7 @@ void bmpi_rma_deliver(int peer, uint8_t am_id, const void *hdr, size_t hdr_len, 
         bmpi_rma_batch_serve(peer, hdr, payload, len);
         break;
     case BMPI_AM_RMA_BATCH_ACK:
-        bmpi_rma_batch_answered(hdr);
+        bmpi_rma_batch_answered(hdr, payload, len);
         break;
     case BMPI_AM_RMA_ACC_PULL:
         bmpi_rma_pull_serve(peer, hdr, payload, len);

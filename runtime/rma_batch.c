@@ -1,6 +1,7 @@
 /*
- * Small Puts and Accumulates to targets reached by message, gathered into
- * one active message per target (runtime/rma_proto.h, BATCH).
+ * Small Puts, Accumulates and Gets to targets reached by message,
+ * gathered into one active message per target (runtime/rma_proto.h,
+ * BATCH).
  *
  * Over a network each operation the transport carries alone costs about
  * a message and its acknowledgement; 64 Puts of 8 bytes then take as long
@@ -33,6 +34,18 @@
  * target's segments, or, for a strided target side (a column, a vector)
  * outside dynamic windows, the runs that stand for them, which the target
  * serves in place as it does a message of runs (rma_am.c).
+ *
+ * Gets are gathered the same way: MPI_Get (not MPI_Rget, whose request
+ * nothing would send) of at most twice BMPI_RMA_BATCH bytes, 16 KiB at
+ * most. A Get record is the target's segments or runs alone; the target
+ * reads them in record order and always answers a batch that holds Gets,
+ * whatever it asked, with their data one after the other (none after an
+ * error: every Get of that batch ends with it). The origin keeps the Gets
+ * sent in a queue per target, in order (the transport delivers in order
+ * per peer both ways), and hands each answer's data to the first ones.
+ * Whatever waits for a target's Gets sends what is gathered first
+ * (bmpi_rma_batch_send_gets). One batch's Gets read at most what one
+ * answer carries.
  */
 #include "config.h"
 
@@ -59,6 +72,10 @@
  * something waits, 16 KiB Accumulates gathered ran 1.5 times as fast as
  * sent alone between hosts (docs/performance.md). */
 #define BATCH_ACC_MAX (32u * 1024u)
+/* A Get is gathered up to twice the Put bound, at most this: between
+ * simulated hosts 64 Gets of 16 KiB ran twice as fast gathered as one
+ * transport get() each, of 32 KiB about as fast (docs/rma.md). */
+#define BATCH_GET_MAX (16u * 1024u)
 /* A strided target side (bmpi_rma_runs_pay) goes into a record as runs,
  * but not in a dynamic window, whose target expands them: there it is
  * gathered up to this much data, as a record that lists every block (two
@@ -75,10 +92,21 @@
 /* Target segments looked at per step while a record is built. */
 #define SEG_STEP 16
 
+/* A gathered Get sent, awaiting its data. */
+struct sent_get {
+    struct bmpi_rma_track *track;
+    size_t bytes;
+};
+
 struct bmpi_rma_batch {
     size_t len, cap; /* bytes of records */
-    size_t max;      /* what cap may grow to */
+    size_t max;      /* what cap may grow to, and the most data of one answer */
     uint32_t nops;
+    uint32_t ngets;   /* Get records among the nops */
+    size_t get_bytes; /* ... and what they read */
+    /* Gets of batches sent, in order: [gets_head, gets_len) await data */
+    struct sent_get *gets;
+    size_t gets_head, gets_len, gets_cap;
     uint64_t recs[]; /* struct bmpi_rma_batch_rec ..., 8-byte aligned */
 };
 
@@ -125,6 +153,8 @@ static bool batch_grow(struct bmpi_win_target *t, size_t need)
 
 void bmpi_rma_batch_free(struct bmpi_win_target *t)
 {
+    if (t->batch)
+        free(t->batch->gets);
     free(t->batch);
     t->batch = NULL;
 }
@@ -142,6 +172,49 @@ static void count_answered(struct bmpi_win *w, int target, uint32_t nops, int st
     w->t[target].ordered_acked += nops;
     for (uint32_t i = 0; i < nops; i++)
         bmpi_rma_answered(w, target, status);
+}
+
+/* A tracking record for Get c, with room to queue it (NULL: out of
+ * memory). */
+static struct bmpi_rma_track *get_tracked(struct bmpi_win *w, const struct bmpi_rma_call *c)
+{
+    struct bmpi_rma_batch *b = w->t[c->target].batch;
+    if (b->gets_len == b->gets_cap) {
+        size_t cap = b->gets_cap ? 2 * b->gets_cap : 16;
+        struct sent_get *g = realloc(b->gets, cap * sizeof *g);
+        if (!g)
+            return NULL;
+        b->gets = g;
+        b->gets_cap = cap;
+    }
+    return bmpi_rma_track_new(w, c);
+}
+
+/* The Gets queued from index from on end with status (their batch was
+ * not sent). */
+static void fail_gets(struct bmpi_rma_batch *b, size_t from, int status)
+{
+    for (size_t i = from; i < b->gets_len; i++)
+        bmpi_rma_track_piece(b->gets[i].track, 0, NULL, 0, status);
+    b->gets_len = from;
+}
+
+/* The first n Gets queued take their data from data[0..len) in order, or
+ * end with status. */
+static void answer_gets(struct bmpi_rma_batch *b, uint32_t n, const char *data, size_t len, int status)
+{
+    size_t want = 0;
+    for (uint32_t i = 0; i < n && b->gets_head + i < b->gets_len; i++)
+        want += b->gets[b->gets_head + i].bytes;
+    if (!status && want != len)
+        status = MPI_ERR_INTERN;
+    for (uint32_t i = 0; i < n && b->gets_head < b->gets_len; i++) {
+        struct sent_get *g = &b->gets[b->gets_head++];
+        bmpi_rma_track_piece(g->track, 0, status ? NULL : data, status ? 0 : g->bytes, status);
+        data += g->bytes;
+    }
+    if (b->gets_head == b->gets_len)
+        b->gets_head = b->gets_len = 0;
 }
 
 /* How a batch is sent: what its answer counts, and when its operations
@@ -169,16 +242,19 @@ static int send_batch(struct bmpi_win *w, int target, enum batch_send how, uint3
     }
     if (how == BATCH_UNANSWERED && t->batch_unanswered > UINT32_MAX / 2)
         how = BATCH_ANSWERED; /* the count must fit the answer */
-    uint32_t counted = t->batch_unanswered + b->nops;
+    uint32_t nops = b->nops - b->ngets; /* what the answer counts */
+    uint32_t counted = t->batch_unanswered + nops;
     struct bmpi_rma_batch_hdr h = {.win = t->handle, .origin_win = w->handle, .origin = w->comm->rank,
                                    .nops = b->nops, .fences = (uint32_t)w->fences, .target = target,
                                    .flags = flags | (how == BATCH_ANSWERED ? BMPI_RMA_BATCH_ANSWER : 0),
-                                   .answers = counted};
+                                   .answers = counted, .ngets = b->ngets, .get_bytes = (uint32_t)b->get_bytes};
     struct iovec iov = {b->recs, b->len};
     int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, &iov, 1);
-    uint32_t nops = b->nops;
+    if (err)
+        fail_gets(b, b->gets_len - b->ngets, err);
     b->len = 0;
-    b->nops = 0;
+    b->nops = b->ngets = 0;
+    b->get_bytes = 0;
     if (how == BATCH_UNANSWERED && !err) {
         t->batch_unanswered += nops;
         return BMPI_OK;
@@ -205,10 +281,27 @@ int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete)
     return send_batch(w, target, BATCH_END_EPOCH, complete ? BMPI_RMA_BATCH_COMPLETE : 0);
 }
 
+int bmpi_rma_batch_send_gets(struct bmpi_win *w, int target)
+{
+    const struct bmpi_rma_batch *b = w->t[target].batch;
+    return b && b->ngets ? send_batch(w, target, BATCH_UNANSWERED, 0) : BMPI_OK;
+}
+
 /* Bytes of the segments or runs that follow a record. */
 static size_t targets_len(const struct bmpi_rma_batch_rec *rec)
 {
     return rec->runs ? rec->runs * sizeof(struct bmpi_rma_run) : rec->nseg * sizeof(struct bmpi_rma_seg);
+}
+
+/* Bytes of data that follow them: a Get's come back in the answer. */
+static size_t data_len(const struct bmpi_rma_batch_rec *rec)
+{
+    return rec->am_id == BMPI_AM_RMA_GET ? 0 : rec->bytes;
+}
+
+static uint16_t record_id(enum bmpi_rma_kind kind)
+{
+    return kind == BMPI_RMA_PUT ? BMPI_AM_RMA_PUT : kind == BMPI_RMA_GET ? BMPI_AM_RMA_GET : BMPI_AM_RMA_ACC;
 }
 
 /* Lists c's target segments after rec in room bytes: false when they do
@@ -260,34 +353,50 @@ static bool append_runs(struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_ca
  * segments: false when it does not fit. */
 static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c, bool as_runs)
 {
-    if (b->len + sizeof(struct bmpi_rma_batch_rec) + pad8(c->bytes) > b->cap)
+    bool get = c->kind == BMPI_RMA_GET;
+    size_t data_pad = get ? 0 : pad8(c->bytes);
+    if (b->len + sizeof(struct bmpi_rma_batch_rec) + data_pad > b->cap || (get && b->get_bytes + c->bytes > b->max))
         return false;
     struct bmpi_rma_batch_rec *rec = (struct bmpi_rma_batch_rec *)((char *)b->recs + b->len);
-    size_t room = b->cap - b->len - sizeof *rec - pad8(c->bytes);
+    size_t room = b->cap - b->len - sizeof *rec - data_pad;
     rec->runs = 0;
     if (!(as_runs ? append_runs(rec, c, room) : append_segments(rec, c, room)))
         return false;
-    rec->am_id = c->kind == BMPI_RMA_PUT ? BMPI_AM_RMA_PUT : BMPI_AM_RMA_ACC;
+    rec->am_id = record_id(c->kind);
     rec->op = c->op ? c->op->handle : MPI_OP_NULL;
     rec->basic = c->basic;
     rec->bytes = c->bytes;
     char *data = (char *)(rec + 1) + targets_len(rec);
-    if (bmpi_dt_is_contig(c->odt))
+    if (get)
+        b->get_bytes += c->bytes;
+    else if (bmpi_dt_is_contig(c->odt))
         bmpi_copy(data, (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
     else
         bmpi_dt_pack_all(c->origin, c->ocount, c->odt, data);
-    b->len += (size_t)(data - (char *)rec) + pad8(c->bytes);
+    b->len += (size_t)(data - (char *)rec) + data_pad;
     b->nops++;
+    b->ngets += get;
     return true;
+}
+
+/* The most bytes of one operation of c's kind gathered. */
+static size_t kind_bound(const struct bmpi_win *w, enum bmpi_rma_kind kind)
+{
+    size_t bound = w->batch_max;
+    if (kind == BMPI_RMA_ACC)
+        return bound > BATCH_ACC_MAX / 4 ? BATCH_ACC_MAX : 4 * bound;
+    if (kind == BMPI_RMA_GET)
+        return bound > BATCH_GET_MAX / 2 ? BATCH_GET_MAX : 2 * bound;
+    return bound;
 }
 
 bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c)
 {
     const struct bmpi_win_target *t = &w->t[c->target];
-    size_t bound = w->batch_max;
-    if (c->kind == BMPI_RMA_ACC)
-        bound = bound > BATCH_ACC_MAX / 4 ? BATCH_ACC_MAX : 4 * bound;
-    return (c->kind == BMPI_RMA_PUT || (c->kind == BMPI_RMA_ACC && c->origin)) && c->bytes && c->bytes <= bound &&
+    size_t bound = kind_bound(w, c->kind);
+    bool kind_fits = c->kind == BMPI_RMA_PUT || (c->kind == BMPI_RMA_ACC && c->origin) ||
+                     (c->kind == BMPI_RMA_GET && !c->req);
+    return kind_fits && c->bytes && c->bytes <= bound &&
            (t->path == BMPI_RMA_NET || t->path == BMPI_RMA_AM) &&
            (c->bytes <= BATCH_STRIDED_MAX || bmpi_dt_is_contig(c->tdt) || w->flavor != MPI_WIN_FLAVOR_DYNAMIC ||
             !bmpi_rma_runs_pay(c));
@@ -308,22 +417,34 @@ int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *
     *taken = false;
     if (!batch_of(t))
         return BMPI_OK;
+    /* a Get's tracking record and room for it in the queue come first:
+     * nothing can fail once its record is in */
+    struct bmpi_rma_track *track = NULL;
+    if (c->kind == BMPI_RMA_GET && !(track = get_tracked(w, c)))
+        return BMPI_OK; /* out of memory: the caller sends it alone */
     bool as_runs = w->flavor != MPI_WIN_FLAVOR_DYNAMIC && bmpi_rma_runs_pay(c);
     if (!append_growing(t, c, as_runs)) {
         int err = bmpi_rma_batch_send_ahead(w, c->target);
-        if (err || !append_record(t->batch, c, as_runs))
+        if (err || !append_record(t->batch, c, as_runs)) {
+            if (track)
+                bmpi_rma_track_drop(track);
             return err; /* too large for one message: the caller sends it alone */
+        }
     }
     *taken = true;
     t->issued++;
-    t->ordered_issued++;
     w->ops_pending++;
+    if (track) {
+        t->batch->gets[t->batch->gets_len++] = (struct sent_get){track, c->bytes};
+        return BMPI_OK;
+    }
+    t->ordered_issued++;
     if (c->req && c->req->pending_ops == 0)
         bmpi_request_complete(c->req); /* the data is copied: locally complete */
     return BMPI_OK;
 }
 
-void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
+void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a, const void *data, size_t len)
 {
     struct bmpi_win *w = bmpi_win_get(a->origin_win);
     if (!w || a->target < 0 || a->target >= w->comm->size)
@@ -331,6 +452,9 @@ void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a)
     if (a->status && !w->op_error)
         w->op_error = a->status;
     count_answered(w, a->target, a->nops, 0);
+    struct bmpi_rma_batch *b = w->t[a->target].batch;
+    if (a->ngets && b)
+        answer_gets(b, a->ngets, data, len, a->status);
 }
 
 /* ---- target -------------------------------------------------------------------- */
@@ -356,13 +480,21 @@ static bool segments_fit(const struct bmpi_win *w, const struct bmpi_rma_batch_r
     return bytes == rec->bytes;
 }
 
+/* Serves a record whose targets are checked: a Put's or Accumulate's
+ * data goes into the window, a Get's bytes into out. */
 static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *rec, const void *targets,
-                         const char *data)
+                         const char *data, char *out)
 {
+    bool get = rec->am_id == BMPI_AM_RMA_GET;
     if (rec->runs) {
         const struct bmpi_rma_run *r = targets;
-        for (uint32_t i = 0; i < rec->runs; data += r[i].count * r[i].len, i++)
-            bmpi_rma_serve_run(w, (uint8_t)rec->am_id, rec->op, rec->basic, &r[i], data, NULL);
+        for (uint32_t i = 0; i < rec->runs; i++) {
+            bmpi_rma_serve_run(w, (uint8_t)rec->am_id, rec->op, rec->basic, &r[i], data, out);
+            if (get)
+                out += r[i].count * r[i].len;
+            else
+                data += r[i].count * r[i].len;
+        }
         return;
     }
     const struct bmpi_rma_seg *seg = targets;
@@ -370,8 +502,16 @@ static void apply_record(struct bmpi_win *w, const struct bmpi_rma_batch_rec *re
         bmpi_rma_apply_segments(w, rec->op, rec->basic, seg, NULL, rec->nseg, data, NULL);
         return;
     }
-    for (uint32_t i = 0; i < rec->nseg; data += seg[i].len, i++)
-        bmpi_copy(bmpi_rma_am_segment(w, &seg[i]), data, seg[i].len);
+    for (uint32_t i = 0; i < rec->nseg; i++) {
+        char *at = bmpi_rma_am_segment(w, &seg[i]);
+        if (get) {
+            bmpi_copy(out, at, seg[i].len);
+            out += seg[i].len;
+        } else {
+            bmpi_copy(at, data, seg[i].len);
+            data += seg[i].len;
+        }
+    }
 }
 
 /* The record at p, if the bytes left hold all of it: its length. */
@@ -382,43 +522,60 @@ static size_t record_len(const char *p, size_t left)
                                          : rec->nseg > left / sizeof(struct bmpi_rma_seg)))
         return 0;
     size_t head = sizeof *rec + targets_len(rec);
-    if (head > left || rec->bytes > left - head || pad8(head + rec->bytes) > left)
+    if (head > left || data_len(rec) > left - head || pad8(head + data_len(rec)) > left)
         return 0;
-    return pad8(head + rec->bytes);
+    return pad8(head + data_len(rec));
+}
+
+/* Serves a batch's records in order, the Gets' bytes into
+ * reply[0..h->get_bytes): the first error. */
+static int serve_records(struct bmpi_win *w, const struct bmpi_rma_batch_hdr *h, const char *p, size_t len,
+                         char *reply)
+{
+    int status = 0;
+    size_t got = 0;
+    for (uint32_t i = 0; i < h->nops; i++) {
+        size_t n = record_len(p, len);
+        const struct bmpi_rma_batch_rec *rec = (const void *)p;
+        bool get = n && rec->am_id == BMPI_AM_RMA_GET;
+        if (!n || (get && rec->bytes > h->get_bytes - got))
+            return MPI_ERR_INTERN;
+        const void *targets = rec + 1;
+        if (rec->runs ? runs_fit(w, rec, targets) : segments_fit(w, rec, targets))
+            apply_record(w, rec, targets, (const char *)targets + targets_len(rec), get ? reply + got : NULL);
+        else if (!status)
+            status = MPI_ERR_RMA_RANGE;
+        got += get ? rec->bytes : 0;
+        p += n;
+        len -= n;
+    }
+    return got == h->get_bytes || status ? status : MPI_ERR_INTERN;
 }
 
 void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const void *payload, size_t len)
 {
     struct bmpi_win *w = bmpi_win_get(h->win);
     struct bmpi_rma_batch_answer a = {.origin_win = h->origin_win, .target = h->target,
-                                      .status = w ? 0 : MPI_ERR_WIN, .nops = h->nops};
-    const char *p = payload;
-    if (w) /* counted applied even when refused: a fence waits for the count */
-        w->ordered_applied[h->fences & 1] += h->nops;
-    for (uint32_t i = 0; w && i < h->nops; i++) {
-        size_t n = record_len(p, len);
-        if (!n) {
-            a.status = MPI_ERR_INTERN;
-            break;
-        }
-        const struct bmpi_rma_batch_rec *rec = (const void *)p;
-        const void *targets = rec + 1;
-        if (rec->runs ? runs_fit(w, rec, targets) : segments_fit(w, rec, targets))
-            apply_record(w, rec, targets, (const char *)targets + targets_len(rec));
-        else if (!a.status)
-            a.status = MPI_ERR_RMA_RANGE;
-        p += n;
-        len -= n;
-    }
+                                      .status = !w ? MPI_ERR_WIN : h->ngets > h->nops ? MPI_ERR_INTERN : 0,
+                                      .ngets = h->ngets};
+    char *reply = NULL;
+    if (!a.status && h->ngets && !(reply = malloc(h->get_bytes ? h->get_bytes : 1)))
+        a.status = MPI_ERR_NO_MEM;
+    if (w && h->ngets <= h->nops) /* counted applied even when refused: a fence waits for the count */
+        w->ordered_applied[h->fences & 1] += h->nops - h->ngets;
+    if (!a.status)
+        a.status = serve_records(w, h, payload, len, reply);
     if (w && (h->flags & BMPI_RMA_BATCH_COMPLETE) && h->origin >= 0 && h->origin < w->comm->size)
         w->t[h->origin].completes_am++;
     if (h->flags & BMPI_RMA_BATCH_ANSWER)
         a.nops = h->answers;
-    else if (!a.status)
+    else if (!a.status && !h->ngets)
         return;
     else
         a.nops = 0; /* counted by the origin otherwise */
-    int rc = bmpi_rma_am_send(peer, BMPI_AM_RMA_BATCH_ACK, &a, sizeof a, NULL, 0);
+    struct iovec data = {reply, a.status ? 0 : h->get_bytes};
+    int rc = bmpi_rma_am_send(peer, BMPI_AM_RMA_BATCH_ACK, &a, sizeof a, &data, data.iov_len ? 1 : 0);
+    free(reply);
     if (rc)
         bmpi_err_comm(MPI_COMM_WORLD, rc, "MPI progress", "cannot answer the RMA operations of peer %d", peer);
 }

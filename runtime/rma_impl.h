@@ -112,7 +112,8 @@ int bmpi_rma_amo_issue(struct bmpi_win *w, const struct bmpi_rma_call *c, const 
 void bmpi_rma_acc_order(struct bmpi_win *w, int target, enum bmpi_rma_acc_via via);
 
 /* rma_batch.c */
-/* BMPI_RMA_BATCH: the largest Put/Accumulate gathered (0: none). */
+/* BMPI_RMA_BATCH: the largest Put gathered (0: none; Accumulates and
+ * Gets take a multiple of it, rma_batch.c). */
 size_t bmpi_rma_batch_limit(void);
 /* Whether c may be gathered with others to its target. */
 bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c);
@@ -130,13 +131,17 @@ int bmpi_rma_batch_send_ahead(struct bmpi_win *w, int target);
 /* The same at the end of an active target epoch: answered only on error
  * (counted answered now), with complete carrying the PSCW complete. */
 int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete);
+/* Send the Gets gathered for target, if any, with what is gathered
+ * with them: whatever waits for their data calls it first. */
+int bmpi_rma_batch_send_gets(struct bmpi_win *w, int target);
 /* Whether operations are gathered for t. */
 bool bmpi_rma_batch_pending(const struct bmpi_win_target *t);
 void bmpi_rma_batch_free(struct bmpi_win_target *t);
 struct bmpi_rma_batch_hdr;
 struct bmpi_rma_batch_answer;
 void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const void *payload, size_t len);
-void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a);
+/* A BATCH_ACK, and the data of the Gets it answers. */
+void bmpi_rma_batch_answered(const struct bmpi_rma_batch_answer *a, const void *data, size_t len);
 
 /* rma_pull.c */
 /* BMPI_RMA_ACC_PULL: the smallest Accumulate the target pulls (0: none). */

@@ -12,8 +12,9 @@
  *   UNLOCK      the origin's operations are all answered: release
  *   POST        PSCW: the target opened its exposure epoch to the origin
  *   COMPLETE    PSCW: the origin's access epoch to the target is over
- *   BATCH       small PUTs and ACCs gathered at the origin (rma_batch.c),
- *               applied in order; the target answers BATCH_ACK once
+ *   BATCH       small PUTs, ACCs and GETs gathered at the origin
+ *               (rma_batch.c), served in order; the target answers
+ *               BATCH_ACK once, with the GETs' data
  *   ACC_PULL    segments + where the data lies at the origin (struct
  *               bmpi_rma_pull): the target reads it with the transport's
  *               get(), applies it in arrival order, answers ACK
@@ -113,8 +114,8 @@ struct bmpi_rma_ctl {
 };
 
 /* BATCH: nops records, each a struct bmpi_rma_batch_rec, its nseg
- * segments (or the runs that stand for them), then its data, padded to 8
- * bytes. */
+ * segments (or the runs that stand for them), then its data (none for a
+ * GET), padded to 8 bytes. */
 struct bmpi_rma_batch_hdr {
     int32_t win;         /* the window's handle at the target */
     int32_t origin_win;  /* ... and at the origin, for the answer */
@@ -126,10 +127,12 @@ struct bmpi_rma_batch_hdr {
     uint32_t answers;    /* ANSWER: the operations the answer counts, these
                           * and those of the batches sent without ANSWER
                           * since the last one with it */
+    uint32_t ngets;      /* GET records among the nops: always answered */
+    uint32_t get_bytes;  /* ... the bytes they read */
 };
 
-/* BATCH flags. Without ANSWER the target answers only an error (a
- * BATCH_ACK of 0 operations): either the batch ends an active target
+/* BATCH flags. Without ANSWER the target answers only an error or GET
+ * records (a BATCH_ACK counting 0 operations): either the batch ends an active target
  * epoch, whose end the target learns otherwise (rma_sync.c), or a later
  * batch with ANSWER counts its operations (rma_batch.c). COMPLETE: a
  * PSCW complete of the origin follows the operations. */
@@ -137,22 +140,26 @@ struct bmpi_rma_batch_hdr {
 #define BMPI_RMA_BATCH_COMPLETE 0x2u
 
 struct bmpi_rma_batch_rec {
-    uint16_t am_id;      /* BMPI_AM_RMA_PUT or BMPI_AM_RMA_ACC */
+    uint16_t am_id;      /* BMPI_AM_RMA_PUT, BMPI_AM_RMA_ACC or BMPI_AM_RMA_GET */
     uint16_t runs;       /* 0, or the runs that stand for the segments
                           * (a strided target in a window of one region) */
     int32_t op;          /* ACC: MPI_Op */
     int32_t basic;       /* ACC: MPI_Datatype of the elements */
     uint32_t nseg;
-    uint64_t bytes;      /* of data */
+    uint64_t bytes;      /* of data (GET: read, in the answer) */
 };
 
-/* BATCH_ACK: nops operations of a batch applied (status: the first
- * error, whose operation was skipped). */
+/* BATCH_ACK: nops Puts and Accumulates applied (status: the first error,
+ * whose operation was skipped), and the batch's ngets GET records
+ * answered: their data follows, one after the other in record order
+ * (none when status is an error). */
 struct bmpi_rma_batch_answer {
     int32_t origin_win;
     int32_t target;      /* the target's rank in the window */
     int32_t status;
     uint32_t nops;
+    uint32_t ngets;
+    uint32_t pad;
 };
 
 #endif

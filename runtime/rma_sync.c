@@ -110,10 +110,12 @@ void bmpi_rma_wait_all_answered(struct bmpi_win *w) { PROGRESS_UNTIL(w->ops_pend
 
 /* The operations to target whose answers nothing else stands in for:
  * all but the PUT and ACC active messages (win.h, ordered_issued), the
- * gathered ones among them, which stay gathered. */
+ * gathered ones among them, which stay gathered unless Gets gathered
+ * with them must go. */
 static void wait_unordered_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
+    bmpi_rma_batch_send_gets(w, target); /* an error ends the Gets with it */
     PROGRESS_UNTIL(t->issued - t->acked == t->ordered_issued - t->ordered_acked);
 }
 

@@ -169,7 +169,7 @@ struct bmpi_win {
     char accumulate_ordering[64]; /* "rar,raw,war,waw" by default, or "none" */
     char accumulate_ops[32];      /* "same_op_no_op" or "same_op" */
     bool net_atomics;             /* the transport's atomics may carry accumulates (BMPI_RMA_NET_ATOMICS) */
-    size_t batch_max;             /* largest Put/Accumulate gathered (BMPI_RMA_BATCH, rma_batch.c) */
+    size_t batch_max;             /* largest Put gathered (BMPI_RMA_BATCH, rma_batch.c) */
     size_t pull_min;              /* smallest Accumulate the target pulls (BMPI_RMA_ACC_PULL, rma_pull.c) */
 
     struct bmpi_win_target *t; /* by rank in comm */

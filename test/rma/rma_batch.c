@@ -1,11 +1,13 @@
 /*
- * Small Puts and Accumulates gathered into one message per target
+ * Small Puts, Accumulates and Gets gathered into one message per target
  * (runtime/rma_batch.c, docs/rma.md "Small operations gathered"). bmpi
  * copies each MPI_Put and MPI_Accumulate of at most BMPI_RMA_BATCH bytes
- * to a target reached by message into a buffer per target, sent when the
- * next one does not fit, when another kind of operation goes to that
- * target, or when a synchronization waits for the target. Plain MPI only
- * (test/rma/README), so the program runs against MPICH and Open MPI too.
+ * (and records each such MPI_Get) to a target reached by message into a
+ * buffer per target, sent when the next one does not fit, when another
+ * kind of operation goes to that target, or when a synchronization waits
+ * for the target; the target answers the Gets' data in one message.
+ * Plain MPI only (test/rma/README), so the program runs against MPICH and
+ * Open MPI too.
  *
  * Window flavors: Win_create over mmap'd memory (outside bmpi's shared
  * heap, so the peers never map it: reached by the shm transport's single
@@ -22,11 +24,11 @@
  *     the first quarter Puts above 8 KiB (not gathered), of exactly 8192
  *     and 8193 bytes, on dynamic windows one of 2100 one-byte blocks (too
  *     many segments for one message), Gets of another part of the target
- *     (they send what is gathered first), and in passive epochs request
+ *     (gathered with the Puts when small), and in passive epochs request
  *     forms, waited for before the flush with their buffers overwritten
  *     at once. Then the flush (lock modes: Gets read back what the
- *     first part put), then the rest, small Puts and Accumulates only
- *     (several full buffers per target).
+ *     first part put), then the rest, small Puts, Accumulates and
+ *     Gets (several full buffers per target).
  *     The target checks every byte of each region after the epoch, the
  *     bytes between operations included; the origin checks its Gets.
  *  2. accumulate ordering: to one element of each target, rounds of
@@ -39,9 +41,9 @@
  *     Accumulate(SUM) and Fetch_and_op(SUM) at once; the final values
  *     are checked, the values fetched are distinct, and each origin's
  *     grow by at least its own adds between two of them (ordering again).
- * And on the dynamic window, with MPI_ERRORS_RETURN: a small Put and a
- * small Accumulate to memory the target never attached, between good
- * Puts, under lock + flush: the flush (or the unlock) answers
+ * And on the dynamic window, with MPI_ERRORS_RETURN: a small Put, a
+ * small Accumulate and a small Get to memory the target never attached,
+ * between good Puts, under lock + flush: the flush (or the unlock) answers
  * MPI_ERR_RMA_RANGE, the good Puts land, the stray memory is untouched,
  * and the next epoch works. The standard calls such an access erroneous
  * (what happens is up to the implementation), so with
@@ -325,7 +327,7 @@ static struct shape origin_shape(const struct op *op)
 static uint32_t data_bytes(struct shape s) { return (uint32_t)(s.blocks * s.blocklen); }
 
 /* The storm of one origin to one target: ops[0, first) mixed, ops[first,
- * n) small Puts and Accumulates only, each part in random order. The same
+ * n) small Puts, Accumulates and Gets, each part in random order. The same
  * on both sides (the target rebuilds it to check). */
 struct plan {
     struct op *ops;
@@ -383,8 +385,12 @@ static struct op pick_large(uint64_t *rng, int nth)
 static struct op pick_small(uint64_t *rng)
 {
     unsigned r = (unsigned)tu_range(rng, 0, 99);
-    if (r < 90)
+    if (r < 78)
         return (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 1, 32)};
+    if (r < 87)
+        return (struct op){K_GET, 0, 0, (uint32_t)tu_range(rng, 1, 64)};
+    if (r < 90)
+        return (struct op){K_GET_TVEC, 0, 0, 0};
     if (r < 94)
         return (struct op){K_PUT_TVEC, 0, 0, 0};
     if (r < 97)
@@ -665,12 +671,12 @@ static void storm_check_origin(struct storm *st, enum sync s, const char *what)
     for (int t = 0; t < tu_size; t++) {
         const struct plan *pl = &st->plans[t];
         read_zone_fill(zone, t);
-        for (int i = 0; i < pl->first; i++) {
+        for (int i = 0; i < pl->n; i++) {
             const struct op *op = &pl->ops[i];
             const unsigned char *got = st->results[t] + (size_t)i * RESULT_SLOT;
             if (is_get(op))
                 gather(want, target_shape(op), zone + op->at);
-            else if (passive(s) && read_back(op, i))
+            else if (passive(s) && i < pl->first && read_back(op, i))
                 op_data(want, op, st->epoch, tu_rank, t, i);
             else
                 continue;
@@ -749,9 +755,10 @@ static void run_storm(const struct window *w, const struct params *p, const stru
     for (int t = 0; t < tu_size; t++) {
         plan_make(&st.plans[t], p, epoch, tu_rank, t, passive(s), w->flavor == FL_DYNAMIC);
         st.obuf[t] = malloc(2 * p->region);
-        st.results[t] = malloc((size_t)p->first * RESULT_SLOT);
+        size_t results = (size_t)st.plans[t].n * RESULT_SLOT;
+        st.results[t] = malloc(results ? results : 1);
         CHECK(st.obuf[t] && st.results[t], "out of memory");
-        memset(st.results[t], 0xee, (size_t)p->first * RESULT_SLOT);
+        memset(st.results[t], 0xee, results);
     }
     storm_reset(w, p, epoch);
     reset_done();
@@ -1029,22 +1036,39 @@ static int error_class(int rc)
     return cls;
 }
 
-/* One lock epoch on target: good Puts around a small Put (or Accumulate)
- * to its stray memory. Returns the first error class of the Put, the
- * flush and the unlock (MPI_SUCCESS when none failed). */
-static int stray_epoch(const struct window *w, const struct params *p, int target, bool acc, long *good)
+enum stray { STRAY_PUT, STRAY_ACC, STRAY_GET, STRAY_COUNT };
+static const char *const stray_name[STRAY_COUNT] = {"Put", "Accumulate", "Get"};
+
+/* The small operation of kind k to target's stray memory. */
+static int stray_op(const struct window *w, int target, enum stray k, long *bad)
+{
+    MPI_Aint at = w->stray[target];
+    switch (k) {
+    case STRAY_ACC:
+        return MPI_Accumulate(bad, 1, MPI_LONG, target, at, 1, MPI_LONG, MPI_SUM, w->win);
+    case STRAY_GET:
+        return MPI_Get(bad, 1, MPI_LONG, target, at, 1, MPI_LONG, w->win);
+    default:
+        return MPI_Put(bad, 1, MPI_LONG, target, at, 1, MPI_LONG, w->win);
+    }
+}
+
+/* One lock epoch on target: good Puts around a small Put, Accumulate or
+ * Get (kind k) to its stray memory. Returns the first error class of that
+ * call, the next Put, the flush and the unlock (MPI_SUCCESS when none
+ * failed). */
+static int stray_epoch(const struct window *w, const struct params *p, int target, enum stray k, long *good)
 {
     MPI_Aint good_at = disp_of(w, target, READ_ZONE + (size_t)tu_rank * p->region);
     long bad = 42;
     int rc[4];
     MPICHK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w->win));
     MPICHK(MPI_Put(&good[0], 1, MPI_LONG, target, good_at, 1, MPI_LONG, w->win));
-    rc[0] = acc ? MPI_Accumulate(&bad, 1, MPI_LONG, target, w->stray[target], 1, MPI_LONG, MPI_SUM, w->win)
-                : MPI_Put(&bad, 1, MPI_LONG, target, w->stray[target], 1, MPI_LONG, w->win);
+    rc[0] = stray_op(w, target, k, &bad);
     rc[1] = MPI_Put(&good[1], 1, MPI_LONG, target, MPI_Aint_add(good_at, sizeof(long)), 1, MPI_LONG, w->win);
     rc[2] = MPI_Win_flush(target, w->win);
     rc[3] = MPI_Win_unlock(target, w->win);
-    const char *what = acc ? "Accumulate" : "Put";
+    const char *what = stray_name[k];
     if (survey()) {
         if (tu_rank == 0)
             printf("survey: %s to unattached memory of a dynamic window: classes %d (call) %d (next Put) "
@@ -1084,12 +1108,14 @@ static void check_stray(const struct window *w, const struct params *p, const lo
 static void run_range_error(const struct window *w, const struct params *p)
 {
     int target = target_at(0);
-    for (int acc = 0; acc <= 1; acc++) {
-        long good[2] = {1000L + acc, 2000L + acc};
-        int cls = stray_epoch(w, p, target, acc, good);
+    for (int k = 0; k < STRAY_COUNT; k++) {
+        long good[2] = {1000L + k, 2000L + k};
+        int cls = stray_epoch(w, p, target, (enum stray)k, good);
         CHECK(cls == MPI_ERR_RMA_RANGE, "%s to memory target %d never attached: no call answered MPI_ERR_RMA_RANGE",
-              acc ? "Accumulate" : "Put", target);
-        check_stray(w, p, good, acc ? "Accumulate to unattached memory" : "Put to unattached memory");
+              stray_name[k], target);
+        char what[64];
+        snprintf(what, sizeof what, "%s to unattached memory", stray_name[k]);
+        check_stray(w, p, good, what);
     }
     /* the window still works */
     long after[2] = {3000, 4000};
