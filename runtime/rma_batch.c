@@ -43,9 +43,11 @@
  * error: every Get of that batch ends with it). The origin keeps the Gets
  * sent in a queue per target, in order (the transport delivers in order
  * per peer both ways), and hands each answer's data to the first ones.
- * Whatever waits for a target's Gets sends what is gathered first
- * (bmpi_rma_batch_send_gets). One batch's Gets read at most what one
- * answer carries.
+ * A gathered Get counts as ordered (win.h, ordered_issued): the target
+ * reads it before it takes any later message of this origin, so a fence's
+ * count or a PSCW complete may follow it at once, and the data is waited
+ * for after (rma_sync.c). One batch's Gets read at most what one answer
+ * carries.
  */
 #include "config.h"
 
@@ -281,10 +283,9 @@ int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete)
     return send_batch(w, target, BATCH_END_EPOCH, complete ? BMPI_RMA_BATCH_COMPLETE : 0);
 }
 
-int bmpi_rma_batch_send_gets(struct bmpi_win *w, int target)
+uint64_t bmpi_rma_batch_gets_unanswered(const struct bmpi_win_target *t)
 {
-    const struct bmpi_rma_batch *b = w->t[target].batch;
-    return b && b->ngets ? send_batch(w, target, BATCH_UNANSWERED, 0) : BMPI_OK;
+    return t->batch ? t->batch->gets_len - t->batch->gets_head : 0;
 }
 
 /* Bytes of the segments or runs that follow a record. */
@@ -433,12 +434,13 @@ int bmpi_rma_batch_add(struct bmpi_win *w, const struct bmpi_rma_call *c, bool *
     }
     *taken = true;
     t->issued++;
+    t->ordered_issued++;
     w->ops_pending++;
     if (track) {
+        track->ordered = true;
         t->batch->gets[t->batch->gets_len++] = (struct sent_get){track, c->bytes};
         return BMPI_OK;
     }
-    t->ordered_issued++;
     if (c->req && c->req->pending_ops == 0)
         bmpi_request_complete(c->req); /* the data is copied: locally complete */
     return BMPI_OK;
@@ -561,8 +563,8 @@ void bmpi_rma_batch_serve(int peer, const struct bmpi_rma_batch_hdr *h, const vo
     char *reply = NULL;
     if (!a.status && h->ngets && !(reply = malloc(h->get_bytes ? h->get_bytes : 1)))
         a.status = MPI_ERR_NO_MEM;
-    if (w && h->ngets <= h->nops) /* counted applied even when refused: a fence waits for the count */
-        w->ordered_applied[h->fences & 1] += h->nops - h->ngets;
+    if (w) /* counted applied even when refused: a fence waits for the count */
+        w->ordered_applied[h->fences & 1] += h->nops;
     if (!a.status)
         a.status = serve_records(w, h, payload, len, reply);
     if (w && (h->flags & BMPI_RMA_BATCH_COMPLETE) && h->origin >= 0 && h->origin < w->comm->size)

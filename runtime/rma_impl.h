@@ -52,7 +52,7 @@ struct bmpi_rma_track {
     size_t count;
     struct bmpi_datatype *dt; /* retained */
     int refs;
-    bool ordered;             /* PUT or ACC by active messages (win.h, ordered_issued) */
+    bool ordered;             /* PUT or ACC by active messages, a gathered GET (win.h, ordered_issued) */
     void *bounce;             /* NET: packed data, freed at the end */
     bool unpack_at_end;       /* NET get: bounce goes into buf once all pieces are in */
     struct bmpi_tl *reg_tl;   /* ACC_PULL: the origin data is registered with it ... */
@@ -131,9 +131,8 @@ int bmpi_rma_batch_send_ahead(struct bmpi_win *w, int target);
 /* The same at the end of an active target epoch: answered only on error
  * (counted answered now), with complete carrying the PSCW complete. */
 int bmpi_rma_batch_end_epoch(struct bmpi_win *w, int target, bool complete);
-/* Send the Gets gathered for target, if any, with what is gathered
- * with them: whatever waits for their data calls it first. */
-int bmpi_rma_batch_send_gets(struct bmpi_win *w, int target);
+/* Gets gathered for t, sent or not, whose data has not come. */
+uint64_t bmpi_rma_batch_gets_unanswered(const struct bmpi_win_target *t);
 /* Whether operations are gathered for t. */
 bool bmpi_rma_batch_pending(const struct bmpi_win_target *t);
 void bmpi_rma_batch_free(struct bmpi_win_target *t);

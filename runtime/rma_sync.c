@@ -109,14 +109,20 @@ void bmpi_rma_wait_answered(struct bmpi_win *w, int target)
 void bmpi_rma_wait_all_answered(struct bmpi_win *w) { PROGRESS_UNTIL(w->ops_pending == 0); }
 
 /* The operations to target whose answers nothing else stands in for:
- * all but the PUT and ACC active messages (win.h, ordered_issued), the
- * gathered ones among them, which stay gathered unless Gets gathered
- * with them must go. */
+ * all but the ordered ones (win.h, ordered_issued), the gathered ones
+ * among them, which stay gathered. */
 static void wait_unordered_answered(struct bmpi_win *w, int target)
 {
     struct bmpi_win_target *t = &w->t[target];
-    bmpi_rma_batch_send_gets(w, target); /* an error ends the Gets with it */
     PROGRESS_UNTIL(t->issued - t->acked == t->ordered_issued - t->ordered_acked);
+}
+
+/* The data of the Gets gathered for target: they count as ordered, so a
+ * fence's count or a PSCW complete sent after them reaches target after
+ * it read them; only then is their data waited for. */
+static void wait_gets_answered(struct bmpi_win *w, int target)
+{
+    PROGRESS_UNTIL(bmpi_rma_batch_gets_unanswered(&w->t[target]) == 0);
 }
 
 /* Puts of a transport whose completions are local only: its flush. */
@@ -194,7 +200,8 @@ static void node_fence_barrier(struct bmpi_win *w)
 }
 
 /* The fence of a window across nodes: every rank completes its
- * operations but the PUT and ACC active messages, tells each target how
+ * operations but the ordered ones (PUT and ACC active messages, gathered
+ * GETs, win.h), tells each target how
  * many of those it sent it since the last fence (a reduce-scatter, which
  * is the fence's barrier too), and waits until it has applied as many as
  * it is told: one collective, not a wait for answers and then a barrier,
@@ -222,6 +229,8 @@ static int counted_fence(struct bmpi_win *w)
     int parity = (int)(w->fences++ & 1);
     w->ordered_expected[parity] += incoming;
     PROGRESS_UNTIL(w->ordered_applied[parity] >= w->ordered_expected[parity]);
+    for (int r = 0; r < n; r++)
+        wait_gets_answered(w, r);
     return BMPI_OK;
 }
 
@@ -398,6 +407,8 @@ int PMPI_Win_complete(MPI_Win win)
     }
     for (int i = 0; i < w->start_group->size && !err; i++)
         err = signal_complete(w, w->start_ranks[i]);
+    for (int i = 0; i < w->start_group->size && !err; i++)
+        wait_gets_answered(w, w->start_ranks[i]);
     w->access = BMPI_EPOCH_NONE;
     if (err)
         return bmpi_err_win_obj(w, err, fn, NULL);

@@ -118,9 +118,10 @@ struct bmpi_win_target {
     uint64_t issued;        /* operations issued as active messages or NET */
     volatile uint64_t acked; /* ... and answered */
     /* The part of them that went as PUT or ACC active messages (gathered
-     * or not): applied at the target before any later active message of
-     * this origin is delivered, so a signal sent by active message may
-     * overtake their answers (rma_sync.c). */
+     * or not) or as gathered GETs: applied (read) at the target before any
+     * later active message of this origin is delivered, so a signal sent
+     * by active message may overtake their answers (rma_sync.c; a GET's
+     * data is still waited for). */
     uint64_t ordered_issued;
     volatile uint64_t ordered_acked;
     uint64_t ordered_fenced; /* ordered_issued at the last fence */
