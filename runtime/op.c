@@ -260,7 +260,7 @@ static void k_flogical(int op, const void *vin, void *vio, size_t n)
 #pragma GCC pop_options
 #endif
 
-typedef void (*kernel_fn)(int op, const void *in, void *inout, size_t n);
+typedef bmpi_op_kernel_fn kernel_fn;
 
 static kernel_fn kernel_of(enum elem e)
 {
@@ -550,6 +550,14 @@ void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t
             k(op->index, (const char *)iov[i].iov_base + delta, iov[i].iov_base,
               iov[i].iov_len / esize);
     }
+}
+
+bmpi_op_kernel_fn bmpi_op_basic_kernel(const struct bmpi_op *op, MPI_Datatype basic)
+{
+    if (!op->predefined || op->index == OP_REPLACE || op->index == OP_NO_OP)
+        return NULL;
+    struct elem_info ei = elem_of(basic);
+    return ei.c == C_PAIR ? NULL : kernel_of(ei.e);
 }
 
 void bmpi_op_apply_into(const struct bmpi_op *op, const void *in, const void *src, void *out,

@@ -51,6 +51,15 @@ int bmpi_op_check(const struct bmpi_op *op, const struct bmpi_datatype *dt);
 void bmpi_op_apply(const struct bmpi_op *op, const void *in, void *inout, size_t count,
                    const struct bmpi_datatype *dt);
 
+/* The reduction loop of a predefined op on contiguous elements of the
+ * predefined type basic, for a caller that applies the same pair many
+ * times: kernel(op->index, in, inout, n) is inout[i] = in[i] op inout[i]
+ * for n elements. NULL where bmpi_op_apply() is the way: user ops,
+ * MPI_REPLACE, MPI_NO_OP, the pair types. op must be valid on basic
+ * (bmpi_op_check). */
+typedef void (*bmpi_op_kernel_fn)(int op_index, const void *in, void *inout, size_t n);
+bmpi_op_kernel_fn bmpi_op_basic_kernel(const struct bmpi_op *op, MPI_Datatype basic);
+
 /* out = in op src for count elements of a contiguous dt, all three laid
  * out alike; out must not overlap in or src. Predefined ops on basic types
  * compute straight into out; the others copy src to out and apply. */

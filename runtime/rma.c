@@ -585,17 +585,16 @@ static bool direct_acc_contig(struct bmpi_win *w, const struct direct_acc_args *
         struct bmpi_op *op = bmpi_op_get(a->op);
         if (!dt || !bmpi_dt_is_predefined(dt) || !op || !op->predefined || bmpi_rma_atomic_check(op, a->type))
             return false;
+        bmpi_rma_elem_resolve(&w->direct_acc, op, a->type);
         w->direct_acc_type = a->type;
         w->direct_acc_op = a->op;
-        w->direct_acc_dt = dt;
-        w->direct_acc_opp = op;
     }
     struct bmpi_win_target *t;
-    char *at = direct_range(w, a->target, a->disp, 0, (uint64_t)a->count * bmpi_dt_size(w->direct_acc_dt), &t);
+    char *at = direct_range(w, a->target, a->disp, 0, (uint64_t)a->count * bmpi_dt_size(w->direct_acc.dt), &t);
     if (!at)
         return false;
-    bmpi_rma_atomic_apply(w->direct_acc_opp, a->type, a->origin, at, a->result, (size_t)a->count,
-                          bmpi_rma_guard_of(w, t->ctl));
+    bmpi_rma_atomic_apply_elem(&w->direct_acc, a->origin, at, a->result, (size_t)a->count,
+                               bmpi_rma_guard_of(w, t->ctl));
     w->epoch_ops++;
     w->acc_count[BMPI_ACC_DIRECT]++;
     return true;

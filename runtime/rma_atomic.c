@@ -483,16 +483,17 @@ static bool wide_fits(const struct bmpi_datatype *dt, const void *origin, const 
 
 /* The whole run under the gate: the old values copied out, then op.c's
  * reduction (REPLACE a copy, NO_OP nothing). */
-static void apply_wide(const struct bmpi_op *op, const struct bmpi_datatype *dt, const void *origin,
-                       void *target, void *result, size_t count)
+static void apply_wide(const struct bmpi_rma_elem *e, const void *origin, void *target, void *result, size_t count)
 {
-    size_t bytes = count * bmpi_dt_size(dt);
+    size_t bytes = count * bmpi_dt_size(e->dt);
     if (result)
         memcpy(result, target, bytes);
-    if (op->index == OPI(MPI_REPLACE))
+    if (e->reduce)
+        e->reduce(e->op->index, origin, target, count);
+    else if (e->op->index == OPI(MPI_REPLACE))
         memcpy(target, origin, bytes);
-    else if (op->index != OPI(MPI_NO_OP))
-        bmpi_op_apply(op, origin, target, count, dt);
+    else if (e->op->index != OPI(MPI_NO_OP))
+        bmpi_op_apply(e->op, origin, target, count, e->dt);
 }
 
 /* --- entry points ----------------------------------------------------------------- */
@@ -509,25 +510,40 @@ int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic)
     return bmpi_op_check(op, dt);
 }
 
-void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
-                           void *target, void *result, size_t count, struct bmpi_rma_guard g)
+bool bmpi_rma_elem_resolve(struct bmpi_rma_elem *e, const struct bmpi_op *op, MPI_Datatype basic)
 {
-    if (count == 0 || (op->predefined && op->index == OPI(MPI_NO_OP) && !result))
-        return;
     const struct bmpi_datatype *dt = bmpi_dt_get(basic);
+    *e = (struct bmpi_rma_elem){.op = op, .basic = basic, .dt = dt, .reduce = bmpi_op_basic_kernel(op, basic)};
+    return dt != NULL;
+}
+
+void bmpi_rma_atomic_apply_elem(const struct bmpi_rma_elem *e, const void *origin, void *target, void *result,
+                                size_t count, struct bmpi_rma_guard g)
+{
+    const struct bmpi_op *op = e->op;
     bool no_op = op->predefined && op->index == OPI(MPI_NO_OP);
-    if (op->predefined && wide_fits(dt, no_op ? NULL : origin, target, count) && gate_close(g)) {
-        apply_wide(op, dt, origin, target, result, count);
+    if (count == 0 || (no_op && !result))
+        return;
+    if (op->predefined && wide_fits(e->dt, no_op ? NULL : origin, target, count) && gate_close(g)) {
+        apply_wide(e, origin, target, result, count);
         gate_open(g);
         return;
     }
-    atomic_fn k = op->predefined ? cpu_kernel(op->index, basic, dt, target) : NULL;
+    atomic_fn k = op->predefined ? cpu_kernel(op->index, e->basic, e->dt, target) : NULL;
     bool counted = element_begin(g);
     if (k)
         k(origin, target, result, count);
     else
-        apply_striped(op, dt, origin, target, result, count, g.ctl->stripes);
+        apply_striped(op, e->dt, origin, target, result, count, g.ctl->stripes);
     element_end(g, counted);
+}
+
+void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
+                           void *target, void *result, size_t count, struct bmpi_rma_guard g)
+{
+    struct bmpi_rma_elem e;
+    bmpi_rma_elem_resolve(&e, op, basic);
+    bmpi_rma_atomic_apply_elem(&e, origin, target, result, count, g);
 }
 
 /* Whether the runs of target, and origin (when read) one after another,
@@ -548,20 +564,20 @@ static bool wide_runs_fit(const struct bmpi_datatype *dt, const char *origin, co
 void bmpi_rma_atomic_apply_runs(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
                                 const struct iovec *target, size_t n, void *result, struct bmpi_rma_guard g)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(basic);
-    size_t size = dt ? bmpi_dt_size(dt) : 0;
+    struct bmpi_rma_elem e;
+    size_t size = bmpi_rma_elem_resolve(&e, op, basic) ? bmpi_dt_size(e.dt) : 0;
     bool no_op = op->predefined && op->index == OPI(MPI_NO_OP);
     const char *o = no_op ? NULL : origin;
     char *r = result;
     if (n == 0 || size == 0 || (no_op && !result))
         return;
-    bool wide = op->predefined && wide_runs_fit(dt, o, target, n) && gate_close(g);
+    bool wide = op->predefined && wide_runs_fit(e.dt, o, target, n) && gate_close(g);
     for (size_t i = 0; i < n; i++) {
         size_t len = target[i].iov_len;
         if (wide)
-            apply_wide(op, dt, o, target[i].iov_base, r, len / size);
+            apply_wide(&e, o, target[i].iov_base, r, len / size);
         else
-            bmpi_rma_atomic_apply(op, basic, o, target[i].iov_base, r, len / size, g);
+            bmpi_rma_atomic_apply_elem(&e, o, target[i].iov_base, r, len / size, g);
         o = o ? o + len : NULL;
         r = r ? r + len : NULL;
     }
@@ -584,12 +600,12 @@ static bool wide_strided_fit(const struct bmpi_datatype *dt, const char *origin,
 
 /* The blocks under the closed gate, STRIDED_STAGE bytes at a time:
  * gathered, the old values copied out, reduced by one call, scattered. */
-static void apply_wide_strided(const struct bmpi_op *op, const struct bmpi_datatype *dt, const char *origin,
-                               char *target, ptrdiff_t stride, size_t len, size_t count, char *result)
+static void apply_wide_strided(const struct bmpi_rma_elem *e, const char *origin, char *target, ptrdiff_t stride,
+                               size_t len, size_t count, char *result)
 {
     char stage[STRIDED_STAGE] __attribute__((aligned(16)));
     size_t per = STRIDED_STAGE / len;
-    bool no_op = op->index == OPI(MPI_NO_OP);
+    bool no_op = e->op->index == OPI(MPI_NO_OP);
     for (size_t i = 0; i < count; i += per) {
         size_t k = count - i < per ? count - i : per, bytes = k * len;
         char *at = target + (ptrdiff_t)i * stride;
@@ -598,7 +614,7 @@ static void apply_wide_strided(const struct bmpi_op *op, const struct bmpi_datat
             memcpy(result + i * len, stage, bytes);
         if (no_op)
             continue;
-        apply_wide(op, dt, origin + i * len, stage, NULL, bytes / bmpi_dt_size(dt));
+        apply_wide(e, origin + i * len, stage, NULL, bytes / bmpi_dt_size(e->dt));
         bmpi_copy_blocks(at, stride, stage, (ptrdiff_t)len, len, k);
     }
 }
@@ -607,21 +623,21 @@ void bmpi_rma_atomic_apply_strided(const struct bmpi_op *op, MPI_Datatype basic,
                                    ptrdiff_t stride, size_t len, size_t count, void *result,
                                    struct bmpi_rma_guard g)
 {
-    const struct bmpi_datatype *dt = bmpi_dt_get(basic);
-    size_t size = dt ? bmpi_dt_size(dt) : 0;
+    struct bmpi_rma_elem e;
+    size_t size = bmpi_rma_elem_resolve(&e, op, basic) ? bmpi_dt_size(e.dt) : 0;
     bool no_op = op->predefined && op->index == OPI(MPI_NO_OP);
     const char *o = no_op ? NULL : origin;
     char *r = result;
     if (count == 0 || size == 0 || (no_op && !result))
         return;
-    if (op->predefined && len <= STRIDED_STAGE && wide_strided_fit(dt, o, target, stride, len, count) &&
+    if (op->predefined && len <= STRIDED_STAGE && wide_strided_fit(e.dt, o, target, stride, len, count) &&
         gate_close(g)) {
-        apply_wide_strided(op, dt, o, target, stride, len, count, r);
+        apply_wide_strided(&e, o, target, stride, len, count, r);
         gate_open(g);
         return;
     }
     for (size_t i = 0; i < count; i++, target += stride) {
-        bmpi_rma_atomic_apply(op, basic, o, target, r, len / size, g);
+        bmpi_rma_atomic_apply_elem(&e, o, target, r, len / size, g);
         o = o ? o + len : NULL;
         r = r ? r + len : NULL;
     }

@@ -21,6 +21,7 @@
 #ifndef BMPI_RUNTIME_RMA_ATOMIC_H
 #define BMPI_RUNTIME_RMA_ATOMIC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -60,6 +61,14 @@ int bmpi_rma_atomic_check(const struct bmpi_op *op, MPI_Datatype basic);
  * rank whose guard is g. */
 void bmpi_rma_atomic_apply(const struct bmpi_op *op, MPI_Datatype basic, const void *origin,
                            void *target, void *result, size_t count, struct bmpi_rma_guard g);
+
+/* e for op and basic, valid together: false when basic names no
+ * datatype. */
+bool bmpi_rma_elem_resolve(struct bmpi_rma_elem *e, const struct bmpi_op *op, MPI_Datatype basic);
+/* bmpi_rma_atomic_apply() of a pair resolved once: what a loop of
+ * accumulates of one type and op calls. */
+void bmpi_rma_atomic_apply_elem(const struct bmpi_rma_elem *e, const void *origin, void *target, void *result,
+                                size_t count, struct bmpi_rma_guard g);
 
 /* bmpi_rma_atomic_apply() of runs of elements: iov_len bytes at each
  * iov_base of target[0..n), their origin and result elements one run

@@ -43,6 +43,7 @@
 #include <mpi.h>
 
 #include "runtime/error.h"
+#include "runtime/op.h"
 #include "runtime/world.h"
 #include "transport/shm/node.h"
 #include "transport/transport.h"
@@ -147,6 +148,16 @@ struct bmpi_win_range {
     uint64_t base, size;
 };
 
+/* A predefined op and element type checked valid together
+ * (bmpi_rma_atomic_check), resolved once for the updates that apply them
+ * (runtime/rma_atomic.h). */
+struct bmpi_rma_elem {
+    const struct bmpi_op *op;
+    MPI_Datatype basic;
+    const struct bmpi_datatype *dt;
+    bmpi_op_kernel_fn reduce; /* contiguous elements, or NULL: bmpi_op_apply() */
+};
+
 /* Access and exposure epochs. */
 enum bmpi_win_epoch { BMPI_EPOCH_NONE, BMPI_EPOCH_FENCE, BMPI_EPOCH_PSCW, BMPI_EPOCH_LOCK, BMPI_EPOCH_LOCK_ALL };
 
@@ -204,8 +215,7 @@ struct bmpi_win {
      * applied, checked valid together, and what they resolve to (rma.c) */
     MPI_Datatype direct_acc_type;
     MPI_Op direct_acc_op;
-    const struct bmpi_datatype *direct_acc_dt;
-    struct bmpi_op *direct_acc_opp;
+    struct bmpi_rma_elem direct_acc;
     /* PSCW: the groups of the last start and post, and their members'
      * ranks in the window (kept for the next epoch) */
     struct bmpi_group *start_group, *post_group;
