@@ -94,7 +94,7 @@
 /* Target segments looked at per step while a record is built. */
 #define SEG_STEP 16
 
-/* A gathered Get sent, awaiting its data. */
+/* A gathered Get awaiting its data. */
 struct sent_get {
     struct bmpi_rma_track *track;
     size_t bytes;
@@ -106,7 +106,8 @@ struct bmpi_rma_batch {
     uint32_t nops;
     uint32_t ngets;   /* Get records among the nops */
     size_t get_bytes; /* ... and what they read */
-    /* Gets of batches sent, in order: [gets_head, gets_len) await data */
+    /* Gets gathered, in order: [gets_head, gets_len) await their data,
+     * the last ngets of them still in recs */
     struct sent_get *gets;
     size_t gets_head, gets_len, gets_cap;
     uint64_t recs[]; /* struct bmpi_rma_batch_rec ..., 8-byte aligned */
