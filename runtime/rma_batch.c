@@ -30,7 +30,9 @@
  * Gathered: MPI_Put (and MPI_Rput, whose request completes at once: the
  * data is copied) of at most BMPI_RMA_BATCH bytes (0: none), and
  * MPI_Accumulate (MPI_Raccumulate) of at most four times as many, 32 KiB
- * at most, whose target datatype fits a message. A record lists the
+ * at most, whose target datatype fits a message; in a fence or PSCW
+ * epoch to a target on another node, whose end rides with the batch,
+ * Puts and Gets up to that bound too. A record lists the
  * target's segments, or, for a strided target side (a column, a vector)
  * outside dynamic windows, the runs that stand for them, which the target
  * serves in place as it does a message of runs (rma_am.c).
@@ -72,8 +74,12 @@
  * the target's CPU applies it whichever way it comes, where a Put sent
  * alone may be the transport's own put(). With answers only where
  * something waits, 16 KiB Accumulates gathered ran 1.5 times as fast as
- * sent alone between hosts (docs/performance.md). */
-#define BATCH_ACC_MAX (32u * 1024u)
+ * sent alone between hosts (docs/performance.md). So is every Put and
+ * Get in an active target epoch whose end goes with the batch
+ * (epoch_end_rides): sent alone, it makes that end wait for its
+ * completion first, a round trip more (docs/rma.md, "Small operations
+ * gathered"). */
+#define BATCH_WIDE_MAX (32u * 1024u)
 /* A Get is gathered up to twice the Put bound, at most this: between
  * simulated hosts 64 Gets of 16 KiB ran twice as fast gathered as one
  * transport get() each, of 32 KiB about as fast (docs/rma.md). */
@@ -381,12 +387,21 @@ static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *
     return true;
 }
 
-/* The most bytes of one operation of c's kind gathered. */
-static size_t kind_bound(const struct bmpi_win *w, enum bmpi_rma_kind kind)
+/* Whether the message that ends the active target epoch to t goes with
+ * t's batch: t is signalled by active message, not in the node region
+ * (win.h, completes_out), so a fence's count or a PSCW complete to it
+ * rides in the batch (rma_sync.c). */
+static bool epoch_end_rides(const struct bmpi_win *w, const struct bmpi_win_target *t)
+{
+    return !t->completes_out && (w->access == BMPI_EPOCH_FENCE || w->access == BMPI_EPOCH_PSCW);
+}
+
+/* The most bytes of one operation of c's kind gathered to t. */
+static size_t kind_bound(const struct bmpi_win *w, const struct bmpi_win_target *t, enum bmpi_rma_kind kind)
 {
     size_t bound = w->batch_max;
-    if (kind == BMPI_RMA_ACC)
-        return bound > BATCH_ACC_MAX / 4 ? BATCH_ACC_MAX : 4 * bound;
+    if (kind == BMPI_RMA_ACC || epoch_end_rides(w, t))
+        return bound > BATCH_WIDE_MAX / 4 ? BATCH_WIDE_MAX : 4 * bound;
     if (kind == BMPI_RMA_GET)
         return bound > BATCH_GET_MAX / 2 ? BATCH_GET_MAX : 2 * bound;
     return bound;
@@ -395,7 +410,7 @@ static size_t kind_bound(const struct bmpi_win *w, enum bmpi_rma_kind kind)
 bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c)
 {
     const struct bmpi_win_target *t = &w->t[c->target];
-    size_t bound = kind_bound(w, c->kind);
+    size_t bound = kind_bound(w, t, c->kind);
     bool kind_fits = c->kind == BMPI_RMA_PUT || (c->kind == BMPI_RMA_ACC && c->origin) ||
                      (c->kind == BMPI_RMA_GET && !c->req);
     return kind_fits && c->bytes && c->bytes <= bound &&

@@ -21,10 +21,11 @@
  *     the targets: contiguous, to vector target types of 40 and 100
  *     blocks (many segments in one gathered record), from a vector origin
  *     type, both; Accumulates (SUM over a strided target, REPLACE); among
- *     the first quarter Puts above 8 KiB (not gathered), of exactly 8192
- *     and 8193 bytes, on dynamic windows one of 2100 one-byte blocks (too
- *     many segments for one message), Gets of another part of the target
- *     (gathered with the Puts when small), and in passive epochs request
+ *     the first quarter large Puts and Gets at and beside bmpi's bounds
+ *     (8 KiB Puts and 16 KiB Gets in passive epochs, 32 KiB in fence and
+ *     PSCW epochs across nodes), on dynamic windows a Put of 2100 one-byte
+ *     blocks (too many segments for one message), Gets of another part of
+ *     the target (gathered with the Puts when small), and in passive epochs request
  *     forms, waited for before the flush with their buffers overwritten
  *     at once. Then the flush (lock modes: Gets read back what the
  *     first part put), then the rest, small Puts, Accumulates and
@@ -61,11 +62,11 @@
 /* Window bytes (disp_unit 1): the read zone the Gets of the storm read,
  * then one storm region per origin, one slot of 4 longs per origin for
  * the ordering rounds, the counter. */
-#define READ_ZONE 8192
+#define READ_ZONE 40960
 /* bytes of one operation's data at most (the largest Put) */
-#define DATA_MAX 16384
+#define DATA_MAX 40960
 #define SLOT_LONGS 4
-#define RESULT_SLOT 256 /* origin bytes per Get of the storm */
+#define RESULT_SLOT 256 /* bytes of a small Get or a read-back at most */
 
 enum flavor { FL_CREATE, FL_ALLOCATE, FL_DYNAMIC, FL_COUNT };
 static const char *const flavor_name[FL_COUNT] = {"Win_create", "Win_allocate", "Win_create_dynamic"};
@@ -93,9 +94,9 @@ static struct params params_for(int size)
     p.small = clamp(9000 / size, 1100, 3000);
     p.first = p.small / 4;
     /* room for the target spans drawn: some 160 bytes per mixed operation
-     * on average, 56 per small one, 96 KiB for the eight large ones (plan_make
+     * on average, 56 per small one, 128 KiB for the five large Puts (plan_make
      * stops early should a draw not fit) */
-    p.region = ((size_t)p.first * 160 + 96 * 1024 + (size_t)p.small * 56 + 4095) & ~(size_t)4095;
+    p.region = ((size_t)p.first * 160 + 128 * 1024 + (size_t)p.small * 56 + 4095) & ~(size_t)4095;
     p.rounds = clamp(96 / size, 8, 48);
     p.adds = clamp(160 / size, 12, 80);
     p.slots_at = READ_ZONE + (size_t)size * p.region;
@@ -297,9 +298,19 @@ struct op {
     uint8_t request; /* the request form (passive epochs) */
     uint32_t at;     /* offset in the region; Gets: in the read zone */
     uint32_t bytes;  /* of data */
+    uint32_t result; /* Gets and read-backs: where their bytes go in the origin's results */
 };
 
+static struct op op_of(enum kind kind, uint32_t bytes) { return (struct op){.kind = (uint8_t)kind, .bytes = bytes}; }
+
 static bool is_get(const struct op *op) { return op->kind == K_GET || op->kind == K_GET_TVEC; }
+
+/* After the flush of a passive epoch: read back some small contiguous
+ * Puts of the first part (every fifth). */
+static bool read_back(const struct op *op, int i)
+{
+    return op->kind == K_PUT && op->bytes <= RESULT_SLOT && i % 5 == 0;
+}
 
 static struct shape target_shape(const struct op *op)
 {
@@ -332,6 +343,7 @@ static uint32_t data_bytes(struct shape s) { return (uint32_t)(s.blocks * s.bloc
 struct plan {
     struct op *ops;
     int first, n;
+    size_t result_bytes;
 };
 
 static uint64_t storm_seed(int epoch, int origin, int target, int idx) { return tu_seed(epoch, origin, target, idx); }
@@ -342,7 +354,7 @@ static struct op pick_first(uint64_t *rng, bool request_forms)
     struct op op = {.kind = K_PUT};
     unsigned r = (unsigned)tu_range(rng, 0, 99);
     if (r < 36)
-        op = (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 1, 48)};
+        op = op_of(K_PUT, (uint32_t)tu_range(rng, 1, 48));
     else if (r < 44)
         op.kind = K_PUT_TVEC;
     else if (r < 49)
@@ -354,13 +366,13 @@ static struct op pick_first(uint64_t *rng, bool request_forms)
     else if (r < 68)
         op.kind = K_ACC_SUM;
     else if (r < 75)
-        op = (struct op){K_ACC_REPLACE, 0, 0, (uint32_t)(sizeof(unsigned) * tu_range(rng, 1, 6))};
+        op = op_of(K_ACC_REPLACE, (uint32_t)(sizeof(unsigned) * tu_range(rng, 1, 6)));
     else if (r < 86)
-        op = (struct op){K_GET, 0, 0, (uint32_t)tu_range(rng, 8, RESULT_SLOT)};
+        op = op_of(K_GET, (uint32_t)tu_range(rng, 8, RESULT_SLOT));
     else if (r < 91)
         op.kind = K_GET_TVEC;
     else
-        op = (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 200, 2000)};
+        op = op_of(K_PUT, (uint32_t)tu_range(rng, 200, 2000));
     /* drawn whatever request_forms says: the target rebuilds the plan without */
     bool roll = tu_range(rng, 0, 5) == 0;
     op.request = roll && request_forms &&
@@ -368,17 +380,29 @@ static struct op pick_first(uint64_t *rng, bool request_forms)
     return op;
 }
 
-/* The large ones, every first/8 operations: at the bound, above it, far
- * above it. */
+/* The large ones, every first/8 operations: Puts at bmpi's bound of a
+ * passive epoch (8 KiB), above it, at and above the bound of an active
+ * epoch whose end goes with them across nodes (32 KiB), anywhere between;
+ * Gets above the passive bound (16 KiB), at and above the active one. */
 static struct op pick_large(uint64_t *rng, int nth)
 {
-    switch (nth % 3) {
+    switch (nth % 8) {
     case 0:
-        return (struct op){K_PUT, 0, 0, 8192};
+        return op_of(K_PUT, 8192);
     case 1:
-        return (struct op){K_PUT, 0, 0, 8193};
+        return op_of(K_PUT, 8193);
+    case 2:
+        return op_of(K_PUT, 32768);
+    case 3:
+        return op_of(K_PUT, 32769);
+    case 4:
+        return op_of(K_GET, 16385);
+    case 5:
+        return op_of(K_GET, 32768);
+    case 6:
+        return op_of(K_GET, 32769);
     default:
-        return (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 8194, DATA_MAX)};
+        return op_of(K_PUT, (uint32_t)tu_range(rng, 8194, DATA_MAX));
     }
 }
 
@@ -386,16 +410,16 @@ static struct op pick_small(uint64_t *rng)
 {
     unsigned r = (unsigned)tu_range(rng, 0, 99);
     if (r < 78)
-        return (struct op){K_PUT, 0, 0, (uint32_t)tu_range(rng, 1, 32)};
+        return op_of(K_PUT, (uint32_t)tu_range(rng, 1, 32));
     if (r < 87)
-        return (struct op){K_GET, 0, 0, (uint32_t)tu_range(rng, 1, 64)};
+        return op_of(K_GET, (uint32_t)tu_range(rng, 1, 64));
     if (r < 90)
-        return (struct op){K_GET_TVEC, 0, 0, 0};
+        return op_of(K_GET_TVEC, 0);
     if (r < 94)
-        return (struct op){K_PUT_TVEC, 0, 0, 0};
+        return op_of(K_PUT_TVEC, 0);
     if (r < 97)
-        return (struct op){K_ACC_SUM, 0, 0, 0};
-    return (struct op){K_PUT_OVEC, 0, 0, 0};
+        return op_of(K_ACC_SUM, 0);
+    return op_of(K_PUT_OVEC, 0);
 }
 
 static void shuffle(struct op *ops, int n, uint64_t *rng)
@@ -441,7 +465,7 @@ static void plan_make(struct plan *pl, const struct params *p, int epoch, int or
     size_t cursor = 0;
     int n = 0, large_every = p->first / 8;
     for (int i = 0; i < p->first; i++) {
-        struct op op = manyseg && i == p->first / 2          ? (struct op){K_PUT_MANYSEG, 0, 0, 0}
+        struct op op = manyseg && i == p->first / 2          ? op_of(K_PUT_MANYSEG, 0)
                        : i % large_every == large_every / 2 ? pick_large(&rng, i / large_every)
                                                             : pick_first(&rng, request_forms);
         if (!place(&op, &cursor, p->region, &rng))
@@ -458,6 +482,13 @@ static void plan_make(struct plan *pl, const struct params *p, int epoch, int or
     pl->n = n;
     shuffle(pl->ops, pl->first, &rng);
     shuffle(pl->ops + pl->first, n - pl->first, &rng);
+    pl->result_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        struct op *op = &pl->ops[i];
+        op->result = (uint32_t)pl->result_bytes;
+        if (is_get(op) || (i < pl->first && read_back(op, i)))
+            pl->result_bytes += op->bytes;
+    }
 }
 
 /* Lays data[0, blocks * blocklen) out along s at dst; add: as unsigned
@@ -495,7 +526,7 @@ struct storm {
     int epoch;
     struct plan *plans;       /* per target */
     unsigned char **obuf;     /* per target: origin buffers, op at 2 * at */
-    unsigned char **results;  /* per target: RESULT_SLOT bytes per op */
+    unsigned char **results;  /* per target: the Gets' and read-backs' bytes (struct op, result) */
     MPI_Request *reqs;
     int nreqs;
     unsigned char *data;      /* scratch: one operation's data */
@@ -558,7 +589,7 @@ static void issue_put(struct storm *st, int target, int i)
 static void issue_get(struct storm *st, int target, int i)
 {
     const struct op *op = &st->plans[target].ops[i];
-    unsigned char *r = st->results[target] + (size_t)i * RESULT_SLOT;
+    unsigned char *r = st->results[target] + op->result;
     MPI_Aint d = disp_of(st->w, target, op->at);
     int n = (int)op->bytes;
     if (op->kind == K_GET)
@@ -575,12 +606,6 @@ static void issue_op(struct storm *st, int target, int i)
         issue_put(st, target, i);
 }
 
-/* After the flush: read back some contiguous Puts of the first part
- * (every fifth), into their result slots. */
-static bool read_back(const struct op *op, int i)
-{
-    return op->kind == K_PUT && op->bytes <= RESULT_SLOT && i % 5 == 0;
-}
 
 static void issue_read_backs(struct storm *st, int target)
 {
@@ -591,7 +616,7 @@ static void issue_read_backs(struct storm *st, int target)
             continue;
         MPI_Aint d = disp_of(st->w, target, READ_ZONE + (size_t)tu_rank * st->p->region + op->at);
         int n = (int)op->bytes;
-        MPICHK(MPI_Get(st->results[target] + (size_t)i * RESULT_SLOT, n, MPI_BYTE, target, d, n, MPI_BYTE,
+        MPICHK(MPI_Get(st->results[target] + op->result, n, MPI_BYTE, target, d, n, MPI_BYTE,
                        st->w->win));
     }
 }
@@ -667,13 +692,13 @@ static void storm_issue(struct storm *st, enum sync s)
 /* The origin's checks: every Get of the read zone, the read-backs. */
 static void storm_check_origin(struct storm *st, enum sync s, const char *what)
 {
-    unsigned char zone[READ_ZONE], want[RESULT_SLOT];
+    static unsigned char zone[READ_ZONE], want[DATA_MAX];
     for (int t = 0; t < tu_size; t++) {
         const struct plan *pl = &st->plans[t];
         read_zone_fill(zone, t);
         for (int i = 0; i < pl->n; i++) {
             const struct op *op = &pl->ops[i];
-            const unsigned char *got = st->results[t] + (size_t)i * RESULT_SLOT;
+            const unsigned char *got = st->results[t] + op->result;
             if (is_get(op))
                 gather(want, target_shape(op), zone + op->at);
             else if (passive(s) && i < pl->first && read_back(op, i))
@@ -755,7 +780,7 @@ static void run_storm(const struct window *w, const struct params *p, const stru
     for (int t = 0; t < tu_size; t++) {
         plan_make(&st.plans[t], p, epoch, tu_rank, t, passive(s), w->flavor == FL_DYNAMIC);
         st.obuf[t] = malloc(2 * p->region);
-        size_t results = (size_t)st.plans[t].n * RESULT_SLOT;
+        size_t results = st.plans[t].result_bytes;
         st.results[t] = malloc(results ? results : 1);
         CHECK(st.obuf[t] && st.results[t], "out of memory");
         memset(st.results[t], 0xee, results);
