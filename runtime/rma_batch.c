@@ -419,11 +419,12 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
             !bmpi_rma_runs_pay(c));
 }
 
-/* Appends c's record, growing the buffer as far as it may. */
+/* Appends c's record, growing the buffer a step at a time (batch_grow
+ * doubles it, the last step up to max) as far as it may. */
 static bool append_growing(struct bmpi_win_target *t, const struct bmpi_rma_call *c, bool as_runs)
 {
     while (!append_record(t->batch, c, as_runs))
-        if (t->batch->cap == t->batch->max || !batch_grow(t, t->batch->cap * 2))
+        if (t->batch->cap == t->batch->max || !batch_grow(t, t->batch->cap + 1))
             return false;
     return true;
 }
