@@ -25,11 +25,11 @@
  *     (8 KiB Puts and 16 KiB Gets in passive epochs, 32 KiB in fence and
  *     PSCW epochs across nodes), on dynamic windows a Put of 2100 one-byte
  *     blocks (too many segments for one message), Gets of another part of
- *     the target (gathered with the Puts when small), and in passive epochs request
- *     forms, waited for before the flush with their buffers overwritten
- *     at once. Then the flush (lock modes: Gets read back what the
- *     first part put), then the rest, small Puts, Accumulates and
- *     Gets (several full buffers per target).
+ *     the target (gathered with the Puts when small), and in passive
+ *     epochs request forms, waited for before the flush with their
+ *     buffers overwritten at once. Then the flush (lock modes: Gets read
+ *     back what the first part put), then the rest, small Puts,
+ *     Accumulates and Gets (several full buffers per target).
  *     The target checks every byte of each region after the epoch, the
  *     bytes between operations included; the origin checks its Gets.
  *  2. accumulate ordering: to one element of each target, rounds of
@@ -380,30 +380,22 @@ static struct op pick_first(uint64_t *rng, bool request_forms)
     return op;
 }
 
-/* The large ones, every first/8 operations: Puts at bmpi's bound of a
- * passive epoch (8 KiB), above it, at and above the bound of an active
- * epoch whose end goes with them across nodes (32 KiB), anywhere between;
- * Gets above the passive bound (16 KiB), at and above the active one. */
+/* The large ones, one every first / N_LARGE operations, in turn: Puts
+ * at bmpi's bound of a passive epoch (8 KiB), above it, at and above the
+ * bound of an active epoch whose end goes with them across nodes (32
+ * KiB); Gets above the passive bound (16 KiB), at and above the active
+ * one; a Put of a size drawn from 8194 bytes to DATA_MAX (bytes 0). */
+static const struct {
+    enum kind kind;
+    uint32_t bytes;
+} large_ops[] = {{K_PUT, 8192},  {K_PUT, 8193},  {K_PUT, 32768}, {K_PUT, 32769},
+                 {K_GET, 16385}, {K_GET, 32768}, {K_GET, 32769}, {K_PUT, 0}};
+#define N_LARGE (int)(sizeof large_ops / sizeof large_ops[0])
+
 static struct op pick_large(uint64_t *rng, int nth)
 {
-    switch (nth % 8) {
-    case 0:
-        return op_of(K_PUT, 8192);
-    case 1:
-        return op_of(K_PUT, 8193);
-    case 2:
-        return op_of(K_PUT, 32768);
-    case 3:
-        return op_of(K_PUT, 32769);
-    case 4:
-        return op_of(K_GET, 16385);
-    case 5:
-        return op_of(K_GET, 32768);
-    case 6:
-        return op_of(K_GET, 32769);
-    default:
-        return op_of(K_PUT, (uint32_t)tu_range(rng, 8194, DATA_MAX));
-    }
+    uint32_t bytes = large_ops[nth % N_LARGE].bytes;
+    return op_of(large_ops[nth % N_LARGE].kind, bytes ? bytes : (uint32_t)tu_range(rng, 8194, DATA_MAX));
 }
 
 static struct op pick_small(uint64_t *rng)
@@ -463,7 +455,7 @@ static void plan_make(struct plan *pl, const struct params *p, int epoch, int or
     CHECK(pl->ops, "out of memory");
     uint64_t rng = storm_seed(epoch, origin, target, 0xffff);
     size_t cursor = 0;
-    int n = 0, large_every = p->first / 8;
+    int n = 0, large_every = p->first / N_LARGE;
     for (int i = 0; i < p->first; i++) {
         struct op op = manyseg && i == p->first / 2          ? op_of(K_PUT_MANYSEG, 0)
                        : i % large_every == large_every / 2 ? pick_large(&rng, i / large_every)
