@@ -7,8 +7,9 @@
  * a message and its acknowledgement; 64 Puts of 8 bytes then take as long
  * as 64 round trips. The standard lets an origin hold a Put or Accumulate
  * back until the next synchronization that completes it, so, as Open
- * MPI's osc/pt2pt does, small ones to a NET or AM target are copied into
- * a per-target buffer and go as one message when:
+ * MPI's osc/pt2pt does, small ones to a NET or AM target are gathered in
+ * a per-target buffer (the data of the larger ones left where the caller
+ * has it: BATCH_BY_REF_MIN) and go as one message when:
  *  - the next one does not fit;
  *  - any other operation to that target is issued (it must not overtake
  *    them: accumulates are ordered, and the transport orders messages
@@ -99,6 +100,17 @@
 #define BATCH_BYTES_FIRST 1024u
 /* Target segments looked at per step while a record is built. */
 #define SEG_STEP 16
+/* A Put's or Accumulate's data of at least this many bytes, contiguous at
+ * the origin, stays in the caller's buffer until its batch is sent rather
+ * than being copied into the batch: the standard lets nobody change an
+ * origin buffer before its operation completes, and whatever completes
+ * one sends its batch first. Not for the request forms, whose request
+ * completes when the call returns. The copy saved is one of two before
+ * the data leaves (the transport packs the message), and the buffer's
+ * pages untouched by it cost a first epoch most (docs/rma.md). */
+#define BATCH_BY_REF_MIN 1024u
+/* So a message holds at most this many such records. */
+#define BATCH_REFS_MAX (BATCH_BYTES_MAX / BATCH_BY_REF_MIN)
 
 /* A gathered Get awaiting its data. */
 struct sent_get {
@@ -106,9 +118,19 @@ struct sent_get {
     size_t bytes;
 };
 
+/* Data a record carries from the caller's buffer (BATCH_BY_REF_MIN). */
+struct data_ref {
+    size_t at; /* where in the records it goes */
+    const void *data;
+    size_t bytes;
+};
+
 struct bmpi_rma_batch {
-    size_t len, cap; /* bytes of records */
-    size_t max;      /* what cap may grow to, and the most data of one answer */
+    size_t len, cap; /* bytes of records held here */
+    size_t max;      /* what a message may carry and cap grow to, and the most data of one answer */
+    size_t ref_bytes; /* bytes the refs add to the message, padded */
+    struct data_ref *refs; /* in record order */
+    uint32_t nrefs, refs_cap;
     uint32_t nops;
     uint32_t ngets;   /* Get records among the nops */
     size_t get_bytes; /* ... and what they read */
@@ -162,8 +184,10 @@ static bool batch_grow(struct bmpi_win_target *t, size_t need)
 
 void bmpi_rma_batch_free(struct bmpi_win_target *t)
 {
-    if (t->batch)
+    if (t->batch) {
         free(t->batch->gets);
+        free(t->batch->refs);
+    }
     free(t->batch);
     t->batch = NULL;
 }
@@ -226,6 +250,25 @@ static void answer_gets(struct bmpi_rma_batch *b, uint32_t n, const char *data, 
         b->gets_head = b->gets_len = 0;
 }
 
+/* The message of b's records in iov, the data they refer to in its place
+ * (at most 3 * BATCH_REFS_MAX + 1 pieces): how many pieces. */
+static int message_iov(const struct bmpi_rma_batch *b, struct iovec *iov)
+{
+    static const uint64_t zeros;
+    size_t from = 0;
+    int n = 0;
+    for (uint32_t i = 0; i < b->nrefs; i++) {
+        const struct data_ref *r = &b->refs[i];
+        iov[n++] = (struct iovec){(char *)b->recs + from, r->at - from};
+        iov[n++] = (struct iovec){(void *)r->data, r->bytes};
+        if (pad8(r->bytes) != r->bytes)
+            iov[n++] = (struct iovec){(void *)&zeros, pad8(r->bytes) - r->bytes};
+        from = r->at;
+    }
+    iov[n++] = (struct iovec){(char *)b->recs + from, b->len - from};
+    return n;
+}
+
 /* How a batch is sent: what its answer counts, and when its operations
  * count as answered here. */
 enum batch_send {
@@ -257,11 +300,12 @@ static int send_batch(struct bmpi_win *w, int target, enum batch_send how, uint3
                                    .nops = b->nops, .fences = (uint32_t)w->fences, .target = target,
                                    .flags = flags | (how == BATCH_ANSWERED ? BMPI_RMA_BATCH_ANSWER : 0),
                                    .answers = counted, .ngets = b->ngets, .get_bytes = (uint32_t)b->get_bytes};
-    struct iovec iov = {b->recs, b->len};
-    int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, &iov, 1);
+    struct iovec iov[3 * BATCH_REFS_MAX + 1];
+    int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, iov, message_iov(b, iov));
     if (err)
         fail_gets(b, b->gets_len - b->ngets, err);
-    b->len = 0;
+    b->len = b->ref_bytes = 0;
+    b->nrefs = 0;
     b->nops = b->ngets = 0;
     b->get_bytes = 0;
     if (how == BATCH_UNANSWERED && !err) {
@@ -357,18 +401,48 @@ static bool append_runs(struct bmpi_rma_batch_rec *rec, const struct bmpi_rma_ca
     return true;
 }
 
+/* Where c's data starts, its origin datatype being contiguous. */
+static const char *contig_origin(const struct bmpi_rma_call *c)
+{
+    return (const char *)c->origin + bmpi_dt_true_lb(c->odt);
+}
+
+/* Whether c's data goes by reference (BATCH_BY_REF_MIN), with room in
+ * b's list for it. */
+static bool by_reference(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c)
+{
+    if (c->kind == BMPI_RMA_GET || c->req || c->bytes < BATCH_BY_REF_MIN || !bmpi_dt_is_contig(c->odt))
+        return false;
+    if (b->nrefs < b->refs_cap)
+        return true;
+    uint32_t cap = b->refs_cap ? 2 * b->refs_cap : 8;
+    struct data_ref *r = realloc(b->refs, cap * sizeof *r);
+    if (!r)
+        return false; /* copied then */
+    b->refs = r;
+    b->refs_cap = cap;
+    return true;
+}
+
 /* Builds c's record at the end of b, its target side as runs or as
- * segments: false when it does not fit. */
+ * segments: false when it does not fit in the buffer or the message. */
 static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c, bool as_runs)
 {
     bool get = c->kind == BMPI_RMA_GET;
     size_t data_pad = get ? 0 : pad8(c->bytes);
-    if (b->len + sizeof(struct bmpi_rma_batch_rec) + data_pad > b->cap || (get && b->get_bytes + c->bytes > b->max))
+    size_t head = sizeof(struct bmpi_rma_batch_rec);
+    if (b->len + b->ref_bytes + head + data_pad > b->max || (get && b->get_bytes + c->bytes > b->max))
+        return false;
+    bool by_ref = by_reference(b, c);
+    size_t here_pad = by_ref ? 0 : data_pad;
+    if (b->len + head + here_pad > b->cap)
         return false;
     struct bmpi_rma_batch_rec *rec = (struct bmpi_rma_batch_rec *)((char *)b->recs + b->len);
-    size_t room = b->cap - b->len - sizeof *rec - data_pad;
+    size_t room = b->cap - b->len - head - here_pad;
+    size_t message_room = b->max - b->len - b->ref_bytes - head - data_pad;
     rec->runs = 0;
-    if (!(as_runs ? append_runs(rec, c, room) : append_segments(rec, c, room)))
+    if (!(as_runs ? append_runs(rec, c, room < message_room ? room : message_room)
+                  : append_segments(rec, c, room < message_room ? room : message_room)))
         return false;
     rec->am_id = record_id(c->kind);
     rec->op = c->op ? c->op->handle : MPI_OP_NULL;
@@ -377,11 +451,14 @@ static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *
     char *data = (char *)(rec + 1) + targets_len(rec);
     if (get)
         b->get_bytes += c->bytes;
+    else if (by_ref)
+        b->refs[b->nrefs++] = (struct data_ref){(size_t)(data - (char *)b->recs), contig_origin(c), c->bytes};
     else if (bmpi_dt_is_contig(c->odt))
-        bmpi_copy(data, (const char *)c->origin + bmpi_dt_true_lb(c->odt), c->bytes);
+        bmpi_copy(data, contig_origin(c), c->bytes);
     else
         bmpi_dt_pack_all(c->origin, c->ocount, c->odt, data);
-    b->len += (size_t)(data - (char *)rec) + data_pad;
+    b->len += (size_t)(data - (char *)rec) + here_pad;
+    b->ref_bytes += data_pad - here_pad;
     b->nops++;
     b->ngets += get;
     return true;
@@ -420,11 +497,14 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
 }
 
 /* Appends c's record, growing the buffer a step at a time (batch_grow
- * doubles it, the last step up to max) as far as it may. */
+ * doubles it, the last step up to max) as far as it may: while the
+ * buffer holds less than what the message has room for besides the data
+ * it refers to. */
 static bool append_growing(struct bmpi_win_target *t, const struct bmpi_rma_call *c, bool as_runs)
 {
-    while (!append_record(t->batch, c, as_runs))
-        if (t->batch->cap == t->batch->max || !batch_grow(t, t->batch->cap + 1))
+    struct bmpi_rma_batch *b;
+    while (!append_record(b = t->batch, c, as_runs))
+        if (b->cap >= b->max - b->ref_bytes || !batch_grow(t, b->cap + 1))
             return false;
     return true;
 }

@@ -1,11 +1,15 @@
 /*
  * Small Puts, Accumulates and Gets gathered into one message per target
  * (runtime/rma_batch.c, docs/rma.md "Small operations gathered"). bmpi
- * copies each MPI_Put and MPI_Accumulate of at most BMPI_RMA_BATCH bytes
- * (and records each such MPI_Get) to a target reached by message into a
+ * gathers each MPI_Put and MPI_Accumulate of at most BMPI_RMA_BATCH bytes
+ * (and records each such MPI_Get) to a target reached by message in a
  * buffer per target, sent when the next one does not fit, when another
  * kind of operation goes to that target, or when a synchronization waits
- * for the target; the target answers the Gets' data in one message.
+ * for the target; the target answers the Gets' data in one message. The
+ * data of a Put or Accumulate from 1 KiB stays in the caller's buffer
+ * until the batch goes: each epoch of the storm below rewrites the
+ * origin buffers of the one before, so data left there past the
+ * synchronization that completes it would arrive changed.
  * Plain MPI only (test/rma/README), so the program runs against MPICH and
  * Open MPI too.
  *
