@@ -269,6 +269,17 @@ static int message_iov(const struct bmpi_rma_batch *b, struct iovec *iov)
     return n;
 }
 
+static void count_sent(struct bmpi_win_batches *n, const struct bmpi_rma_batch *b)
+{
+    n->sent++;
+    n->ops += b->nops;
+    n->by_ref += b->nrefs;
+    if (b->len + b->ref_bytes > n->largest)
+        n->largest = b->len + b->ref_bytes;
+    if (b->len > n->largest_copied)
+        n->largest_copied = b->len;
+}
+
 /* How a batch is sent: what its answer counts, and when its operations
  * count as answered here. */
 enum batch_send {
@@ -304,6 +315,8 @@ static int send_batch(struct bmpi_win *w, int target, enum batch_send how, uint3
     int err = bmpi_rma_am_send(t->world, BMPI_AM_RMA_BATCH, &h, sizeof h, iov, message_iov(b, iov));
     if (err)
         fail_gets(b, b->gets_len - b->ngets, err);
+    else
+        count_sent(&w->batches, b);
     b->len = b->ref_bytes = 0;
     b->nrefs = 0;
     b->nops = b->ngets = 0;

@@ -504,9 +504,23 @@ static void report_accumulates(const struct bmpi_win *w)
                 (unsigned long long)n[BMPI_ACC_PULL]);
 }
 
+/* BMPI_VERBOSE=2: the operations this rank gathered (tests check that
+ * messages fill up to their bound and refer to data). */
+static void report_batches(const struct bmpi_win *w)
+{
+    const struct bmpi_win_batches *n = &w->batches;
+    if (bmpi_world.verbose >= 2 && n->sent)
+        fprintf(stderr,
+                "bmpi: rank %d: window %s: gathered: %llu messages, %llu operations, %llu by reference, "
+                "largest %zu bytes, most copied %zu bytes\n",
+                bmpi_world.rank, w->name[0] ? w->name : "(unnamed)", (unsigned long long)n->sent,
+                (unsigned long long)n->ops, (unsigned long long)n->by_ref, n->largest, n->largest_copied);
+}
+
 static void win_release(struct bmpi_win *w)
 {
     report_accumulates(w);
+    report_batches(w);
     deregister_memory(w);
     if (w->region.addr)
         bmpi_node_region_detach(&w->region);

@@ -233,6 +233,10 @@ struct bmpi_win {
     uint64_t ordered_expected[2];
     int op_error;              /* first error an answer reported, for the next sync call */
     uint64_t acc_count[BMPI_ACC_NVIA]; /* accumulates issued, by path (BMPI_VERBOSE=2 at free) */
+    struct bmpi_win_batches {          /* gathered messages sent (rma_batch.c; BMPI_VERBOSE=2 at free) */
+        uint64_t sent, ops, by_ref;    /* messages, operations in them, ... whose data was referred to */
+        size_t largest, largest_copied; /* bytes of the largest, of the most copied into one */
+    } batches;
 
     /* accumulates other nodes' origins asked me to pull, in arrival order (rma_pull.c) */
     struct bmpi_rma_pulled *pulls, *pulls_tail;

@@ -29,6 +29,11 @@ for slots in 1 2; do
         netns_bmpirun_check $slots "$p" "$top_builddir/test/rma/$p"
     done
 done
+# Gathered messages to the other host fill up to their bound (64 KiB over
+# ofi less the headers: at least three quarters of it), some of their
+# data by reference, none with gathering off.
+rma_launcher="$NETNS_BMPIRUN --host $(netns_host_list 1) $NETNS_TMP/rank"
+rma_check_gathered "ofi/net across two hosts" 2 49152
 # Large accumulates to the other host are pulled by their target over
 # net (runtime/rma_pull.c), and go as active messages with the pull off.
 rma_launcher="$NETNS_BMPIRUN --host $(netns_host_list 2) $NETNS_TMP/rank"
