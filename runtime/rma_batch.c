@@ -265,7 +265,8 @@ static int message_iov(const struct bmpi_rma_batch *b, struct iovec *iov)
             iov[n++] = (struct iovec){(void *)&zeros, pad8(r->bytes) - r->bytes};
         from = r->at;
     }
-    iov[n++] = (struct iovec){(char *)b->recs + from, b->len - from};
+    if (b->len > from)
+        iov[n++] = (struct iovec){(char *)b->recs + from, b->len - from};
     return n;
 }
 
@@ -437,6 +438,16 @@ static bool by_reference(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c
     return true;
 }
 
+/* Whether b's message has room for c's record header and data (and its
+ * answer for a Get's). */
+static bool message_has_room(const struct bmpi_rma_batch *b, const struct bmpi_rma_call *c)
+{
+    bool get = c->kind == BMPI_RMA_GET;
+    size_t data_pad = get ? 0 : pad8(c->bytes);
+    return b->len + b->ref_bytes + sizeof(struct bmpi_rma_batch_rec) + data_pad <= b->max &&
+           (!get || b->get_bytes + c->bytes <= b->max);
+}
+
 /* Builds c's record at the end of b, its target side as runs or as
  * segments: false when it does not fit in the buffer or the message. */
 static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *c, bool as_runs)
@@ -444,7 +455,7 @@ static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *
     bool get = c->kind == BMPI_RMA_GET;
     size_t data_pad = get ? 0 : pad8(c->bytes);
     size_t head = sizeof(struct bmpi_rma_batch_rec);
-    if (b->len + b->ref_bytes + head + data_pad > b->max || (get && b->get_bytes + c->bytes > b->max))
+    if (!message_has_room(b, c))
         return false;
     bool by_ref = by_reference(b, c);
     size_t here_pad = by_ref ? 0 : data_pad;
@@ -511,13 +522,13 @@ bool bmpi_rma_batch_fits(const struct bmpi_win *w, const struct bmpi_rma_call *c
 
 /* Appends c's record, growing the buffer a step at a time (batch_grow
  * doubles it, the last step up to max) as far as it may: while the
- * buffer holds less than what the message has room for besides the data
- * it refers to. */
+ * message has room for it and the buffer holds less than the message
+ * may besides the data it refers to. */
 static bool append_growing(struct bmpi_win_target *t, const struct bmpi_rma_call *c, bool as_runs)
 {
     struct bmpi_rma_batch *b;
     while (!append_record(b = t->batch, c, as_runs))
-        if (b->cap >= b->max - b->ref_bytes || !batch_grow(t, b->cap + 1))
+        if (!message_has_room(b, c) || b->cap >= b->max - b->ref_bytes || !batch_grow(t, b->cap + 1))
             return false;
     return true;
 }

@@ -27,8 +27,9 @@
  *     type, both; Accumulates (SUM over a strided target, REPLACE); among
  *     the first quarter large Puts and Gets at and beside bmpi's bounds
  *     (8 KiB Puts and 16 KiB Gets in passive epochs, 32 KiB in fence and
- *     PSCW epochs across nodes), on dynamic windows a Put of 2100 one-byte
- *     blocks (too many segments for one message), Gets of another part of
+ *     PSCW epochs across nodes) and Accumulates of 1028 and 16384 bytes,
+ *     on dynamic windows a Put of 2100 one-byte blocks (too many
+ *     segments for one message), Gets of another part of
  *     the target (gathered with the Puts when small), and in passive
  *     epochs request forms, waited for before the flush with their
  *     buffers overwritten at once. Then the flush (lock modes: Gets read
@@ -98,9 +99,9 @@ static struct params params_for(int size)
     p.small = clamp(9000 / size, 1100, 3000);
     p.first = p.small / 4;
     /* room for the target spans drawn: some 160 bytes per mixed operation
-     * on average, 56 per small one, 128 KiB for the five large Puts (plan_make
-     * stops early should a draw not fit) */
-    p.region = ((size_t)p.first * 160 + 128 * 1024 + (size_t)p.small * 56 + 4095) & ~(size_t)4095;
+     * on average, 56 per small one, 144 KiB for the large Puts and
+     * Accumulates (plan_make stops early should a draw not fit) */
+    p.region = ((size_t)p.first * 160 + 144 * 1024 + (size_t)p.small * 56 + 4095) & ~(size_t)4095;
     p.rounds = clamp(96 / size, 8, 48);
     p.adds = clamp(160 / size, 12, 80);
     p.slots_at = READ_ZONE + (size_t)size * p.region;
@@ -292,7 +293,7 @@ enum kind {
     K_PUT_BOTH,    /* from SH_OVEC to SH_TVEC */
     K_PUT_MANYSEG, /* to SH_MANYSEG */
     K_ACC_SUM,     /* 8 unsigned, MPI_SUM, to SH_AVEC */
-    K_ACC_REPLACE, /* 1 to 6 unsigned, MPI_REPLACE, contiguous */
+    K_ACC_REPLACE, /* 1 to 6 unsigned (the large ones: 257, 4096), MPI_REPLACE, contiguous */
     K_GET,         /* from the read zone, contiguous */
     K_GET_TVEC     /* from the read zone, SH_TVEC */
 };
@@ -388,12 +389,15 @@ static struct op pick_first(uint64_t *rng, bool request_forms)
  * at bmpi's bound of a passive epoch (8 KiB), above it, at and above the
  * bound of an active epoch whose end goes with them across nodes (32
  * KiB); Gets above the passive bound (16 KiB), at and above the active
- * one; a Put of a size drawn from 8194 bytes to DATA_MAX (bytes 0). */
+ * one; Accumulates whose data bmpi leaves in the origin's buffer until
+ * their message goes (from 1 KiB; 1028 bytes: not a multiple of 8); a
+ * Put of a size drawn from 8194 bytes to DATA_MAX (bytes 0). */
 static const struct {
     enum kind kind;
     uint32_t bytes;
-} large_ops[] = {{K_PUT, 8192},  {K_PUT, 8193},  {K_PUT, 32768}, {K_PUT, 32769},
-                 {K_GET, 16385}, {K_GET, 32768}, {K_GET, 32769}, {K_PUT, 0}};
+} large_ops[] = {{K_PUT, 8192},         {K_PUT, 8193},          {K_PUT, 32768}, {K_PUT, 32769},
+                 {K_GET, 16385},        {K_GET, 32768},         {K_GET, 32769}, {K_ACC_REPLACE, 1028},
+                 {K_ACC_REPLACE, 16384}, {K_PUT, 0}};
 #define N_LARGE (int)(sizeof large_ops / sizeof large_ops[0])
 
 static struct op pick_large(uint64_t *rng, int nth)
