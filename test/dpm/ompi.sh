@@ -21,9 +21,23 @@ mpirun() {
         --oversubscribe --mca orte_tmpdir_base "$session" "$@"
 }
 prog=$top_builddir/test/dpm/spawn
-out=$(mpirun -n 2 "$prog" parent "$prog" keep-job 2>&1)
-rc=$?
-printf '%s\n' "$out"
+spawn_under_mpirun() {
+    out=$(mpirun -n 2 "$prog" parent "$prog" keep-job 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+}
+spawn_under_mpirun
+# Open MPI 4.1.4 over Debian's external PMIx 4.2 now and then leaves a
+# spawned child in PMIx_Init, its connection to mpirun's PMIx server
+# never answered, while the parents wait for it in MPI_Comm_spawn (a
+# clean-clone CI run on 2026-12-08, one in about 20 runs of this test;
+# upstream: openpmix/openpmix#2735, intermittent spawn hangs of Open MPI
+# 4.1 over external PMIx 4.x). That hang, and only that one, is tried
+# once more.
+if [ $rc -eq 124 ] && printf '%s\n' "$out" | grep -q ' in PMIx_Init ('; then
+    echo "spawn under mpirun: a process hung in PMIx_Init (openpmix/openpmix#2735); once more"
+    spawn_under_mpirun
+fi
 [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^spawn: ok' || { echo "FAIL: spawn under mpirun ($rc)"; exit 1; }
 
 ports=$top_builddir/test/dpm/ports
