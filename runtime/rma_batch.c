@@ -462,11 +462,13 @@ static bool append_record(struct bmpi_rma_batch *b, const struct bmpi_rma_call *
     if (b->len + head + here_pad > b->cap)
         return false;
     struct bmpi_rma_batch_rec *rec = (struct bmpi_rma_batch_rec *)((char *)b->recs + b->len);
+    /* room for the target side: in the buffer, and in the message */
     size_t room = b->cap - b->len - head - here_pad;
     size_t message_room = b->max - b->len - b->ref_bytes - head - data_pad;
+    if (message_room < room)
+        room = message_room;
     rec->runs = 0;
-    if (!(as_runs ? append_runs(rec, c, room < message_room ? room : message_room)
-                  : append_segments(rec, c, room < message_room ? room : message_room)))
+    if (!(as_runs ? append_runs(rec, c, room) : append_segments(rec, c, room)))
         return false;
     rec->am_id = record_id(c->kind);
     rec->op = c->op ? c->op->handle : MPI_OP_NULL;
